@@ -1,0 +1,112 @@
+/**
+ * Every failure prazo raises is a {@link PrazoError} with a stable `code`. Match on `code`
+ * (or use {@link isPrazoError}) rather than on `instanceof`: two copies of prazo in one process
+ * (ESM and CJS, or two versions) produce distinct classes but the same codes.
+ */
+export type PrazoErrorCode =
+  | 'INVALID_OPTION'
+  | 'INVALID_INPUT'
+  | 'DEADLINE_INSUFFICIENT'
+  | 'DEADLINE_EXCEEDED'
+  | 'CANCELLED'
+  | 'RETRY_BUDGET_EXHAUSTED'
+  | 'RETRY_AFTER_EXCEEDS_DEADLINE'
+  | 'CONNECT_TIMEOUT'
+  | 'READ_TIMEOUT';
+
+/** Base class of every error prazo throws. */
+export class PrazoError extends Error {
+  /** Stable machine-readable identifier of the failure. */
+  readonly code: PrazoErrorCode;
+
+  constructor(code: PrazoErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  override get name(): string {
+    return 'PrazoError';
+  }
+}
+
+/**
+ * An option had a value prazo cannot use. `option` names it (`p99Ms`, `retryBudget.windowMs` …).
+ */
+export class InvalidOptionError extends PrazoError {
+  /** Dotted path of the offending option. */
+  readonly option: string;
+  /** The value that was rejected. */
+  readonly value: unknown;
+
+  constructor(option: string, expected: string, value: unknown) {
+    super('INVALID_OPTION', `Expected \`${option}\` to be ${expected}, got ${describe(value)}.`);
+    this.option = option;
+    this.value = value;
+  }
+}
+
+/**
+ * External input (a histogram file, a CLI argument, an admin command) could not be read.
+ * `source` and `line` locate it when known.
+ */
+export class InvalidInputError extends PrazoError {
+  readonly source: string | undefined;
+  readonly line: number | undefined;
+
+  constructor(message: string, where: { source?: string; line?: number } = {}) {
+    const prefix = where.source
+      ? `${where.source}${where.line === undefined ? '' : `:${where.line}`}: `
+      : where.line === undefined
+        ? ''
+        : `line ${where.line}: `;
+    super('INVALID_INPUT', prefix + message);
+    this.source = where.source;
+    this.line = where.line;
+  }
+}
+
+/** The remaining deadline cannot hold the dependency's p99: the dependency was not called. */
+export class DeadlineInsufficientError extends PrazoError {
+  readonly remainingMs: number;
+  readonly requiredMs: number;
+  readonly dependency: string;
+
+  constructor(dependency: string, remainingMs: number, requiredMs: number) {
+    super(
+      'DEADLINE_INSUFFICIENT',
+      `Deadline too short for ${dependency}: ${Math.max(0, Math.floor(remainingMs))} ms left, its p99 needs ${Math.ceil(requiredMs)} ms.`,
+    );
+    this.remainingMs = remainingMs;
+    this.requiredMs = requiredMs;
+    this.dependency = dependency;
+  }
+}
+
+/** The deadline passed while the work was running. */
+export class DeadlineExceededError extends PrazoError {
+  constructor(message = 'Deadline exceeded.', options?: { cause?: unknown }) {
+    super('DEADLINE_EXCEEDED', message, options);
+  }
+}
+
+/** The caller aborted (its own signal), as distinct from the deadline running out. */
+export class CancelledError extends PrazoError {
+  constructor(message = 'Cancelled by the caller.', options?: { cause?: unknown }) {
+    super('CANCELLED', message, options);
+  }
+}
+
+/** Returns true when `error` is a prazo error, optionally with the given `code`. */
+export function isPrazoError(error: unknown, code?: PrazoErrorCode): error is PrazoError {
+  if (typeof error !== 'object' || error === null) return false;
+  const candidate = error as { code?: unknown; name?: unknown };
+  if (candidate.name !== 'PrazoError' && !(error instanceof PrazoError)) return false;
+  return code === undefined || candidate.code === code;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  return typeof value;
+}

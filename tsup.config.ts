@@ -1,0 +1,34 @@
+import { readFileSync } from 'node:fs';
+import { defineConfig } from 'tsup';
+
+const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+const define = { __PRAZO_VERSION__: JSON.stringify(version) };
+
+/** Library entries: one per subpath export (see package.json `exports`). */
+const entry = {
+  index: 'src/index.ts',
+};
+
+export default defineConfig([
+  {
+    entry,
+    format: ['esm', 'cjs'],
+    dts: true,
+    sourcemap: true,
+    clean: true,
+    target: 'node20',
+    platform: 'node',
+    splitting: true,
+    treeshake: true,
+    define,
+  },
+  {
+    entry: { cli: 'src/cli/main.ts' },
+    format: ['esm'],
+    sourcemap: true,
+    target: 'node20',
+    platform: 'node',
+    banner: { js: '#!/usr/bin/env node' },
+    define,
+  },
+]);
