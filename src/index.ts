@@ -17,3 +17,15 @@ export {
 } from './errors.js';
 export type { FakeClock } from './testing/fake-clock.js';
 export { createFakeClock } from './testing/fake-clock.js';
+export type { HistogramJson } from './latency/histogram.js';
+export { LatencyHistogram } from './latency/histogram.js';
+export type {
+  ExclusionReason,
+  HealthRule,
+  HealthySelection,
+  SliceStats,
+  SliceSummary,
+} from './latency/healthy.js';
+export { HEALTH_RULE_DEFAULTS, normalizeHealthRule, selectHealthy } from './latency/healthy.js';
+export type { SlicedWindow, SlicedWindowOptions } from './latency/sliced-window.js';
+export { createSlicedWindow, SLICED_WINDOW_DEFAULTS } from './latency/sliced-window.js';
