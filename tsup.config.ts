@@ -7,6 +7,8 @@ const define = { __PRAZO_VERSION__: JSON.stringify(version) };
 /** Library entries: one per subpath export (see package.json `exports`). */
 const entry = {
   index: 'src/index.ts',
+  prometheus: 'src/observe/prometheus.ts',
+  otel: 'src/observe/otel.ts',
 };
 
 export default defineConfig([

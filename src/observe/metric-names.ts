@@ -1,0 +1,210 @@
+/**
+ * The one catalogue of prazo's metrics. The Prometheus and OpenTelemetry adapters, the alert rules test
+ * and the dashboard test all read it, so a name cannot change in one place and not in the others.
+ *
+ * Prometheus names follow its conventions (`prazo_` prefix, base units, `_total` on counters);
+ * OpenTelemetry names follow the OTel semantic-convention style (dotted namespaces, unit in `unit`, no
+ * unit or `_total` in the name, attributes namespaced under `prazo.`).
+ *
+ * @see https://prometheus.io/docs/practices/naming/ and the OpenTelemetry metrics semantic conventions.
+ */
+
+/** Label (Prometheus) of a prazo metric. Every value set is closed and small: no URLs, no ids. */
+export type MetricLabel = 'dependency' | 'outcome' | 'kind' | 'phase' | 'purpose' | 'quantile' | 'direction';
+
+/** How the metric behaves. */
+export type MetricType = 'counter' | 'gauge' | 'histogram';
+
+/** One entry of {@link METRICS}. */
+export interface MetricDefinition {
+  /** Full Prometheus name with the default `prazo_` prefix. */
+  readonly prometheus: string;
+  /** OpenTelemetry instrument name. */
+  readonly otel: string;
+  readonly type: MetricType;
+  /** UCUM unit for OpenTelemetry (`s`, `1`, `{request}` …). */
+  readonly unit: string;
+  /** One-line description, used as Prometheus HELP and OTel description. */
+  readonly help: string;
+  /** Labels in the order they are declared. */
+  readonly labels: readonly MetricLabel[];
+}
+
+/** The prefix every Prometheus name in {@link METRICS} carries. */
+export const PROMETHEUS_PREFIX = 'prazo_';
+
+/** OpenTelemetry attribute name of each label. */
+export const OTEL_ATTRIBUTES: Readonly<Record<MetricLabel, string>> = Object.freeze({
+  dependency: 'prazo.dependency',
+  outcome: 'prazo.outcome',
+  kind: 'prazo.attempt.kind',
+  phase: 'prazo.timeout.phase',
+  purpose: 'prazo.budget.purpose',
+  quantile: 'prazo.latency.quantile',
+  direction: 'prazo.drift.direction',
+});
+
+/** The closed set of values of every label except `dependency`. */
+export const LABEL_VALUES = Object.freeze({
+  outcome: Object.freeze(['success', 'failure'] as const),
+  kind: Object.freeze(['original', 'retry', 'hedge'] as const),
+  phase: Object.freeze(['connect', 'read'] as const),
+  purpose: Object.freeze(['retry', 'hedge'] as const),
+  quantile: Object.freeze(['0.95', '0.99'] as const),
+  direction: Object.freeze(['timeout-too-tight', 'timeout-too-generous'] as const),
+});
+
+/**
+ * Bucket upper bounds of the duration histograms, in seconds: 1 ms to 30 s, denser between 50 ms and
+ * 1 s where p99 timeouts usually sit (so `histogram_quantile` interpolates over narrow buckets there).
+ */
+export const DURATION_BUCKETS_SECONDS: readonly number[] = Object.freeze([
+  0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30,
+]);
+
+/** Every prazo metric, by key. */
+export const METRICS = Object.freeze({
+  requests: {
+    prometheus: 'prazo_requests_total',
+    otel: 'prazo.client.requests',
+    type: 'counter',
+    unit: '{request}',
+    help: 'Logical requests to a dependency that ended, by outcome (all attempts of one call count once).',
+    labels: ['dependency', 'outcome'],
+  },
+  attempts: {
+    prometheus: 'prazo_attempts_total',
+    otel: 'prazo.client.attempts',
+    type: 'counter',
+    unit: '{attempt}',
+    help: 'Attempts sent to a dependency, by kind: original, retry or hedge.',
+    labels: ['dependency', 'kind'],
+  },
+  retryRatio: {
+    prometheus: 'prazo_retry_ratio',
+    otel: 'prazo.client.retry_ratio',
+    type: 'gauge',
+    unit: '1',
+    help: 'Extra attempts (retries and hedges) divided by original attempts over the retry budget window.',
+    labels: ['dependency'],
+  },
+  budgetExhausted: {
+    prometheus: 'prazo_retry_budget_exhausted_total',
+    otel: 'prazo.client.retry_budget.exhaustions',
+    type: 'counter',
+    unit: '{refusal}',
+    help: 'Extra attempts the retry budget refused, by what they were for: retry or hedge.',
+    labels: ['dependency', 'purpose'],
+  },
+  fastFails: {
+    prometheus: 'prazo_deadline_fast_fail_total',
+    otel: 'prazo.client.deadline.fast_fails',
+    type: 'counter',
+    unit: '{request}',
+    help: 'Requests failed before calling the dependency because the remaining deadline was below its p99.',
+    labels: ['dependency'],
+  },
+  timeouts: {
+    prometheus: 'prazo_timeouts_total',
+    otel: 'prazo.client.timeouts',
+    type: 'counter',
+    unit: '{attempt}',
+    help: 'Attempts cut by a prazo timeout, by phase: connect or read.',
+    labels: ['dependency', 'phase'],
+  },
+  hedges: {
+    prometheus: 'prazo_hedges_total',
+    otel: 'prazo.client.hedge.sent',
+    type: 'counter',
+    unit: '{attempt}',
+    help: 'Hedged copies sent because the first attempt had not answered by the live p95.',
+    labels: ['dependency'],
+  },
+  hedgesWon: {
+    prometheus: 'prazo_hedges_won_total',
+    otel: 'prazo.client.hedge.won',
+    type: 'counter',
+    unit: '{attempt}',
+    help: 'Hedged copies whose answer was the one returned.',
+    labels: ['dependency'],
+  },
+  requestDuration: {
+    prometheus: 'prazo_request_duration_seconds',
+    otel: 'prazo.client.request.duration',
+    type: 'histogram',
+    unit: 's',
+    help: 'Duration of logical requests (all attempts, including waits between them), in seconds.',
+    labels: ['dependency', 'outcome'],
+  },
+  attemptDuration: {
+    prometheus: 'prazo_attempt_duration_seconds',
+    otel: 'prazo.client.attempt.duration',
+    type: 'histogram',
+    unit: 's',
+    help: 'Duration of single attempts, by kind, in seconds.',
+    labels: ['dependency', 'kind'],
+  },
+  timeoutSeconds: {
+    prometheus: 'prazo_timeout_seconds',
+    otel: 'prazo.client.timeout',
+    type: 'gauge',
+    unit: 's',
+    help: 'Configured per-attempt timeout, by phase: connect or read, in seconds.',
+    labels: ['dependency', 'phase'],
+  },
+  healthyLatency: {
+    prometheus: 'prazo_healthy_latency_seconds',
+    otel: 'prazo.client.healthy_latency',
+    type: 'gauge',
+    unit: 's',
+    help: 'Latency quantile (0.95, 0.99) over the healthy slices of the live window, in seconds.',
+    labels: ['dependency', 'quantile'],
+  },
+  timeoutP99Ratio: {
+    prometheus: 'prazo_timeout_p99_ratio',
+    otel: 'prazo.client.timeout_p99_ratio',
+    type: 'gauge',
+    unit: '1',
+    help: 'Configured read timeout divided by the healthy p99: about the slack (1.4) when calibrated, below 1 when the timeout cuts healthy calls.',
+    labels: ['dependency'],
+  },
+  driftEvents: {
+    prometheus: 'prazo_drift_events_total',
+    otel: 'prazo.client.drift.events',
+    type: 'counter',
+    unit: '{event}',
+    help: 'Drift-monitor checks that found the read timeout outside the tolerance around healthy p99 × slack, by direction.',
+    labels: ['dependency', 'direction'],
+  },
+  recalibrations: {
+    prometheus: 'prazo_recalibrations_total',
+    otel: 'prazo.client.recalibrations',
+    type: 'counter',
+    unit: '{change}',
+    help: "Policy changes the drift monitor made in 'auto' mode.",
+    labels: ['dependency'],
+  },
+} as const satisfies Record<string, MetricDefinition>);
+
+/** Key of a metric in {@link METRICS}. */
+export type MetricKey = keyof typeof METRICS;
+
+/**
+ * The Prometheus name of a metric under another prefix (`prefix` replaces `prazo_`).
+ * @example prometheusName(METRICS.requests, 'shop_') // 'shop_requests_total'
+ */
+export function prometheusName(metric: MetricDefinition, prefix: string = PROMETHEUS_PREFIX): string {
+  return prefix + metric.prometheus.slice(PROMETHEUS_PREFIX.length);
+}
+
+/**
+ * The series names a metric shows in the Prometheus exposition: the name itself, or for a histogram
+ * its `_bucket`, `_sum` and `_count` series.
+ */
+export function prometheusSeriesNames(
+  metric: MetricDefinition,
+  prefix: string = PROMETHEUS_PREFIX,
+): string[] {
+  const name = prometheusName(metric, prefix);
+  return metric.type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name];
+}

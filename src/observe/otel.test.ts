@@ -1,0 +1,151 @@
+import type { Attributes } from '@opentelemetry/api';
+import {
+  AggregationTemporality,
+  type DataPoint,
+  type Histogram,
+  MeterProvider,
+  type MetricData,
+  MetricReader,
+} from '@opentelemetry/sdk-metrics';
+import { describe, expect, it } from 'vitest';
+import { createEventSourceDouble } from '../../test/support/event-source-double.js';
+import { createFakeClock } from '../testing/fake-clock.js';
+import type { DriftEvent } from './drift-check.js';
+import { METRICS } from './metric-names.js';
+import { instrument } from './otel.js';
+
+/** A reader the test collects from on demand. */
+class CollectingReader extends MetricReader {
+  constructor() {
+    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
+  }
+  protected override async onForceFlush(): Promise<void> {}
+  protected override async onShutdown(): Promise<void> {}
+  async metrics(): Promise<MetricData[]> {
+    const { resourceMetrics } = await this.collect();
+    return resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
+  }
+}
+
+function setup() {
+  const reader = new CollectingReader();
+  const provider = new MeterProvider({ readers: [reader] });
+  return { reader, provider };
+}
+
+function point<T>(data: MetricData[], name: string, attrs: Attributes): DataPoint<T> | undefined {
+  const metric = data.find((m) => m.descriptor.name === name);
+  return (metric?.dataPoints as DataPoint<T>[] | undefined)?.find((p) =>
+    Object.entries(attrs).every(([k, v]) => p.attributes[k] === v),
+  );
+}
+
+describe('prazo/otel instrument()', () => {
+  it('reports requests, attempts, timeouts, hedges, refusals and fast-fails as counters', async () => {
+    const { reader, provider } = setup();
+    const dep = createEventSourceDouble('payments');
+    instrument(dep, { meterProvider: provider });
+    dep.request({ durationMs: 40 });
+    dep.emit('hedge', { requestId: 2, afterMs: 100 });
+    dep.request({
+      outcome: 'failure',
+      durationMs: 600,
+      attempts: [
+        { kind: 'original', durationMs: 252, timeout: 'read' },
+        { kind: 'hedge', durationMs: 252, timeout: 'connect', won: true },
+      ],
+    });
+    dep.emit('budget-exhausted', { requestId: 3, purpose: 'retry' });
+    dep.emit('fast-fail', { requestId: 4, remainingMs: 10, requiredMs: 200 });
+    const data = await reader.metrics();
+    const d = { 'prazo.dependency': 'payments' };
+    expect(point(data, 'prazo.client.requests', { ...d, 'prazo.outcome': 'success' })?.value).toBe(1);
+    expect(point(data, 'prazo.client.requests', { ...d, 'prazo.outcome': 'failure' })?.value).toBe(1);
+    expect(point(data, 'prazo.client.attempts', { ...d, 'prazo.attempt.kind': 'original' })?.value).toBe(2);
+    expect(point(data, 'prazo.client.attempts', { ...d, 'prazo.attempt.kind': 'hedge' })?.value).toBe(1);
+    expect(point(data, 'prazo.client.timeouts', { ...d, 'prazo.timeout.phase': 'read' })?.value).toBe(1);
+    expect(point(data, 'prazo.client.timeouts', { ...d, 'prazo.timeout.phase': 'connect' })?.value).toBe(1);
+    expect(point(data, 'prazo.client.hedge.sent', d)?.value).toBe(1);
+    expect(point(data, 'prazo.client.hedge.won', d)?.value).toBe(1);
+    expect(
+      point(data, 'prazo.client.retry_budget.exhaustions', { ...d, 'prazo.budget.purpose': 'retry' })?.value,
+    ).toBe(1);
+    expect(point(data, 'prazo.client.deadline.fast_fails', d)?.value).toBe(1);
+  });
+
+  it('records durations in seconds on histograms with the 1 ms–30 s buckets', async () => {
+    const { reader, provider } = setup();
+    const dep = createEventSourceDouble('payments');
+    instrument(dep, { meterProvider: provider });
+    dep.request({ durationMs: 40, attempts: [{ kind: 'original', durationMs: 35 }] });
+    const data = await reader.metrics();
+    const metric = data.find((m) => m.descriptor.name === 'prazo.client.request.duration');
+    expect(metric?.descriptor.unit).toBe('s');
+    const p = point<Histogram>(data, 'prazo.client.request.duration', { 'prazo.outcome': 'success' });
+    expect(p?.value.sum).toBeCloseTo(0.04, 6);
+    expect(p?.value.buckets.boundaries).toEqual([...METRICS_BUCKETS]);
+    const attempt = point<Histogram>(data, 'prazo.client.attempt.duration', {
+      'prazo.attempt.kind': 'original',
+    });
+    expect(attempt?.value.count).toBe(1);
+  });
+
+  it('observes the retry ratio, configured timeouts, healthy latency and timeout ÷ p99 as gauges', async () => {
+    const clock = createFakeClock(1_000_000);
+    const { reader, provider } = setup();
+    const dep = createEventSourceDouble('payments', { clock, policy: { connectMs: 100, readMs: 252 } });
+    instrument(dep, { meterProvider: provider });
+    dep.setBudget({ originals: 100, extras: 8, ratio: 0.08 });
+    let data = await reader.metrics();
+    const d = { 'prazo.dependency': 'payments' };
+    expect(point(data, 'prazo.client.retry_ratio', d)?.value).toBe(0.08);
+    expect(point(data, 'prazo.client.timeout', { ...d, 'prazo.timeout.phase': 'read' })?.value).toBe(0.252);
+    expect(point(data, 'prazo.client.timeout', { ...d, 'prazo.timeout.phase': 'connect' })?.value).toBe(0.1);
+    expect(point(data, 'prazo.client.healthy_latency', d)).toBeUndefined();
+    for (let i = 1; i <= 100; i++) dep.window().record(i * 2);
+    data = await reader.metrics();
+    const p99 = point<number>(data, 'prazo.client.healthy_latency', {
+      'prazo.latency.quantile': '0.99',
+    })?.value;
+    expect(p99).toBeCloseTo(0.198, 2);
+    expect(point<number>(data, 'prazo.client.timeout_p99_ratio', d)?.value).toBeCloseTo(252 / 198, 2);
+  });
+
+  it('counts drift events by direction and stops observing after detach()', async () => {
+    const { reader, provider } = setup();
+    const dep = createEventSourceDouble('payments');
+    let onDrift: ((e: DriftEvent) => void) | undefined;
+    const monitor = {
+      on: (event: string, l: (e: never) => void) => {
+        if (event === 'drift') onDrift = l as (e: DriftEvent) => void;
+      },
+      off: (event: string) => {
+        if (event === 'drift') onDrift = undefined;
+      },
+    };
+    const handle = instrument(dep, { meterProvider: provider, driftMonitor: monitor });
+    onDrift?.({ dependency: 'payments', direction: 'timeout-too-generous' } as DriftEvent);
+    let data = await reader.metrics();
+    expect(
+      point(data, 'prazo.client.drift.events', { 'prazo.drift.direction': 'timeout-too-generous' })?.value,
+    ).toBe(1);
+    handle.detach();
+    expect(onDrift).toBeUndefined();
+    expect(dep.listenerCount()).toBe(0);
+    dep.setBudget({ originals: 10, extras: 5, ratio: 0.5 });
+    data = await reader.metrics();
+    expect(point(data, 'prazo.client.retry_ratio', {})?.value).not.toBe(0.5);
+  });
+
+  it('uses only the OpenTelemetry names of the catalogue', async () => {
+    const { reader, provider } = setup();
+    instrument(createEventSourceDouble('payments'), { meterProvider: provider });
+    const names = (await reader.metrics()).map((m) => m.descriptor.name);
+    const catalogue = new Set<string>(Object.values(METRICS).map((m) => m.otel));
+    for (const name of names) expect(catalogue.has(name)).toBe(true);
+  });
+});
+
+const METRICS_BUCKETS = [
+  0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30,
+];

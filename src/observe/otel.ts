@@ -1,0 +1,191 @@
+/**
+ * `prazo/otel`: prazo's metrics through the OpenTelemetry metrics API.
+ *
+ * @packageDocumentation
+ */
+import {
+  type Attributes,
+  type BatchObservableCallback,
+  type Meter,
+  type MeterProvider,
+  metrics,
+  type Observable,
+} from '@opentelemetry/api';
+import type { DriftDirection, DriftEvent, DriftEventSource, RecalibratedEvent } from './drift-check.js';
+import {
+  DURATION_BUCKETS_SECONDS,
+  LABEL_VALUES,
+  METRICS,
+  type MetricDefinition,
+  OTEL_ATTRIBUTES,
+} from './metric-names.js';
+import { type InstrumentableDependency, type InstrumentTarget, toDependencies } from './source.js';
+import { createTally, readHealthyLatency, type Tally } from './tally.js';
+
+export type { DriftEventSource } from './drift-check.js';
+export type { InstrumentableDependency, InstrumentTarget } from './source.js';
+
+declare const __PRAZO_VERSION__: string | undefined;
+const VERSION = typeof __PRAZO_VERSION__ === 'string' ? __PRAZO_VERSION__ : '0.0.0-dev';
+
+/** Options of {@link instrument}. */
+export interface OtelInstrumentOptions {
+  /** Meter the instruments are created on. @default meterProvider.getMeter('prazo', version) */
+  meter?: Meter;
+  /** Provider of the default meter. @default the global provider (`metrics.getMeterProvider()`) */
+  meterProvider?: MeterProvider;
+  /** A drift monitor whose events feed `prazo.client.drift.events` and `prazo.client.recalibrations`. */
+  driftMonitor?: DriftEventSource;
+}
+
+/** Handle returned by {@link instrument}. */
+export interface Instrumentation {
+  /** Stops listening and removes the observable callback. Idempotent. */
+  detach(): void;
+}
+
+interface Attachment {
+  dependency: InstrumentableDependency;
+  tally: Tally;
+  drift: Record<DriftDirection, number>;
+  recalibrations: number;
+  base: Attributes;
+}
+
+/**
+ * Publishes the metrics of one dependency, several, or a client's dependencies through OpenTelemetry.
+ *
+ * Durations are histograms (unit `s`, explicit bucket advice 1 ms–30 s) recorded as requests end; counts
+ * are observable counters and the ratios, timeouts and healthy latency observable gauges, all read in one
+ * batch callback when the SDK collects. Names follow OpenTelemetry conventions (`prazo.client.requests`,
+ * `prazo.client.attempt.duration` …) with attributes under `prazo.` (`prazo.dependency` …); see
+ * {@link METRICS} for the full list.
+ *
+ * @throws {InvalidOptionError} when `target` is not a dependency, a list of them or a client.
+ * @example
+ * import { metrics } from '@opentelemetry/api';
+ * import { instrument } from 'prazo/otel';
+ * const handle = instrument(payments, { meter: metrics.getMeter('checkout') });
+ * handle.detach();
+ */
+export function instrument(target: InstrumentTarget, options: OtelInstrumentOptions = {}): Instrumentation {
+  const dependencies = toDependencies(target);
+  const meter =
+    options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter('prazo', VERSION);
+  const describe = (def: MetricDefinition) => ({ description: def.help, unit: def.unit });
+  const durationOptions = (def: MetricDefinition) => ({
+    ...describe(def),
+    advice: { explicitBucketBoundaries: [...DURATION_BUCKETS_SECONDS] },
+  });
+  const requestDuration = meter.createHistogram(
+    METRICS.requestDuration.otel,
+    durationOptions(METRICS.requestDuration),
+  );
+  const attemptDuration = meter.createHistogram(
+    METRICS.attemptDuration.otel,
+    durationOptions(METRICS.attemptDuration),
+  );
+  const counter = (def: MetricDefinition) => meter.createObservableCounter(def.otel, describe(def));
+  const gauge = (def: MetricDefinition) => meter.createObservableGauge(def.otel, describe(def));
+  const o = {
+    requests: counter(METRICS.requests),
+    attempts: counter(METRICS.attempts),
+    budgetExhausted: counter(METRICS.budgetExhausted),
+    fastFails: counter(METRICS.fastFails),
+    timeouts: counter(METRICS.timeouts),
+    hedges: counter(METRICS.hedges),
+    hedgesWon: counter(METRICS.hedgesWon),
+    driftEvents: counter(METRICS.driftEvents),
+    recalibrations: counter(METRICS.recalibrations),
+    retryRatio: gauge(METRICS.retryRatio),
+    timeoutSeconds: gauge(METRICS.timeoutSeconds),
+    healthyLatency: gauge(METRICS.healthyLatency),
+    timeoutP99Ratio: gauge(METRICS.timeoutP99Ratio),
+  };
+  const A = OTEL_ATTRIBUTES;
+
+  const attachments = new Map<string, Attachment>();
+  for (const dependency of dependencies) {
+    const base: Attributes = Object.freeze({ [A.dependency]: dependency.name });
+    const withLabel = (label: string, value: string): Attributes =>
+      Object.freeze({ ...base, [label]: value });
+    const requestAttrs = {
+      success: withLabel(A.outcome, 'success'),
+      failure: withLabel(A.outcome, 'failure'),
+    };
+    const attemptAttrs = {
+      original: withLabel(A.kind, 'original'),
+      retry: withLabel(A.kind, 'retry'),
+      hedge: withLabel(A.kind, 'hedge'),
+    };
+    const tally = createTally(dependency, {
+      request: (outcome, seconds) => requestDuration.record(seconds, requestAttrs[outcome]),
+      attempt: (kind, seconds) => attemptDuration.record(seconds, attemptAttrs[kind]),
+    });
+    attachments.set(dependency.name, {
+      dependency,
+      tally,
+      drift: { 'timeout-too-tight': 0, 'timeout-too-generous': 0 },
+      recalibrations: 0,
+      base,
+    });
+  }
+
+  const observeAll: BatchObservableCallback = (observer) => {
+    for (const a of attachments.values()) {
+      const { tally, base, dependency } = a;
+      const at = (label: string, value: string): Attributes => ({ ...base, [label]: value });
+      for (const outcome of LABEL_VALUES.outcome)
+        observer.observe(o.requests, tally.requests[outcome], at(A.outcome, outcome));
+      for (const kind of LABEL_VALUES.kind)
+        observer.observe(o.attempts, tally.attempts[kind], at(A.kind, kind));
+      for (const purpose of LABEL_VALUES.purpose)
+        observer.observe(o.budgetExhausted, tally.budgetExhausted[purpose], at(A.purpose, purpose));
+      observer.observe(o.fastFails, tally.fastFails, base);
+      for (const phase of LABEL_VALUES.phase)
+        observer.observe(o.timeouts, tally.timeouts[phase], at(A.phase, phase));
+      observer.observe(o.hedges, tally.hedges, base);
+      observer.observe(o.hedgesWon, tally.hedgesWon, base);
+      for (const direction of LABEL_VALUES.direction)
+        observer.observe(o.driftEvents, a.drift[direction], at(A.direction, direction));
+      observer.observe(o.recalibrations, a.recalibrations, base);
+
+      observer.observe(o.retryRatio, dependency.budget().ratio, base);
+      const policy = dependency.policy();
+      observer.observe(o.timeoutSeconds, policy.connectMs / 1000, at(A.phase, 'connect'));
+      observer.observe(o.timeoutSeconds, policy.readMs / 1000, at(A.phase, 'read'));
+      const healthy = readHealthyLatency(dependency);
+      if (healthy) {
+        observer.observe(o.healthyLatency, healthy.p95Ms / 1000, at(A.quantile, '0.95'));
+        observer.observe(o.healthyLatency, healthy.p99Ms / 1000, at(A.quantile, '0.99'));
+        if (healthy.p99Ms > 0) observer.observe(o.timeoutP99Ratio, policy.readMs / healthy.p99Ms, base);
+      }
+    }
+  };
+  const observables: Observable[] = Object.values(o);
+  meter.addBatchObservableCallback(observeAll, observables);
+
+  const onDrift = (e: DriftEvent): void => {
+    const a = attachments.get(e.dependency);
+    if (a && e.direction in a.drift) a.drift[e.direction]++;
+  };
+  const onRecalibrated = (e: RecalibratedEvent): void => {
+    const a = attachments.get(e.dependency);
+    if (a) a.recalibrations++;
+  };
+  const monitor = options.driftMonitor;
+  monitor?.on('drift', onDrift);
+  monitor?.on('recalibrated', onRecalibrated);
+
+  let detached = false;
+  return {
+    detach() {
+      if (detached) return;
+      detached = true;
+      monitor?.off('drift', onDrift);
+      monitor?.off('recalibrated', onRecalibrated);
+      meter.removeBatchObservableCallback(observeAll, observables);
+      for (const a of attachments.values()) a.tally.detach();
+    },
+  };
+}

@@ -1,0 +1,226 @@
+import { Counter, Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { createEventSourceDouble } from '../../test/support/event-source-double.js';
+import { isPrazoError } from '../errors.js';
+import { createFakeClock } from '../testing/fake-clock.js';
+import type { DriftEvent, RecalibratedEvent } from './drift-check.js';
+import { instrument } from './prometheus.js';
+
+async function value(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string>,
+): Promise<number | undefined> {
+  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
+  const found = metric?.values.find((v) =>
+    Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want),
+  );
+  return found?.value;
+}
+
+describe('prazo/prometheus instrument()', () => {
+  it('counts logical requests by outcome and attempts by kind', async () => {
+    const registry = new Registry();
+    const dep = createEventSourceDouble('payments');
+    instrument(dep, { registry });
+    dep.request({ durationMs: 40 });
+    dep.request({
+      outcome: 'failure',
+      durationMs: 600,
+      attempts: [
+        { kind: 'original', durationMs: 252, timeout: 'read' },
+        { kind: 'retry', durationMs: 252, timeout: 'read' },
+      ],
+    });
+    const labels = { dependency: 'payments' };
+    expect(await value(registry, 'prazo_requests_total', { ...labels, outcome: 'success' })).toBe(1);
+    expect(await value(registry, 'prazo_requests_total', { ...labels, outcome: 'failure' })).toBe(1);
+    expect(await value(registry, 'prazo_attempts_total', { ...labels, kind: 'original' })).toBe(2);
+    expect(await value(registry, 'prazo_attempts_total', { ...labels, kind: 'retry' })).toBe(1);
+    expect(await value(registry, 'prazo_attempts_total', { ...labels, kind: 'hedge' })).toBe(0);
+    expect(await value(registry, 'prazo_timeouts_total', { ...labels, phase: 'read' })).toBe(2);
+    expect(await value(registry, 'prazo_timeouts_total', { ...labels, phase: 'connect' })).toBe(0);
+  });
+
+  it('counts hedges sent and won, budget refusals and deadline fast-fails', async () => {
+    const registry = new Registry();
+    const dep = createEventSourceDouble('search');
+    instrument(dep, { registry });
+    dep.emit('hedge', { requestId: 1, afterMs: 120 });
+    dep.request({
+      durationMs: 130,
+      attempts: [
+        { kind: 'original', durationMs: 130, outcome: 'aborted' },
+        { kind: 'hedge', durationMs: 10, won: true },
+      ],
+    });
+    dep.emit('budget-exhausted', { requestId: 2, purpose: 'retry' });
+    dep.emit('budget-exhausted', { requestId: 3, purpose: 'hedge' });
+    dep.emit('budget-exhausted', { requestId: 4, purpose: 'hedge' });
+    dep.emit('fast-fail', { requestId: 5, remainingMs: 100, requiredMs: 250 });
+    const labels = { dependency: 'search' };
+    expect(await value(registry, 'prazo_hedges_total', labels)).toBe(1);
+    expect(await value(registry, 'prazo_hedges_won_total', labels)).toBe(1);
+    expect(await value(registry, 'prazo_retry_budget_exhausted_total', { ...labels, purpose: 'retry' })).toBe(
+      1,
+    );
+    expect(await value(registry, 'prazo_retry_budget_exhausted_total', { ...labels, purpose: 'hedge' })).toBe(
+      2,
+    );
+    expect(await value(registry, 'prazo_deadline_fast_fail_total', labels)).toBe(1);
+  });
+
+  it('observes request and attempt durations in seconds', async () => {
+    const registry = new Registry();
+    const dep = createEventSourceDouble('payments');
+    instrument(dep, { registry });
+    dep.request({ durationMs: 40, attempts: [{ kind: 'original', durationMs: 35 }] });
+    const text = await registry.metrics();
+    expect(text).toContain(
+      'prazo_request_duration_seconds_sum{dependency="payments",outcome="success"} 0.04',
+    );
+    expect(text).toContain(
+      'prazo_request_duration_seconds_bucket{le="0.05",dependency="payments",outcome="success"} 1',
+    );
+    expect(text).toContain(
+      'prazo_request_duration_seconds_bucket{le="0.03",dependency="payments",outcome="success"} 0',
+    );
+    expect(text).toContain('prazo_attempt_duration_seconds_count{dependency="payments",kind="original"} 1');
+    expect(text).toContain('prazo_attempt_duration_seconds_count{dependency="payments",kind="retry"} 0');
+  });
+
+  it('reads the retry ratio and the configured timeouts from the dependency at scrape time', async () => {
+    const registry = new Registry();
+    const dep = createEventSourceDouble('payments', { policy: { connectMs: 100, readMs: 252 } });
+    instrument(dep, { registry });
+    dep.setBudget({ originals: 200, extras: 14, ratio: 0.07 });
+    expect(await value(registry, 'prazo_retry_ratio', { dependency: 'payments' })).toBe(0.07);
+    dep.setBudget({ originals: 200, extras: 2, ratio: 0.01 });
+    expect(await value(registry, 'prazo_retry_ratio', { dependency: 'payments' })).toBe(0.01);
+    expect(await value(registry, 'prazo_timeout_seconds', { dependency: 'payments', phase: 'connect' })).toBe(
+      0.1,
+    );
+    expect(await value(registry, 'prazo_timeout_seconds', { dependency: 'payments', phase: 'read' })).toBe(
+      0.252,
+    );
+  });
+
+  it('publishes the healthy p95/p99 and timeout ÷ p99 only once a slice is healthy', async () => {
+    const clock = createFakeClock(1_000_000);
+    const registry = new Registry();
+    const dep = createEventSourceDouble('payments', { clock, policy: { readMs: 252 } });
+    instrument(dep, { registry });
+    expect(await value(registry, 'prazo_healthy_latency_seconds', { quantile: '0.99' })).toBeUndefined();
+    expect(await value(registry, 'prazo_timeout_p99_ratio', {})).toBeUndefined();
+    for (let i = 1; i <= 100; i++) dep.window().record(i * 2); // 2 … 200 ms
+    const p99 = await value(registry, 'prazo_healthy_latency_seconds', {
+      dependency: 'payments',
+      quantile: '0.99',
+    });
+    expect(p99).toBeCloseTo(0.198, 2);
+    expect(await value(registry, 'prazo_healthy_latency_seconds', { quantile: '0.95' })).toBeCloseTo(0.19, 2);
+    expect(await value(registry, 'prazo_timeout_p99_ratio', { dependency: 'payments' })).toBeCloseTo(
+      252 / 198,
+      2,
+    );
+  });
+
+  it('puts several dependencies on one registry, one label value each, across instrument() calls', async () => {
+    const registry = new Registry();
+    const a = createEventSourceDouble('payments');
+    const b = createEventSourceDouble('search');
+    const c = createEventSourceDouble('stock');
+    instrument([a, b], { registry });
+    instrument({ dependencies: () => [c] }, { registry });
+    a.request({ durationMs: 10 });
+    b.request({ durationMs: 10 });
+    b.request({ durationMs: 10 });
+    c.setBudget({ originals: 10, extras: 1, ratio: 0.1 });
+    expect(
+      await value(registry, 'prazo_requests_total', { dependency: 'payments', outcome: 'success' }),
+    ).toBe(1);
+    expect(await value(registry, 'prazo_requests_total', { dependency: 'search', outcome: 'success' })).toBe(
+      2,
+    );
+    expect(await value(registry, 'prazo_requests_total', { dependency: 'stock', outcome: 'success' })).toBe(
+      0,
+    );
+    expect(await value(registry, 'prazo_retry_ratio', { dependency: 'stock' })).toBe(0.1);
+  });
+
+  it('refuses to instrument the same dependency name twice on one registry', () => {
+    const registry = new Registry();
+    instrument(createEventSourceDouble('payments'), { registry });
+    expect(() => instrument(createEventSourceDouble('payments'), { registry })).toThrow(/payments/);
+  });
+
+  it('refuses a registry that holds a foreign metric with a prazo name', () => {
+    const registry = new Registry();
+    new Counter({ name: 'prazo_requests_total', help: 'mine', registers: [registry] });
+    let caught: unknown;
+    try {
+      instrument(createEventSourceDouble('payments'), { registry });
+    } catch (error) {
+      caught = error;
+    }
+    expect(isPrazoError(caught, 'INVALID_OPTION')).toBe(true);
+    expect(String(caught)).toContain('prazo_requests_total');
+  });
+
+  it('uses another prefix when asked, and rejects one Prometheus would not accept', async () => {
+    const registry = new Registry();
+    instrument(createEventSourceDouble('payments'), { registry, prefix: 'shop_' });
+    expect(await registry.metrics()).toContain(
+      'shop_requests_total{dependency="payments",outcome="success"} 0',
+    );
+    expect(() => instrument(createEventSourceDouble('x'), { registry, prefix: 'no-dash' })).toThrow(/prefix/);
+  });
+
+  it('rejects a target that is not a dependency', () => {
+    expect(() => instrument({} as never, { registry: new Registry() })).toThrow(/target/);
+    expect(() => instrument([{ name: 'x' }] as never, { registry: new Registry() })).toThrow(/target\[0\]/);
+  });
+
+  it('detach() unsubscribes, keeps the counters and drops the gauges of the dependency', async () => {
+    const registry = new Registry();
+    const dep = createEventSourceDouble('payments');
+    const metrics = instrument(dep, { registry });
+    expect(dep.listenerCount()).toBeGreaterThan(0);
+    dep.request({ durationMs: 10 });
+    metrics.detach();
+    metrics.detach();
+    expect(dep.listenerCount()).toBe(0);
+    dep.request({ durationMs: 10 });
+    expect(
+      await value(registry, 'prazo_requests_total', { dependency: 'payments', outcome: 'success' }),
+    ).toBe(1);
+    expect(await value(registry, 'prazo_retry_ratio', { dependency: 'payments' })).toBeUndefined();
+  });
+
+  it('counts drift-monitor events by direction and recalibrations', async () => {
+    const registry = new Registry();
+    const dep = createEventSourceDouble('payments');
+    const listeners: Record<string, Array<(e: never) => void>> = { drift: [], recalibrated: [] };
+    const monitor = {
+      on: (event: string, l: (e: never) => void) => listeners[event]?.push(l),
+      off: (event: string, l: (e: never) => void) => {
+        listeners[event] = (listeners[event] ?? []).filter((x) => x !== l);
+      },
+    };
+    const metrics = instrument(dep, { registry, driftMonitor: monitor });
+    const drift = { dependency: 'payments', direction: 'timeout-too-tight' } as DriftEvent;
+    for (const l of listeners.drift ?? []) (l as (e: DriftEvent) => void)(drift);
+    for (const l of listeners.recalibrated ?? [])
+      (l as (e: RecalibratedEvent) => void)({ dependency: 'payments' } as RecalibratedEvent);
+    const labels = { dependency: 'payments' };
+    expect(
+      await value(registry, 'prazo_drift_events_total', { ...labels, direction: 'timeout-too-tight' }),
+    ).toBe(1);
+    expect(
+      await value(registry, 'prazo_drift_events_total', { ...labels, direction: 'timeout-too-generous' }),
+    ).toBe(0);
+    expect(await value(registry, 'prazo_recalibrations_total', labels)).toBe(1);
+    metrics.detach();
+    expect(listeners.drift).toHaveLength(0);
+  });
+});

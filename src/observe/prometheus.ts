@@ -1,0 +1,314 @@
+/**
+ * `prazo/prometheus`: prazo's metrics through prom-client.
+ *
+ * @packageDocumentation
+ */
+import { Counter, Gauge, register as globalRegistry, Histogram, type Registry } from 'prom-client';
+import { InvalidOptionError } from '../errors.js';
+import type { DriftDirection, DriftEvent, DriftEventSource, RecalibratedEvent } from './drift-check.js';
+import {
+  DURATION_BUCKETS_SECONDS,
+  LABEL_VALUES,
+  METRICS,
+  type MetricDefinition,
+  PROMETHEUS_PREFIX,
+  prometheusName,
+} from './metric-names.js';
+import { type InstrumentableDependency, type InstrumentTarget, toDependencies } from './source.js';
+import { createTally, readHealthyLatency, type Tally } from './tally.js';
+
+export type { DriftEventSource } from './drift-check.js';
+export type { InstrumentableDependency, InstrumentTarget } from './source.js';
+
+/** Options of {@link instrument}. */
+export interface PrometheusInstrumentOptions {
+  /** Registry the metrics are registered in. @default prom-client's global `register` */
+  registry?: Registry;
+  /**
+   * Prefix replacing `prazo_` in every metric name (the dashboard and alert rules expect `prazo_`).
+   * @default 'prazo_'
+   */
+  prefix?: string;
+  /** A drift monitor whose `drift` and `recalibrated` events feed `prazo_drift_events_total` and `prazo_recalibrations_total`. */
+  driftMonitor?: DriftEventSource;
+}
+
+/** Handle returned by {@link instrument}. */
+export interface Instrumentation {
+  /**
+   * Stops listening. Counters and histograms keep their last values (a counter must not go back);
+   * the gauges of the detached dependencies disappear from the next scrape. Idempotent.
+   */
+  detach(): void;
+}
+
+type Labels = Record<string, string>;
+
+/** A counter series fed from a tally: copied into prom-client as a delta when the metric is read. */
+interface CounterSeries {
+  labels: Labels;
+  read: () => number;
+  reported: number;
+}
+
+interface Attachment {
+  dependency: InstrumentableDependency;
+  tally: Tally;
+  drift: Record<DriftDirection, number>;
+  recalibrations: number;
+  counters: Map<Counter<string>, CounterSeries[]>;
+}
+
+interface RegistryState {
+  attached: Map<string, Attachment>;
+  counters: Record<CounterKey, Counter<string>>;
+  requestDuration: Histogram<string>;
+  attemptDuration: Histogram<string>;
+}
+
+type CounterKey =
+  | 'requests'
+  | 'attempts'
+  | 'budgetExhausted'
+  | 'fastFails'
+  | 'timeouts'
+  | 'hedges'
+  | 'hedgesWon'
+  | 'driftEvents'
+  | 'recalibrations';
+
+const states = new WeakMap<Registry, Map<string, RegistryState>>();
+const PREFIX_PATTERN = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+
+/**
+ * Publishes the metrics of one dependency, several, or a client's dependencies in a prom-client registry.
+ *
+ * The request path only increments plain numbers (counters are copied into prom-client when the registry
+ * is read) and observes the two duration histograms. Gauges — retry ratio, configured timeouts, healthy
+ * p95/p99, timeout ÷ p99 — are read from the dependency at scrape time. Several dependencies, and several
+ * `instrument()` calls, share one set of metrics per registry; each dependency is one `dependency` label.
+ *
+ * @throws {InvalidOptionError} for an invalid `prefix`, a dependency name already instrumented on the
+ *   registry, or a metric name taken in the registry by a metric prazo did not create.
+ * @example
+ * import { Registry } from 'prom-client';
+ * import { instrument } from 'prazo/prometheus';
+ * const registry = new Registry();
+ * const metrics = instrument(payments, { registry });
+ * // GET /metrics → res.end(await registry.metrics())
+ * metrics.detach();
+ * @see docs/observability.md for the metrics table, the alert rules and the dashboard.
+ */
+export function instrument(
+  target: InstrumentTarget,
+  options: PrometheusInstrumentOptions = {},
+): Instrumentation {
+  const dependencies = toDependencies(target);
+  const registry = options.registry ?? globalRegistry;
+  const prefix = options.prefix ?? PROMETHEUS_PREFIX;
+  if (typeof prefix !== 'string' || !PREFIX_PATTERN.test(prefix)) {
+    throw new InvalidOptionError('prefix', 'a Prometheus name prefix such as "prazo_"', prefix);
+  }
+  const state = stateFor(registry, prefix);
+  const seen = new Set<string>();
+  for (const d of dependencies) {
+    if (state.attached.has(d.name) || seen.has(d.name)) {
+      throw new InvalidOptionError(
+        'target',
+        `dependencies with names not yet instrumented on this registry`,
+        d.name,
+      );
+    }
+    seen.add(d.name);
+  }
+
+  const mine = new Map<string, Attachment>();
+  for (const dependency of dependencies) {
+    const attachment = attach(state, dependency);
+    mine.set(dependency.name, attachment);
+    state.attached.set(dependency.name, attachment);
+  }
+
+  const onDrift = (e: DriftEvent): void => {
+    const a = mine.get(e.dependency);
+    if (a && e.direction in a.drift) a.drift[e.direction]++;
+  };
+  const onRecalibrated = (e: RecalibratedEvent): void => {
+    const a = mine.get(e.dependency);
+    if (a) a.recalibrations++;
+  };
+  const monitor = options.driftMonitor;
+  monitor?.on('drift', onDrift);
+  monitor?.on('recalibrated', onRecalibrated);
+
+  let detached = false;
+  return {
+    detach() {
+      if (detached) return;
+      detached = true;
+      monitor?.off('drift', onDrift);
+      monitor?.off('recalibrated', onRecalibrated);
+      for (const [name, a] of mine) {
+        a.tally.detach();
+        for (const [counter, series] of a.counters) syncCounter(counter, series);
+        if (state.attached.get(name) === a) state.attached.delete(name);
+      }
+    },
+  };
+}
+
+function attach(state: RegistryState, dependency: InstrumentableDependency): Attachment {
+  const name = dependency.name;
+  const requestChildren = {
+    success: state.requestDuration.labels({ dependency: name, outcome: 'success' }),
+    failure: state.requestDuration.labels({ dependency: name, outcome: 'failure' }),
+  };
+  const attemptChildren = {
+    original: state.attemptDuration.labels({ dependency: name, kind: 'original' }),
+    retry: state.attemptDuration.labels({ dependency: name, kind: 'retry' }),
+    hedge: state.attemptDuration.labels({ dependency: name, kind: 'hedge' }),
+  };
+  for (const outcome of LABEL_VALUES.outcome) state.requestDuration.zero({ dependency: name, outcome });
+  for (const kind of LABEL_VALUES.kind) state.attemptDuration.zero({ dependency: name, kind });
+
+  const tally = createTally(dependency, {
+    request: (outcome, seconds) => requestChildren[outcome].observe(seconds),
+    attempt: (kind, seconds) => attemptChildren[kind].observe(seconds),
+  });
+  const a: Attachment = {
+    dependency,
+    tally,
+    drift: { 'timeout-too-tight': 0, 'timeout-too-generous': 0 },
+    recalibrations: 0,
+    counters: new Map(),
+  };
+  const add = (key: CounterKey, labels: Labels, read: () => number): void => {
+    const counter = state.counters[key];
+    let list = a.counters.get(counter);
+    if (!list) {
+      list = [];
+      a.counters.set(counter, list);
+    }
+    const full = { dependency: name, ...labels };
+    counter.inc(full, 0); // the series exists from the start, so rate() and alerts see its first increase
+    list.push({ labels: full, read, reported: 0 });
+  };
+  for (const outcome of LABEL_VALUES.outcome) add('requests', { outcome }, () => tally.requests[outcome]);
+  for (const kind of LABEL_VALUES.kind) add('attempts', { kind }, () => tally.attempts[kind]);
+  for (const purpose of LABEL_VALUES.purpose)
+    add('budgetExhausted', { purpose }, () => tally.budgetExhausted[purpose]);
+  add('fastFails', {}, () => tally.fastFails);
+  for (const phase of LABEL_VALUES.phase) add('timeouts', { phase }, () => tally.timeouts[phase]);
+  add('hedges', {}, () => tally.hedges);
+  add('hedgesWon', {}, () => tally.hedgesWon);
+  for (const direction of LABEL_VALUES.direction) add('driftEvents', { direction }, () => a.drift[direction]);
+  add('recalibrations', {}, () => a.recalibrations);
+  return a;
+}
+
+function stateFor(registry: Registry, prefix: string): RegistryState {
+  let byPrefix = states.get(registry);
+  if (!byPrefix) {
+    byPrefix = new Map();
+    states.set(registry, byPrefix);
+  }
+  const existing = byPrefix.get(prefix);
+  if (existing) return existing;
+
+  for (const def of Object.values(METRICS)) {
+    const name = prometheusName(def, prefix);
+    if (registry.getSingleMetric(name)) {
+      throw new InvalidOptionError(
+        'registry',
+        `a registry where ${name} is free (it holds a ${name} that prazo did not register)`,
+        'a registry with a conflicting metric',
+      );
+    }
+  }
+
+  const attached = new Map<string, Attachment>();
+  const registers = [registry];
+  const counter = (def: MetricDefinition): Counter<string> => {
+    const metric: Counter<string> = new Counter({
+      name: prometheusName(def, prefix),
+      help: def.help,
+      labelNames: def.labels,
+      registers,
+      collect() {
+        for (const a of attached.values()) {
+          const series = a.counters.get(metric);
+          if (series) syncCounter(metric, series);
+        }
+      },
+    });
+    return metric;
+  };
+  const gauge = (def: MetricDefinition, fill: (gauge: Gauge<string>, a: Attachment) => void): void => {
+    new Gauge({
+      name: prometheusName(def, prefix),
+      help: def.help,
+      labelNames: def.labels,
+      registers,
+      collect() {
+        this.reset();
+        for (const a of attached.values()) fill(this, a);
+      },
+    });
+  };
+  const histogram = (def: MetricDefinition): Histogram<string> =>
+    new Histogram({
+      name: prometheusName(def, prefix),
+      help: def.help,
+      labelNames: def.labels,
+      buckets: [...DURATION_BUCKETS_SECONDS],
+      registers,
+    });
+
+  const state: RegistryState = {
+    attached,
+    counters: {
+      requests: counter(METRICS.requests),
+      attempts: counter(METRICS.attempts),
+      budgetExhausted: counter(METRICS.budgetExhausted),
+      fastFails: counter(METRICS.fastFails),
+      timeouts: counter(METRICS.timeouts),
+      hedges: counter(METRICS.hedges),
+      hedgesWon: counter(METRICS.hedgesWon),
+      driftEvents: counter(METRICS.driftEvents),
+      recalibrations: counter(METRICS.recalibrations),
+    },
+    requestDuration: histogram(METRICS.requestDuration),
+    attemptDuration: histogram(METRICS.attemptDuration),
+  };
+  gauge(METRICS.retryRatio, (g, a) => {
+    g.set({ dependency: a.dependency.name }, a.dependency.budget().ratio);
+  });
+  gauge(METRICS.timeoutSeconds, (g, a) => {
+    const { connectMs, readMs } = a.dependency.policy();
+    g.set({ dependency: a.dependency.name, phase: 'connect' }, connectMs / 1000);
+    g.set({ dependency: a.dependency.name, phase: 'read' }, readMs / 1000);
+  });
+  gauge(METRICS.healthyLatency, (g, a) => {
+    const healthy = readHealthyLatency(a.dependency);
+    if (!healthy) return; // no healthy slice yet: no series rather than a misleading 0
+    g.set({ dependency: a.dependency.name, quantile: '0.95' }, healthy.p95Ms / 1000);
+    g.set({ dependency: a.dependency.name, quantile: '0.99' }, healthy.p99Ms / 1000);
+  });
+  gauge(METRICS.timeoutP99Ratio, (g, a) => {
+    const healthy = readHealthyLatency(a.dependency);
+    if (!healthy || healthy.p99Ms <= 0) return;
+    g.set({ dependency: a.dependency.name }, a.dependency.policy().readMs / healthy.p99Ms);
+  });
+  byPrefix.set(prefix, state);
+  return state;
+}
+
+function syncCounter(counter: Counter<string>, series: CounterSeries[]): void {
+  for (const s of series) {
+    const value = s.read();
+    if (value > s.reported) {
+      counter.inc(s.labels, value - s.reported);
+      s.reported = value;
+    }
+  }
+}

@@ -1,0 +1,103 @@
+import type {
+  AttemptEndEvent,
+  AttemptKind,
+  AttemptStartEvent,
+  BudgetExhaustedEvent,
+  FastFailEvent,
+  HedgeEvent,
+  InstrumentableDependency,
+  RequestEndEvent,
+} from './source.js';
+
+/**
+ * Running counts of one dependency's events, kept as plain numbers so that the request path pays a
+ * property increment and nothing else; the adapters copy them into their counters when the metrics are
+ * read (a Prometheus scrape, an OpenTelemetry collection).
+ */
+export interface Tally {
+  readonly requests: { success: number; failure: number };
+  readonly attempts: Record<AttemptKind, number>;
+  readonly budgetExhausted: { retry: number; hedge: number };
+  fastFails: number;
+  readonly timeouts: { connect: number; read: number };
+  hedges: number;
+  hedgesWon: number;
+  /** Unsubscribes from the dependency. Idempotent. */
+  detach(): void;
+}
+
+/** Durations the adapter records itself (histograms cannot be summed into plain numbers). */
+export interface TallyObservers {
+  /** A logical request ended after `seconds`. */
+  request?(outcome: 'success' | 'failure', seconds: number): void;
+  /** An attempt ended after `seconds`. */
+  attempt?(kind: AttemptKind, seconds: number): void;
+}
+
+/** Subscribes to `dependency`'s events and counts them. */
+export function createTally(dependency: InstrumentableDependency, observers: TallyObservers = {}): Tally {
+  const onRequestEnd = (e: RequestEndEvent): void => {
+    const outcome = e.outcome === 'success' ? 'success' : 'failure';
+    tally.requests[outcome]++;
+    observers.request?.(outcome, e.durationMs / 1000);
+  };
+  const onAttemptStart = (e: AttemptStartEvent): void => {
+    if (e.kind in tally.attempts) tally.attempts[e.kind]++;
+  };
+  const onAttemptEnd = (e: AttemptEndEvent): void => {
+    if (e.timeout === 'connect' || e.timeout === 'read') tally.timeouts[e.timeout]++;
+    if (e.kind === 'hedge' && e.won) tally.hedgesWon++;
+    if (e.kind in tally.attempts) observers.attempt?.(e.kind, e.durationMs / 1000);
+  };
+  const onHedge = (_e: HedgeEvent): void => {
+    tally.hedges++;
+  };
+  const onBudgetExhausted = (e: BudgetExhaustedEvent): void => {
+    tally.budgetExhausted[e.purpose === 'hedge' ? 'hedge' : 'retry']++;
+  };
+  const onFastFail = (_e: FastFailEvent): void => {
+    tally.fastFails++;
+  };
+
+  let attached = true;
+  const tally: Tally = {
+    requests: { success: 0, failure: 0 },
+    attempts: { original: 0, retry: 0, hedge: 0 },
+    budgetExhausted: { retry: 0, hedge: 0 },
+    fastFails: 0,
+    timeouts: { connect: 0, read: 0 },
+    hedges: 0,
+    hedgesWon: 0,
+    detach() {
+      if (!attached) return;
+      attached = false;
+      dependency.off('request-end', onRequestEnd);
+      dependency.off('attempt-start', onAttemptStart);
+      dependency.off('attempt-end', onAttemptEnd);
+      dependency.off('hedge', onHedge);
+      dependency.off('budget-exhausted', onBudgetExhausted);
+      dependency.off('fast-fail', onFastFail);
+    },
+  };
+  dependency.on('request-end', onRequestEnd);
+  dependency.on('attempt-start', onAttemptStart);
+  dependency.on('attempt-end', onAttemptEnd);
+  dependency.on('hedge', onHedge);
+  dependency.on('budget-exhausted', onBudgetExhausted);
+  dependency.on('fast-fail', onFastFail);
+  return tally;
+}
+
+/** The healthy-window figures both adapters publish, read at collection time. */
+export interface HealthyLatency {
+  p95Ms: number;
+  p99Ms: number;
+}
+
+/** Healthy p95/p99 of `dependency`'s live window, or `undefined` while no slice is healthy. */
+export function readHealthyLatency(dependency: InstrumentableDependency): HealthyLatency | undefined {
+  const { histogram } = dependency.window().healthy();
+  if (histogram.count === 0) return undefined;
+  const [p95Ms = 0, p99Ms = 0] = histogram.percentiles([95, 99]);
+  return { p95Ms, p99Ms };
+}
