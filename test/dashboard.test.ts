@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { METRICS, prometheusSeriesNames } from '../src/observe/metric-names.js';
+import { instrument } from '../src/observe/prometheus.js';
+import { createFakeClock } from '../src/testing/fake-clock.js';
+import { createEventSourceDouble } from './support/event-source-double.js';
+
+interface Target {
+  expr: string;
+  datasource: { type: string; uid: string };
+}
+interface Panel {
+  id: number;
+  type: string;
+  title: string;
+  datasource?: { type: string; uid: string };
+  targets?: Target[];
+  fieldConfig?: {
+    defaults: {
+      thresholds?: { steps: Array<{ value: number | null }> };
+      custom?: { thresholdsStyle?: { mode: string } };
+    };
+  };
+}
+
+const root = join(import.meta.dirname, '..');
+const dashboard = JSON.parse(readFileSync(join(root, 'dashboards', 'prazo.json'), 'utf8')) as {
+  __inputs: Array<{ name: string; type: string; pluginId: string }>;
+  panels: Panel[];
+  templating: { list: Array<{ name: string; definition: string; datasource: { uid: string } }> };
+  uid: string;
+};
+const rules = readFileSync(join(root, 'alerts', 'prazo.rules.yml'), 'utf8');
+const graphs = dashboard.panels.filter((p) => p.type !== 'row');
+const expressions = graphs.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
+const ruleExpressions = [...rules.matchAll(/expr: (?:\|\n((?: {10}.*\n)+)|(.+))/g)].map(
+  (m) => m[1] ?? m[2] ?? '',
+);
+
+const metricNames = (exprs: string[]): Set<string> =>
+  new Set(exprs.flatMap((e) => [...e.matchAll(/\bprazo_[a-z0-9_]+\b/g)].map((m) => m[0])));
+
+/** The series names an instrumented dependency actually exposes, after it saw every kind of event. */
+async function producedSeries(): Promise<Set<string>> {
+  const clock = createFakeClock(1_000_000);
+  const registry = new Registry();
+  const dep = createEventSourceDouble('payments', { clock });
+  instrument(dep, { registry });
+  for (let i = 0; i < 100; i++) dep.window().record(100 + i);
+  dep.request({ durationMs: 100 });
+  const text = await registry.metrics();
+  return new Set([...text.matchAll(/^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]/gm)].map((m) => m[1]!));
+}
+
+describe('Grafana dashboard', () => {
+  it('is importable: a Prometheus datasource input that every panel and the variable use', () => {
+    expect(dashboard.__inputs).toEqual([
+      expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' }),
+    ]);
+    for (const panel of graphs) {
+      expect(panel.datasource?.uid, panel.title).toBe('${DS_PROMETHEUS}');
+      for (const t of panel.targets ?? []) expect(t.datasource.uid, panel.title).toBe('${DS_PROMETHEUS}');
+    }
+    expect(new Set(dashboard.panels.map((p) => p.id)).size).toBe(dashboard.panels.length);
+    expect(dashboard.uid).toMatch(/^[a-z0-9-]{1,40}$/);
+  });
+
+  it('has a dependency variable fed by prazo_requests_total that every query filters on', () => {
+    const variable = dashboard.templating.list.find((v) => v.name === 'dependency');
+    expect(variable?.definition).toBe('label_values(prazo_requests_total, dependency)');
+    expect(variable?.datasource.uid).toBe('${DS_PROMETHEUS}');
+    for (const expr of expressions) expect(expr).toContain('dependency=~"$dependency"');
+  });
+
+  it('draws the retry-ratio alert thresholds on the retry ratio panel', () => {
+    const panel = graphs.find((p) => p.targets?.some((t) => t.expr.includes('prazo_retry_ratio')));
+    const warning = Number(/prazo_retry_ratio\) > ([\d.]+)/.exec(rules)?.[1]);
+    const critical = Number(/prazo_retry_ratio\) >= ([\d.]+)/.exec(rules)?.[1]);
+    expect([warning, critical]).toEqual([0.05, 0.09]);
+    const steps = panel?.fieldConfig?.defaults.thresholds?.steps.map((s) => s.value);
+    expect(steps).toEqual([null, warning, critical]);
+    expect(panel?.fieldConfig?.defaults.custom?.thresholdsStyle?.mode).toMatch(/line/);
+  });
+
+  it('shows every panel the issue lists', () => {
+    const used = (name: string) => graphs.filter((p) => p.targets?.some((t) => t.expr.includes(name)));
+    expect(used('prazo_retry_ratio')).toHaveLength(1);
+    expect(used('prazo_attempts_total')).toHaveLength(1);
+    expect(used('prazo_retry_budget_exhausted_total')).toHaveLength(1);
+    expect(used('prazo_timeouts_total')).toHaveLength(1);
+    expect(used('prazo_deadline_fast_fail_total')).toHaveLength(1);
+    const latency = used('prazo_timeout_seconds')[0];
+    expect(latency?.targets?.map((t) => t.expr).join(' ')).toMatch(
+      /histogram_quantile\(0\.5,.*histogram_quantile\(0\.99,/s,
+    );
+    const hedges = used('prazo_hedges_total')[0];
+    expect(hedges?.targets?.map((t) => t.expr).join(' ')).toContain('prazo_hedges_won_total');
+  });
+});
+
+describe('metric names in the dashboard and the alert rules', () => {
+  const catalogue = new Set(Object.values(METRICS).flatMap((m) => prometheusSeriesNames(m)));
+
+  it('finds the expressions it checks', () => {
+    expect(expressions.length).toBeGreaterThan(10);
+    expect(ruleExpressions).toHaveLength(6);
+  });
+
+  it('are all in the metric catalogue', () => {
+    for (const name of metricNames([...expressions, ...ruleExpressions]))
+      expect(catalogue, name).toContain(name);
+  });
+
+  it('are all produced by the Prometheus exporter', async () => {
+    const produced = await producedSeries();
+    for (const name of metricNames([...expressions, ...ruleExpressions]))
+      expect(produced, name).toContain(name);
+  });
+
+  it('cover everything the exporter produces, except what only the dashboard cannot use', async () => {
+    const used = metricNames([...expressions, ...ruleExpressions]);
+    const unused = [...(await producedSeries())].filter((n) => !used.has(n));
+    // Sums and counts of the histograms are exported for users' own queries (averages).
+    expect(unused.every((n) => /_(sum|count)$/.test(n))).toBe(true);
+  });
+});
