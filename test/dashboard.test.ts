@@ -25,6 +25,8 @@ interface Panel {
   };
 }
 
+/** Grafana replaces this placeholder with the datasource chosen at import. */
+const DATASOURCE = ['$', '{DS_PROMETHEUS}'].join('');
 const root = join(import.meta.dirname, '..');
 const dashboard = JSON.parse(readFileSync(join(root, 'dashboards', 'prazo.json'), 'utf8')) as {
   __inputs: Array<{ name: string; type: string; pluginId: string }>;
@@ -60,8 +62,8 @@ describe('Grafana dashboard', () => {
       expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' }),
     ]);
     for (const panel of graphs) {
-      expect(panel.datasource?.uid, panel.title).toBe('${DS_PROMETHEUS}');
-      for (const t of panel.targets ?? []) expect(t.datasource.uid, panel.title).toBe('${DS_PROMETHEUS}');
+      expect(panel.datasource?.uid, panel.title).toBe(DATASOURCE);
+      for (const t of panel.targets ?? []) expect(t.datasource.uid, panel.title).toBe(DATASOURCE);
     }
     expect(new Set(dashboard.panels.map((p) => p.id)).size).toBe(dashboard.panels.length);
     expect(dashboard.uid).toMatch(/^[a-z0-9-]{1,40}$/);
@@ -70,7 +72,7 @@ describe('Grafana dashboard', () => {
   it('has a dependency variable fed by prazo_requests_total that every query filters on', () => {
     const variable = dashboard.templating.list.find((v) => v.name === 'dependency');
     expect(variable?.definition).toBe('label_values(prazo_requests_total, dependency)');
-    expect(variable?.datasource.uid).toBe('${DS_PROMETHEUS}');
+    expect(variable?.datasource.uid).toBe(DATASOURCE);
     for (const expr of expressions) expect(expr).toContain('dependency=~"$dependency"');
   });
 
