@@ -1,0 +1,351 @@
+import { type Clock, systemClock, type Timer } from '../clock.js';
+import { InvalidOptionError } from '../errors.js';
+import { calibrateTimeout } from '../policy/calibrate.js';
+import {
+  assessDrift,
+  type CalibrateFn,
+  type DriftAssessment,
+  type DriftEvent,
+  type DriftSkippedEvent,
+  type DriftSkipReason,
+  planRecalibration,
+  type RecalibratedEvent,
+} from './drift-check.js';
+import type { InstrumentableDependency, PolicyUpdate, RecalibratableDependency } from './source.js';
+
+/** What the drift monitor does when it finds drift. */
+export type DriftMode = 'alert' | 'auto';
+
+/** Options of {@link createDriftMonitor}. */
+export interface DriftMonitorOptions {
+  /**
+   * The dependencies to watch. Iterated again at every check, so a `Set` you add to is followed.
+   * In `'auto'` mode each must have `setPolicy()`.
+   */
+  dependencies: Iterable<InstrumentableDependency>;
+  /** Time between two checks, ms. @default 60_000 */
+  intervalMs?: number;
+  /**
+   * `'alert'` only emits `drift`; `'auto'` also recalibrates the read timeout from the healthy window.
+   * @default 'alert'
+   */
+  mode?: DriftMode;
+  /** Factor from healthy p99 to read timeout, as in `calibrateTimeout`. @default 1.4 */
+  slack?: number;
+  /**
+   * Relative distance from healthy p99 × slack that still counts as calibrated (0.2 = ±20 %).
+   * @default 0.2
+   */
+  tolerance?: number;
+  /** Largest factor by which one check may raise (or divide) the read timeout in `'auto'` mode. @default 1.25 */
+  maxStepRatio?: number;
+  /** Fewest healthy samples a check needs; below it the dependency is skipped. @default 100 */
+  minSamples?: number;
+  /**
+   * The user deadline, ms, that attempts must fit into in `'auto'` mode: one number for all dependencies
+   * or one per dependency name. Falls back to the dependency's `policy().userDeadlineMs`.
+   */
+  userDeadlineMs?: number | Readonly<Record<string, number>>;
+  /** Time reserved per attempt when fitting attempts into the deadline, ms. @default 30 */
+  overheadPerAttemptMs?: number;
+  /** Source of time and timers. @default systemClock */
+  clock?: Clock;
+}
+
+/** Defaults of {@link DriftMonitorOptions}. */
+export const DRIFT_MONITOR_DEFAULTS = Object.freeze({
+  intervalMs: 60_000,
+  mode: 'alert' as DriftMode,
+  slack: 1.4,
+  tolerance: 0.2,
+  maxStepRatio: 1.25,
+  minSamples: 100,
+  overheadPerAttemptMs: 30,
+});
+
+/** Events of a {@link DriftMonitor}, by name. */
+export interface DriftMonitorEventMap {
+  /** A check found the read timeout outside the tolerance around healthy p99 × slack. */
+  drift: DriftEvent;
+  /** `'auto'` mode replaced a dependency's policy. */
+  recalibrated: RecalibratedEvent;
+  /** A check could not judge, or `'auto'` mode declined to act (with the reason). */
+  skipped: DriftSkippedEvent;
+}
+
+/** What one check found for one dependency. */
+export interface DriftCheckResult {
+  dependency: string;
+  assessment: DriftAssessment;
+  /** The policy change made in `'auto'` mode, if any. */
+  recalibrated?: RecalibratedEvent;
+  /** Why nothing was judged or changed, if so. */
+  skipped?: DriftSkipReason;
+}
+
+/** A running comparison of configured read timeouts with healthy p99s. */
+export interface DriftMonitor {
+  /** Starts checking every `intervalMs` (first check one interval from now). The timer is unref'd. Idempotent. */
+  start(): void;
+  /** Stops and releases the timer. Idempotent. */
+  stop(): void;
+  /** Checks every dependency now, emits the events, and returns what it found. */
+  checkNow(): DriftCheckResult[];
+  /** Subscribes to an event; returns a function that unsubscribes. */
+  on<E extends keyof DriftMonitorEventMap>(
+    event: E,
+    listener: (payload: DriftMonitorEventMap[E]) => void,
+  ): () => void;
+  /** Removes a listener. */
+  off<E extends keyof DriftMonitorEventMap>(
+    event: E,
+    listener: (payload: DriftMonitorEventMap[E]) => void,
+  ): void;
+  /** True between `start()` and `stop()`. */
+  readonly running: boolean;
+}
+
+type Normalized = Required<Omit<DriftMonitorOptions, 'userDeadlineMs' | 'dependencies'>> &
+  Pick<DriftMonitorOptions, 'userDeadlineMs' | 'dependencies'>;
+
+/**
+ * Validates {@link DriftMonitorOptions} and fills in the defaults.
+ * @throws {InvalidOptionError} naming the first invalid option.
+ */
+export function normalizeDriftMonitorOptions(options: DriftMonitorOptions): Normalized {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError('options', 'an object with `dependencies`', options);
+  const o = { ...DRIFT_MONITOR_DEFAULTS, clock: systemClock, ...definedOnly(options) } as Normalized;
+  if (
+    o.dependencies === undefined ||
+    typeof (o.dependencies as Partial<Iterable<unknown>>)[Symbol.iterator] !== 'function'
+  )
+    throw new InvalidOptionError('dependencies', 'an iterable of dependencies', o.dependencies);
+  if (!(Number.isFinite(o.intervalMs) && o.intervalMs >= 1 && o.intervalMs <= 2_147_483_647))
+    throw new InvalidOptionError('intervalMs', 'a number of ms from 1 to 2147483647', o.intervalMs);
+  if (o.mode !== 'alert' && o.mode !== 'auto')
+    throw new InvalidOptionError('mode', "'alert' or 'auto'", o.mode);
+  if (!(typeof o.slack === 'number' && o.slack > 1 && o.slack <= 3))
+    throw new InvalidOptionError('slack', 'a number > 1 and ≤ 3 (advice: 1.3–1.5)', o.slack);
+  if (!(typeof o.tolerance === 'number' && o.tolerance >= 0 && o.tolerance < 1))
+    throw new InvalidOptionError('tolerance', 'a number ≥ 0 and < 1 (0.2 = ±20 %)', o.tolerance);
+  if (!(typeof o.maxStepRatio === 'number' && o.maxStepRatio > 1 && Number.isFinite(o.maxStepRatio)))
+    throw new InvalidOptionError('maxStepRatio', 'a finite number > 1', o.maxStepRatio);
+  if (!(Number.isInteger(o.minSamples) && o.minSamples >= 1))
+    throw new InvalidOptionError('minSamples', 'an integer ≥ 1', o.minSamples);
+  if (
+    !(
+      typeof o.overheadPerAttemptMs === 'number' &&
+      o.overheadPerAttemptMs >= 0 &&
+      Number.isFinite(o.overheadPerAttemptMs)
+    )
+  )
+    throw new InvalidOptionError('overheadPerAttemptMs', 'a finite number ≥ 0', o.overheadPerAttemptMs);
+  const deadline = o.userDeadlineMs;
+  if (typeof deadline === 'number') checkDeadline('userDeadlineMs', deadline);
+  else if (typeof deadline === 'object' && deadline !== null)
+    for (const [name, ms] of Object.entries(deadline)) checkDeadline(`userDeadlineMs.${name}`, ms);
+  else if (deadline !== undefined)
+    throw new InvalidOptionError(
+      'userDeadlineMs',
+      'a number of ms or an object of them by dependency',
+      deadline,
+    );
+  if (typeof o.clock?.setTimeout !== 'function') throw new InvalidOptionError('clock', 'a Clock', o.clock);
+  return o;
+}
+
+/**
+ * Creates a drift monitor: every `intervalMs` it compares each dependency's configured read timeout
+ * with the p99 of its healthy slices × `slack`, and emits `drift` when they are further apart than
+ * `tolerance`.
+ *
+ * In `'auto'` mode it also recalibrates, with guardrails: only from healthy slices and with at least
+ * `minSamples` of them; at most `maxStepRatio` per check; a window with degraded slices may lower the
+ * timeout but never raise it; a raise stops where one attempt fills the user deadline; attempts and the
+ * warning are recomputed by `calibrateTimeout` from the attempts originally requested. Once drift is
+ * found it keeps stepping, one step per check, until the timeout reaches the recommendation (±1 %).
+ * The connect timeout is kept, except that it never exceeds the new read timeout. Every change emits
+ * `recalibrated`.
+ *
+ * @throws {InvalidOptionError} for an invalid option; in `'auto'` mode, for a dependency without
+ *   `setPolicy()` or without a known user deadline.
+ * @example
+ * const monitor = createDriftMonitor({ dependencies: [payments], mode: 'auto', userDeadlineMs: 1500 });
+ * monitor.on('drift', (e) => log.warn(e, 'timeout drifted from the healthy p99'));
+ * monitor.start();
+ * // on shutdown
+ * monitor.stop();
+ * @see The article, "Verification" (a): the configured timeout falls below the real p99 with no code
+ *   change, so the comparison must run continuously.
+ */
+export function createDriftMonitor(options: DriftMonitorOptions): DriftMonitor {
+  const o = normalizeDriftMonitorOptions(options);
+  const calibrate: CalibrateFn = calibrateTimeout;
+  const listeners: { [E in keyof DriftMonitorEventMap]: Set<(payload: DriftMonitorEventMap[E]) => void> } = {
+    drift: new Set(),
+    recalibrated: new Set(),
+    skipped: new Set(),
+  };
+  const emit = <E extends keyof DriftMonitorEventMap>(event: E, payload: DriftMonitorEventMap[E]): void => {
+    for (const listener of [...listeners[event]]) listener(payload);
+  };
+  /** Attempts each dependency asked for before any calibration reduced them. */
+  const requestedAttempts = new Map<string, number>();
+  /** Dependencies 'auto' mode is stepping towards their recommendation. */
+  const chasing = new Set<string>();
+
+  const deadlineOf = (d: InstrumentableDependency): number | undefined => {
+    const configured = o.userDeadlineMs;
+    if (typeof configured === 'number') return configured;
+    return configured?.[d.name] ?? d.policy().userDeadlineMs;
+  };
+
+  if (o.mode === 'auto') {
+    let i = 0;
+    for (const d of o.dependencies) {
+      if (typeof (d as Partial<RecalibratableDependency>).setPolicy !== 'function')
+        throw new InvalidOptionError(
+          `dependencies[${i}].setPolicy`,
+          "a function ('auto' mode replaces the policy)",
+          undefined,
+        );
+      if (deadlineOf(d) === undefined)
+        throw new InvalidOptionError(
+          `userDeadlineMs.${d.name}`,
+          "a number of ms ('auto' mode fits attempts into it)",
+          undefined,
+        );
+      i++;
+    }
+  }
+
+  const checkOne = (d: InstrumentableDependency, atMs: number): DriftCheckResult => {
+    const policy = d.policy();
+    if (!requestedAttempts.has(d.name))
+      requestedAttempts.set(d.name, policy.warning?.requestedAttempts ?? policy.attempts);
+    const assessment = assessDrift({
+      configuredMs: policy.readMs,
+      selection: d.window().healthy(),
+      slack: o.slack,
+      tolerance: o.tolerance,
+      minSamples: o.minSamples,
+    });
+    const skip = (reason: DriftSkipReason, detail: string): DriftCheckResult => {
+      emit('skipped', { dependency: d.name, reason, detail, atMs });
+      return { dependency: d.name, assessment, skipped: reason };
+    };
+    if (assessment.status === 'insufficient') {
+      return skip('too-few-samples', `${assessment.samples} healthy samples, fewer than ${o.minSamples}`);
+    }
+    if (assessment.direction) {
+      emit('drift', {
+        dependency: d.name,
+        configuredMs: policy.readMs,
+        measuredP99Ms: assessment.measuredP99Ms,
+        recommendedMs: assessment.recommendedMs,
+        direction: assessment.direction,
+        ratio: assessment.ratio,
+        atMs,
+      });
+      if (o.mode === 'auto') chasing.add(d.name);
+    }
+    if (o.mode !== 'auto' || !chasing.has(d.name)) return { dependency: d.name, assessment };
+    if (Math.abs(policy.readMs - assessment.recommendedMs) <= Math.max(1, assessment.recommendedMs * 0.01)) {
+      chasing.delete(d.name);
+      return { dependency: d.name, assessment };
+    }
+    const userDeadlineMs = deadlineOf(d);
+    if (userDeadlineMs === undefined)
+      return skip('no-user-deadline', `no user deadline is known for ${d.name}`);
+    const plan = planRecalibration({
+      current: policy,
+      measuredP99Ms: assessment.measuredP99Ms,
+      degraded: assessment.degraded,
+      slack: o.slack,
+      maxStepRatio: o.maxStepRatio,
+      userDeadlineMs,
+      requestedAttempts: requestedAttempts.get(d.name) ?? policy.attempts,
+      overheadPerAttemptMs: o.overheadPerAttemptMs,
+      calibrate,
+    });
+    if (!plan.change) {
+      if (plan.reason === 'deadline-cap') chasing.delete(d.name);
+      return skip(plan.reason, plan.detail);
+    }
+    const previous: PolicyUpdate = {
+      connectMs: policy.connectMs,
+      readMs: policy.readMs,
+      attempts: policy.attempts,
+      warning: policy.warning,
+    };
+    const next: PolicyUpdate = { ...plan.next, connectMs: Math.min(policy.connectMs, plan.next.readMs) };
+    if (next.readMs === previous.readMs && next.attempts === previous.attempts) {
+      chasing.delete(d.name);
+      return { dependency: d.name, assessment };
+    }
+    (d as RecalibratableDependency).setPolicy(next);
+    const event: RecalibratedEvent = {
+      dependency: d.name,
+      previous,
+      next,
+      measuredP99Ms: assessment.measuredP99Ms,
+      targetMs: plan.targetMs,
+      bounded: plan.bounded,
+      cappedByDeadline: plan.cappedByDeadline,
+      atMs,
+    };
+    if (!plan.bounded || plan.cappedByDeadline) chasing.delete(d.name);
+    emit('recalibrated', event);
+    return { dependency: d.name, assessment, recalibrated: event };
+  };
+
+  let timer: Timer | undefined;
+  const tick = (): void => {
+    // Re-arm first: a throwing listener must not stop the monitoring.
+    timer = o.clock.setTimeout(tick, o.intervalMs);
+    timer.unref();
+    monitor.checkNow();
+  };
+
+  const monitor: DriftMonitor = {
+    start() {
+      if (timer) return;
+      timer = o.clock.setTimeout(tick, o.intervalMs);
+      timer.unref();
+    },
+    stop() {
+      if (!timer) return;
+      o.clock.clearTimeout(timer);
+      timer = undefined;
+    },
+    checkNow() {
+      const atMs = o.clock.now();
+      return [...o.dependencies].map((d) => checkOne(d, atMs));
+    },
+    on(event, listener) {
+      listeners[event].add(listener);
+      return () => {
+        listeners[event].delete(listener);
+      };
+    },
+    off(event, listener) {
+      listeners[event].delete(listener);
+    },
+    get running() {
+      return timer !== undefined;
+    },
+  };
+  return monitor;
+}
+
+function checkDeadline(option: string, value: unknown): void {
+  if (!(typeof value === 'number' && Number.isFinite(value) && value > 0))
+    throw new InvalidOptionError(option, 'a finite number of ms > 0', value);
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
+}
