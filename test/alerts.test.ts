@@ -31,7 +31,7 @@ describe('alert rules', () => {
     expect(blocks).toHaveLength(alertNames.length);
     for (const block of blocks) {
       expect(block).toMatch(/severity: (warning|critical)/);
-      expect(block).toMatch(/summary: '.+'/);
+      expect(block).toMatch(/summary: ("[^"\n]+"|'[^'\n]+')/);
       const description = /description: >-\n([\s\S]+?)(?:\n\s*\n|$)/.exec(block)?.[1] ?? '';
       expect(description.length).toBeGreaterThan(150);
     }
