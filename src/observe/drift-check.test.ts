@@ -9,7 +9,19 @@ function selection(p99Ms: number, count = 1000, degraded = false): HealthySelect
   histogram.recordMany(p99Ms / 2, count - Math.ceil(count / 50));
   histogram.recordMany(p99Ms, Math.ceil(count / 50));
   const excluded: HealthySelection['excluded'] = degraded
-    ? [{ startMs: 0, endMs: 1, count: 50, errors: 10, errorRate: 0.2, p50Ms: 1, p99Ms: 1, reason: 'error-rate', detail: '' }]
+    ? [
+        {
+          startMs: 0,
+          endMs: 1,
+          count: 50,
+          errors: 10,
+          errorRate: 0.2,
+          p50Ms: 1,
+          p99Ms: 1,
+          reason: 'error-rate',
+          detail: '',
+        },
+      ]
     : [];
   return { histogram, included: [], excluded };
 }
@@ -66,15 +78,28 @@ describe('planRecalibration', () => {
     });
 
   it('raises by at most maxStepRatio towards p99 × slack', () => {
-    expect(plan({})).toMatchObject({ change: true, targetMs: 280, bounded: true, next: { readMs: 175, attempts: 2 } });
+    expect(plan({})).toMatchObject({
+      change: true,
+      targetMs: 280,
+      bounded: true,
+      next: { readMs: 175, attempts: 2 },
+    });
   });
 
   it('reaches the target when it is within one step', () => {
-    expect(plan({ measuredP99Ms: 110 })).toMatchObject({ change: true, bounded: false, next: { readMs: 154 } });
+    expect(plan({ measuredP99Ms: 110 })).toMatchObject({
+      change: true,
+      bounded: false,
+      next: { readMs: 154 },
+    });
   });
 
   it('lowers by at most maxStepRatio, even from a degraded window', () => {
-    const p = plan({ current: { connectMs: 400, readMs: 500, attempts: 2, warning: null }, measuredP99Ms: 100, degraded: true });
+    const p = plan({
+      current: { connectMs: 400, readMs: 500, attempts: 2, warning: null },
+      measuredP99Ms: 100,
+      degraded: true,
+    });
     expect(p).toMatchObject({ change: true, bounded: true, next: { readMs: 400 } });
   });
 
@@ -98,6 +123,9 @@ describe('planRecalibration', () => {
       userDeadlineMs: 600,
       requestedAttempts: 3,
     });
-    expect(p).toMatchObject({ change: true, next: { readMs: 252, attempts: 2, warning: { code: 'ATTEMPTS_REDUCED' } } });
+    expect(p).toMatchObject({
+      change: true,
+      next: { readMs: 252, attempts: 2, warning: { code: 'ATTEMPTS_REDUCED' } },
+    });
   });
 });
