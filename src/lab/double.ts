@@ -304,12 +304,19 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
       res.end(text);
     };
     const route = `${req.method} ${path}`;
-    if (route === `GET ${ADMIN_PREFIX}/stats`) return send(200, counter.snapshot());
-    if (route === `GET ${ADMIN_PREFIX}/behaviour`) return send(200, behaviour);
+    if (route === `GET ${ADMIN_PREFIX}/stats`) {
+      send(200, counter.snapshot());
+      return;
+    }
+    if (route === `GET ${ADMIN_PREFIX}/behaviour`) {
+      send(200, behaviour);
+      return;
+    }
     if (route === `POST ${ADMIN_PREFIX}/reset`) {
       req.resume();
       counter.reset();
-      return send(200, counter.snapshot());
+      send(200, counter.snapshot());
+      return;
     }
     if (route === `POST ${ADMIN_PREFIX}/behaviour`) {
       readAdminBody(req, (text) => {
@@ -326,8 +333,10 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
         try {
           parsed = parseBehaviourJson(text);
         } catch (error) {
-          if (!isPrazoError(error)) throw error;
-          send(400, { error: { code: error.code, message: error.message } });
+          const known = isPrazoError(error);
+          send(known ? 400 : 500, {
+            error: { code: known ? error.code : 'DOUBLE_ERROR', message: String((error as Error)?.message) },
+          });
           return;
         }
         // This socket is busy, so a switch to refusing spares it; the reply then carries
@@ -348,7 +357,7 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
     const known = ['stats', 'behaviour', 'reset'].map((name) => `${ADMIN_PREFIX}/${name}`);
     if (known.includes(path ?? '')) {
       req.resume();
-      return send(
+      send(
         405,
         { error: { code: 'METHOD_NOT_ALLOWED', message: `${req.method} not allowed on ${path}.` } },
         {
@@ -360,6 +369,7 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
                 : 'GET, POST',
         },
       );
+      return;
     }
     req.resume();
     send(404, {
