@@ -487,6 +487,10 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
       const adminClosed = admin ? new Promise<void>((resolve) => admin.close(() => resolve())) : undefined;
       admin?.closeAllConnections();
       await Promise.all([listenerClosed, adminClosed]);
+      // 'close' events fire before libuv runs the handles' close callbacks (the loop's last
+      // phase); two turns of the loop later the handles are really gone.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
     })();
     return closing;
   };
