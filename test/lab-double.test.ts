@@ -273,6 +273,17 @@ describe('the dependency double', () => {
     }
   });
 
+  it('starts no listener or worker once close has begun, even with a switch racing it', async () => {
+    const double = await startDouble({ behaviour: { refuse: true } });
+    const switching = double.set({ connectTimeout: true });
+    const closing = double.close();
+    const late = double.set({});
+    await Promise.allSettled([switching, closing, late]);
+    await new Promise((resolve) => setImmediate(resolve));
+    const error = await failure(request(double.url, { dispatcher: agent }));
+    expect(error.code).toBe('ECONNREFUSED');
+  });
+
   it('closes every socket, hung ones included, and leaves no handle behind', async () => {
     const count = () => {
       const counts: Record<string, number> = {};

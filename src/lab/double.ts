@@ -162,6 +162,7 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
   let behaviour = config.behaviour;
   let mode: ListenMode = 'open';
   let closed = false;
+  let stopping = false;
   let sequence = 0;
   let listener: NetServer | undefined;
   let blackhole: ConnectBlackhole | undefined;
@@ -420,15 +421,22 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
   const port = await listen(config.port);
 
   async function transition(target: ListenMode): Promise<void> {
-    if (closed || target === mode) return;
+    if (stopping || target === mode) return;
     if (mode === 'open') await stopListening();
     if (mode === 'blackhole') {
       await blackhole?.close();
       blackhole = undefined;
     }
     mode = target;
-    if (target === 'open') await listen(port);
-    else if (target === 'blackhole') blackhole = await startConnectBlackhole(host, port);
+    try {
+      if (target === 'open') await listen(port);
+      else if (target === 'blackhole') blackhole = await startConnectBlackhole(host, port);
+    } catch (error) {
+      // The port could not be taken back (another process grabbed it): nothing listens, which is
+      // refusing; a later set() tries again.
+      mode = 'refusing';
+      throw error;
+    }
   }
 
   function apply(next: Behaviour): Promise<Behaviour> {
@@ -471,6 +479,8 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      // No new listener or worker from here on; a switch already under way completes first.
+      stopping = true;
       await transitions;
       closed = true;
       const server = listener;
