@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import fc from 'fast-check';
 import { Agent, request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../src/clock.js';
@@ -113,6 +114,14 @@ describe('the dependency double', () => {
       return seen;
     };
     expect(await run()).toEqual(await run());
+  });
+
+  it('answers 204 without a body', async () => {
+    await withDouble({ behaviour: { statuses: [{ status: 204, share: 1 }] } }, async (double) => {
+      const response = await send(double.url);
+      expect(response.status).toBe(204);
+      expect(response.body).toBe('');
+    });
   });
 
   it('refuses connections, then accepts again on the same port', async () => {
@@ -245,6 +254,27 @@ describe('the dependency double', () => {
       expect(double.behaviour().latency).toEqual({ type: 'fixed', ms: 1 });
       expect((await send(`${double.adminUrl}/nope`)).status).toBe(404);
       expect((await send(`${double.adminUrl}/stats`, { method: 'POST' })).status).toBe(405);
+    });
+  });
+
+  it('answers any admin body with 200 or a typed 400, and keeps serving', async () => {
+    await withDouble({ adminPort: 0 }, async (double) => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(
+            fc.jsonValue().map((v) => JSON.stringify(v)),
+            fc.string(),
+          ),
+          async (body) => {
+            const response = await send(`${double.adminUrl}/behaviour`, { method: 'POST', body });
+            expect([200, 400]).toContain(response.status);
+            if (response.status === 400) expect(JSON.parse(response.body).error.code).toBe('INVALID_INPUT');
+          },
+        ),
+        { numRuns: 200 },
+      );
+      await double.set({});
+      expect((await send(double.url)).status).toBe(200);
     });
   });
 

@@ -249,23 +249,27 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
     requestTimers: Set<Timer>,
   ): void {
     const status = outcome.kind === 'status' ? outcome.status : 200;
-    const body = responseBody(instance, seq, status, current.bodyBytes);
-    res.setHeader('content-type', 'application/json');
-    res.setHeader('content-length', body.length);
+    // 204 and 304 never carry a body (RFC 9110 §15.3.5, §15.4.5).
+    const bodiless = status === 204 || status === 304;
+    const body = bodiless ? Buffer.alloc(0) : responseBody(instance, seq, status, current.bodyBytes);
+    if (!bodiless) {
+      res.setHeader('content-type', 'application/json');
+      res.setHeader('content-length', body.length);
+    }
     res.setHeader('x-double-instance', String(instance));
     if (outcome.kind === 'status' && outcome.retryAfter !== null)
       res.setHeader('retry-after', outcome.retryAfter);
     if (mode !== 'open') res.setHeader('connection', 'close');
     res.writeHead(status);
     counter.status(status);
-    if (outcome.kind === 'resetMidBody') {
+    if (outcome.kind === 'resetMidBody' && !bodiless) {
       counter.fault('resetMidBody');
       const half = body.subarray(0, Math.max(1, Math.floor(body.length / 2)));
       // Destroy only once the first half has reached the kernel, so the client sees part of it.
       res.write(half, () => res.socket?.destroy());
       return;
     }
-    if (current.slowBodyMs <= 0) {
+    if (current.slowBodyMs <= 0 || bodiless) {
       res.end(body);
       return;
     }
