@@ -127,4 +127,11 @@ describe('metric names in the dashboard and the alert rules', () => {
     // Sums and counts of the histograms are exported for users' own queries (averages).
     expect(unused.every((n) => /_(sum|count)$/.test(n))).toBe(true);
   });
+
+  it('are all documented in docs/observability.md, with their OpenTelemetry names', () => {
+    const docs = readFileSync(join(root, 'docs', 'observability.md'), 'utf8');
+    for (const m of Object.values(METRICS)) {
+      expect(docs, m.prometheus).toContain(`| \`${m.prometheus}\` | \`${m.otel}\` |`);
+    }
+  });
 });
