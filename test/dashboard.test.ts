@@ -131,7 +131,10 @@ describe('metric names in the dashboard and the alert rules', () => {
   it('are all documented in docs/observability.md, with their OpenTelemetry names', () => {
     const docs = readFileSync(join(root, 'docs', 'observability.md'), 'utf8');
     for (const m of Object.values(METRICS)) {
-      expect(docs, m.prometheus).toContain(`| \`${m.prometheus}\` | \`${m.otel}\` |`);
+      const row = new RegExp(
+        `\\|\\s*\`${m.prometheus}\`\\s*\\|\\s*\`${m.otel.replaceAll('.', '\\.')}\`\\s*\\|`,
+      );
+      expect(docs, m.prometheus).toMatch(row);
     }
   });
 });

@@ -50,17 +50,17 @@ export interface PolicyWarning {
   code: string;
   message: string;
   /** Attempts the caller asked for, when the calibration recorded it. */
-  requestedAttempts?: number;
+  requestedAttempts?: number | undefined;
 }
 
 /** The policy a dependency reports. Durations in ms. */
 export interface PolicySnapshot extends PolicyUpdate {
   /** Latency p95 the hedge timer uses. */
-  p95Ms?: number;
+  p95Ms?: number | undefined;
   /** Latency p99 the policy was calibrated from. */
-  p99Ms?: number;
+  p99Ms?: number | undefined;
   /** The user deadline the attempts were fitted into, when the dependency knows it. */
-  userDeadlineMs?: number;
+  userDeadlineMs?: number | undefined;
   /** Where each figure came from (configuration, live window …). */
   sources?: unknown;
 }
