@@ -13,13 +13,15 @@
  * - Retained memory: the exact retained size of a budget holding a full window, from a V8 heap
  *   snapshot (bench/retained-size.ts) — every object, array and typed-array backing store only the
  *   budget keeps alive. `process.memoryUsage()` deltas swing by ±300 KB here (JIT, lazy sweeping).
- * - ops/s: median of three 250 ms rounds of the steady state (window full and sliding), timed with
- *   `process.hrtime.bigint()`, after a discarded warm-up. Also per CPU-second of the process,
+ * - ops/s: median of five rounds of the steady state (window full and sliding), each at least
+ *   250 ms and 1 M requests (at most 1 s), timed with `process.hrtime.bigint()`, after two
+ *   discarded warm-up rounds. Also per CPU-second of the process,
  *   which a shared, overloaded machine disturbs less than wall time.
  * - Each (implementation, rate) runs in its own child process, so neither implementation's JIT
  *   feedback or garbage leaks into the other's figures.
  */
 import { execFileSync } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createRetryBudget } from '../src/policy/retry-budget.js';
 import { createFakeClock } from '../src/testing/fake-clock.js';
@@ -36,9 +38,12 @@ const RATES = [10, 1_000, 100_000];
 const IMPLEMENTATIONS = ['prazo', 'article (reference)'] as const;
 type Implementation = (typeof IMPLEMENTATIONS)[number];
 const WINDOW_MS = 10_000;
-const ROUNDS = 3;
-const ROUND_NS = 250_000_000n; // wall time of each timed round
-const MAX_ROUND_REQUESTS = 20_000_000;
+const ROUNDS = 5;
+// A round lasts at least 250 ms and 1 M requests (so the JIT has tiered up even on a starved
+// machine), at most 1 s (the reference at 100 k rps manages a few thousand requests per second).
+const MIN_ROUND_NS = 250_000_000n;
+const MIN_ROUND_REQUESTS = 1_000_000;
+const MAX_ROUND_NS = 1_000_000_000n;
 const START_MS = 1_764_000_000_000;
 
 interface Row {
@@ -73,16 +78,16 @@ function fillWindow(name: Implementation, rps: number): RetainedSizeProbe<Budget
 }
 
 /** Median ops per wall second and per CPU second of the steady state: the window full and sliding. */
-function measureOps(budget: Budget, rps: number): { wall: number; cpu: number } {
+function measureOps(budget: Budget, rps: number, rounds = ROUNDS): { wall: number; cpu: number } {
   const stepMs = 1000 / rps;
   const wall: number[] = [];
   const cpu: number[] = [];
-  for (let round = 0; round < ROUNDS; round += 1) {
+  for (let round = 0; round < rounds; round += 1) {
     let requests = 0;
     const cpuStart = process.cpuUsage();
     const startNs = process.hrtime.bigint();
     let elapsedNs = 0n;
-    while (elapsedNs < ROUND_NS && requests < MAX_ROUND_REQUESTS) {
+    while ((elapsedNs < MIN_ROUND_NS || requests < MIN_ROUND_REQUESTS) && elapsedNs < MAX_ROUND_NS) {
       for (let i = 0; i < 1024; i += 1) {
         sim.t += stepMs;
         budget.recordOriginal();
@@ -101,7 +106,7 @@ function measureOps(budget: Budget, rps: number): { wall: number; cpu: number } 
 
 async function child(name: Implementation, rps: number): Promise<Row> {
   // Warm-up: the same work once, discarded, so the measured pass runs optimised code.
-  measureOps(fillWindow(name, rps).target, rps);
+  measureOps(fillWindow(name, rps).target, rps, 2);
   sim.t = START_MS;
   const probe = fillWindow(name, rps);
   // Measure in a later task: no stack slot of the filling code may still point at the budget.
@@ -134,12 +139,21 @@ function parent(): void {
   }
 
   if (process.argv.includes('--json')) {
-    console.log(JSON.stringify({ node: process.version, date: new Date().toISOString(), rows }, null, 2));
+    console.log(
+      JSON.stringify(
+        { node: process.version, loadavg: loadavg(), date: new Date().toISOString(), rows },
+        null,
+        2,
+      ),
+    );
     return;
   }
   const kb = (bytes: number) => `${(bytes / 1024).toFixed(2)} KB`;
   const mops = (ops: number) => (ops >= 1e6 ? `${(ops / 1e6).toFixed(1)} M` : `${(ops / 1e3).toFixed(1)} k`);
-  console.log(`Node ${process.version}, ${new Date().toISOString()}`);
+  const load = loadavg().map((x) => x.toFixed(1));
+  console.log(
+    `Node ${process.version}, ${cpus().length} CPUs, load average ${load.join(' ')}, ${new Date().toISOString()}`,
+  );
   console.log(
     '| implementation | simulated rps | originals / extras in window | retained memory | ops/s (wall) | ops per CPU-second |',
   );
