@@ -15,5 +15,29 @@ export {
   isPrazoError,
   PrazoError,
 } from './errors.js';
+export type {
+  CalibratedPolicy,
+  CalibrationOptions,
+  CalibrationProfile,
+  CalibrationWarning,
+  CalibrationWarningCode,
+} from './policy/calibrate.js';
+export {
+  CALIBRATION_DEFAULTS,
+  calibrateTimeout,
+  MAX_DURATION_MS,
+  normalizeCalibrationOptions,
+  readTimeoutMs,
+  SLACK_RANGE,
+} from './policy/calibrate.js';
+export type { PoolAnalysis, PoolAnalysisInput, PoolProfile, TimeoutHeadroom } from './policy/littles-law.js';
+export {
+  analysePool,
+  maxHoldTimeMs,
+  maxTolerableTimeoutMs,
+  slotsNeeded,
+  timeoutHeadroom,
+  timeToExhaustMs,
+} from './policy/littles-law.js';
 export type { FakeClock } from './testing/fake-clock.js';
 export { createFakeClock } from './testing/fake-clock.js';
