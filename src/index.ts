@@ -15,6 +15,17 @@ export {
   isPrazoError,
   PrazoError,
 } from './errors.js';
+export type { CsvParserOptions } from './latency/formats/csv.js';
+export { createCsvParser } from './latency/formats/csv.js';
+export { detectFormat } from './latency/formats/detect.js';
+export { parseHistogramJson } from './latency/formats/histogram-json.js';
+export { createLinesParser } from './latency/formats/lines.js';
+export type { PrometheusParserOptions } from './latency/formats/prometheus.js';
+export { createPrometheusParser } from './latency/formats/prometheus.js';
+export type { LatencyFileReport, ReadLatencyFileOptions } from './latency/formats/read-latency-file.js';
+export { READ_LATENCY_FILE_DEFAULTS, readLatencyFile } from './latency/formats/read-latency-file.js';
+export type { LatencyFormat, LineParser, ParsedLatency } from './latency/formats/types.js';
+export { LATENCY_FORMATS } from './latency/formats/types.js';
 export type {
   CalibratedPolicy,
   CalibrationOptions,
