@@ -1,3 +1,12 @@
-// The list of sub-commands. Each is loaded only when used so `prazo --help` stays fast.
-// (Commands are registered here as their issues land.)
-export {};
+import { registerCommand } from './run.js';
+
+registerCommand(
+  'calibrate',
+  'derive connect/read timeouts and attempts from a healthy p99',
+  async () => (await import('./calibrate.js')).calibrate,
+);
+registerCommand(
+  'pool',
+  "Little's law: what a timeout does to a connection pool",
+  async () => (await import('./pool.js')).pool,
+);
