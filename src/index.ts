@@ -27,6 +27,18 @@ export { READ_LATENCY_FILE_DEFAULTS, readLatencyFile } from './latency/formats/r
 export type { LatencyFormat, LineParser, ParsedLatency } from './latency/formats/types.js';
 export { LATENCY_FORMATS } from './latency/formats/types.js';
 export type {
+  ExclusionReason,
+  HealthRule,
+  HealthySelection,
+  SliceStats,
+  SliceSummary,
+} from './latency/healthy.js';
+export { HEALTH_RULE_DEFAULTS, normalizeHealthRule, selectHealthy } from './latency/healthy.js';
+export type { HistogramJson } from './latency/histogram.js';
+export { LatencyHistogram } from './latency/histogram.js';
+export type { SlicedWindow, SlicedWindowOptions } from './latency/sliced-window.js';
+export { createSlicedWindow, SLICED_WINDOW_DEFAULTS } from './latency/sliced-window.js';
+export type {
   CalibratedPolicy,
   CalibrationOptions,
   CalibrationProfile,

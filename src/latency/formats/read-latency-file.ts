@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { InvalidInputError, InvalidOptionError } from '../../errors.js';
 import { MAX_DURATION_MS } from '../../policy/calibrate.js';
 import type { HealthRule, HealthySelection, SliceStats } from '../healthy.js';
-import { selectHealthy } from '../healthy.js';
+import { normalizeHealthRule, selectHealthy } from '../healthy.js';
 import { createCsvParser } from './csv.js';
 import { detectFormat } from './detect.js';
 import { parseHistogramJson } from './histogram-json.js';
@@ -77,6 +77,8 @@ export async function readLatencyFile(
   const sliceMs = options.sliceMs ?? READ_LATENCY_FILE_DEFAULTS.sliceMs;
   checkMs('sliceMs', sliceMs);
   if (options.windowMs !== undefined) checkMs('windowMs', options.windowMs);
+  // Validated before the file is read, so a bad rule fails fast on a large file.
+  const healthRule = normalizeHealthRule(options.healthRule, 'healthRule.');
   if (options.format !== undefined && !LATENCY_FORMATS.includes(options.format)) {
     throw new InvalidOptionError('format', `one of ${LATENCY_FORMATS.join(', ')}`, options.format);
   }
@@ -126,7 +128,7 @@ export async function readLatencyFile(
     timed: parsed.timed,
     sliceMs: parsed.timed ? sliceMs : null,
     slices,
-    selection: selectHealthy(slices, options.healthRule),
+    selection: selectHealthy(slices, healthRule),
     notes: parsed.notes,
   };
 }
