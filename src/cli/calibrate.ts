@@ -6,6 +6,7 @@ import type { LatencyFormat } from '../latency/formats/types.js';
 import { LATENCY_FORMATS } from '../latency/formats/types.js';
 import type { HealthRule, SliceSummary } from '../latency/healthy.js';
 import { HEALTH_RULE_DEFAULTS } from '../latency/healthy.js';
+import { LatencyHistogram } from '../latency/histogram.js';
 import type { CalibratedPolicy, CalibrationOptions, CalibrationProfile } from '../policy/calibrate.js';
 import { CALIBRATION_DEFAULTS, calibrateTimeout, normalizeCalibrationOptions } from '../policy/calibrate.js';
 import {
@@ -134,6 +135,11 @@ export interface CalibrateOutput extends CalibratedPolicy {
   sliceMs: number | null;
   /** Percentiles of the healthy slices merged; `null` when the p99 came from `--p99`. */
   healthy: HealthyLatency | null;
+  /**
+   * p99 of every slice merged, degraded ones included, in ms: what calibrating on the whole file would
+   * have used. `null` when nothing was excluded or the p99 came from `--p99`.
+   */
+  allSlicesP99Ms: number | null;
   included: SliceSummary[];
   excluded: LatencyFileReport['selection']['excluded'];
   notes: string[];
@@ -177,6 +183,7 @@ async function computeCalibration(flags: Flags): Promise<CalibrateOutput> {
   let report: LatencyFileReport | undefined;
   let p99Ms: number;
   let healthy: HealthyLatency | null = null;
+  let allSlicesP99Ms: number | null = null;
   if (flags.histogram !== undefined) {
     report = await readLatencyFile(flags.histogram, readOptions(flags));
     const histogram = report.selection.histogram;
@@ -192,6 +199,11 @@ async function computeCalibration(flags: Flags): Promise<CalibrateOutput> {
     ];
     p99Ms = p99;
     healthy = { count: histogram.count, p50Ms, p95Ms, p99Ms, p999Ms, maxMs: histogram.max };
+    if (report.selection.excluded.length > 0) {
+      const all = new LatencyHistogram();
+      for (const slice of report.slices) all.merge(slice.histogram);
+      allSlicesP99Ms = all.percentile(99);
+    }
   } else {
     p99Ms = flagP99!;
   }
@@ -212,6 +224,7 @@ async function computeCalibration(flags: Flags): Promise<CalibrateOutput> {
     timed: report?.timed ?? false,
     sliceMs: report?.sliceMs ?? null,
     healthy,
+    allSlicesP99Ms,
     included: report?.selection.included ?? [],
     excluded: report?.selection.excluded ?? [],
     notes: report?.notes ?? [],
@@ -290,6 +303,12 @@ export function renderCalibration(out: CalibrateOutput): string {
             `p99 ${ms(slice.p99Ms)} — ${slice.reason}: ${slice.detail}`,
         );
       }
+    }
+    if (out.allSlicesP99Ms !== null) {
+      lines.push(
+        `  (calibrated on every slice, the p99 would be ${ms(out.allSlicesP99Ms)} and the read timeout ` +
+          `${ms(Math.ceil(out.allSlicesP99Ms * out.options.slack))}: a timeout that protects nothing)`,
+      );
     }
     for (const note of out.notes) lines.push(`  note: ${note}`);
   }
