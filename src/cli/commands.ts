@@ -1,3 +1,5 @@
+// The list of sub-commands. Each is loaded only when used so `prazo --help` stays fast.
+// (Commands are registered here as their issues land.)
 import { registerCommand } from './run.js';
 
 registerCommand(
@@ -10,3 +12,7 @@ registerCommand(
   "Little's law: what a timeout does to a connection pool",
   async () => (await import('./pool.js')).pool,
 );
+registerCommand('double', 'run a dependency double (latency, errors, hangs, resets)', async () => {
+  const { runDouble } = await import('./double.js');
+  return (argv, io) => runDouble(argv, io);
+});
