@@ -188,7 +188,10 @@ async function computeCalibration(flags: Flags): Promise<CalibrateOutput> {
     report = await readLatencyFile(flags.histogram, readOptions(flags));
     const histogram = report.selection.histogram;
     if (histogram.count === 0) {
-      const why = report.selection.excluded.map((s) => `${sliceLabel(s, report!)}: ${s.detail}`).join('; ');
+      const excluded = report.selection.excluded;
+      const shown = excluded.slice(0, 3).map((s) => `${sliceLabel(s, report!)}: ${s.detail}`);
+      if (excluded.length > 3) shown.push(`and ${excluded.length - 3} more`);
+      const why = shown.join('; ');
       throw new InvalidInputError(`no healthy slice to calibrate on (${why})`, { source: report.source });
     }
     const [p50Ms, p95Ms, p99, p999Ms] = histogram.percentiles([50, 95, 99, 99.9]) as [
