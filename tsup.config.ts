@@ -7,6 +7,9 @@ const define = { __PRAZO_VERSION__: JSON.stringify(version) };
 /** Library entries: one per subpath export (see package.json `exports`). */
 const entry = {
   index: 'src/index.ts',
+  http: 'src/server/http.ts',
+  express: 'src/server/express.ts',
+  fastify: 'src/server/fastify.ts',
 };
 
 export default defineConfig([
