@@ -108,7 +108,7 @@ export class Deadline {
   /** Milliseconds left until the limit, never below 0. */
   remainingMs(): number {
     const left = this.limitMs - this.clock.now();
-    return left > 0 ? left : 0;
+    return Math.max(left, 0);
   }
 
   /** True once the clock has reached the limit. */

@@ -19,7 +19,6 @@ export type { ServerDeadlineOptions } from './deadline-scope.js';
 export { deadlineErrorBody, isDeadlineError } from './deadline-scope.js';
 
 declare global {
-  // biome-ignore lint/style/noNamespace: Express exposes its request type for augmentation only this way.
   namespace Express {
     interface Request {
       /**
