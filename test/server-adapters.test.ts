@@ -221,6 +221,41 @@ describe('prazo/http error handling', () => {
     expect(errors).toHaveLength(2);
   });
 
+  it('discards the late writes of a handler that ignored its signal, without crashing', async () => {
+    const clock = createFakeClock(T0);
+    const errors: unknown[] = [];
+    let entered!: () => void;
+    const inHandler = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let lateWrite!: (value: unknown) => void;
+    const wroteLate = new Promise((resolve) => {
+      lateWrite = resolve;
+    });
+    const server = createServer(
+      withDeadlineHandler(
+        async (req, res) => {
+          entered();
+          await once(req.deadline.signal, 'abort');
+          res.write('late', (error) => lateWrite(error));
+          res.writeHead(200);
+        },
+        { ...OPTIONS, clock, onError: (error) => errors.push(error) },
+      ),
+    );
+    const url = await listen(server);
+    running = { url, close: () => closeServer(server) };
+    const pending = request(url);
+    await inHandler;
+    clock.advance(OPTIONS.defaultMs);
+    const res = await pending;
+    expect(res.statusCode).toBe(504);
+    await res.body.dump();
+    expect(await wroteLate).toMatchObject({ code: 'ERR_STREAM_WRITE_AFTER_END' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(errors).toEqual([expect.objectContaining({ code: 'ERR_HTTP_HEADERS_SENT' })]);
+  });
+
   it('rejects unusable options at setup, naming them', () => {
     expect(() => withDeadlineHandler(() => {}, { defaultMs: 0, maxMs: 10 })).toThrow(/`defaultMs`/);
     expect(() => deadlineMiddleware({ defaultMs: 10, maxMs: Number.NaN })).toThrow(/`maxMs`/);
