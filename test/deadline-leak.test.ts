@@ -76,7 +76,12 @@ describe('no timer or listener survives (real clock)', () => {
           p99Ms: 0,
           signal: caller.signal,
           run: hang,
-        }).catch((e: unknown) => isPrazoError(e, 'DEADLINE_EXCEEDED') && counts.expired++),
+        }).catch((e: unknown) => {
+          // A machine busy enough to stall 30 ms between creating the deadline and calling makes the
+          // call fail fast instead: also an end by the deadline, also with nothing armed.
+          if (isPrazoError(e, 'DEADLINE_EXCEEDED') || isPrazoError(e, 'DEADLINE_INSUFFICIENT'))
+            counts.expired++;
+        }),
       );
       await Promise.all(calls);
     }
@@ -84,7 +89,7 @@ describe('no timer or listener survives (real clock)', () => {
     expect(counts).toEqual({ completed: 10_000, cancelled: 10_000, expired: 10_000 });
     expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
     expect(activeTimeouts()).toBeLessThanOrEqual(before);
-  });
+  }, 60_000);
 
   it('after 10 000 deadlines whose signal was read and then disposed', () => {
     const before = activeTimeouts();

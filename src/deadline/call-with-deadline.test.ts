@@ -184,5 +184,5 @@ describe('callWithDeadline', () => {
     expect(seen).toEqual({ completed: 10_000, cancelled: 10_000, expired: 10_000 });
     expect(clock.pendingTimers()).toBe(0);
     expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
-  });
+  }, 60_000);
 });
