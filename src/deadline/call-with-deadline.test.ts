@@ -1,5 +1,5 @@
 import { getEventListeners, setMaxListeners } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { isPrazoError } from '../errors.js';
 import { createFakeClock } from '../testing/fake-clock.js';
 import { callWithDeadline, type DeadlineCallContext } from './call-with-deadline.js';
@@ -33,6 +33,17 @@ describe('callWithDeadline', () => {
     });
     expect(calls).toBe(0);
     expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('resolves to what run resolves to (type-level)', async () => {
+    const clock = createFakeClock(T0);
+    const result = callWithDeadline(Deadline.after(100, clock), {
+      name: 's',
+      p99Ms: 1,
+      run: async () => ({ stock: 7 }),
+    });
+    expectTypeOf(result).toEqualTypeOf<Promise<{ stock: number }>>();
+    expect(await result).toEqual({ stock: 7 });
   });
 
   it('does not start a call on an expired deadline, even with a p99 of 0', async () => {

@@ -33,7 +33,13 @@ export function normalizeServerDeadlineOptions(
 ): NormalizedServerDeadlineOptions {
   const header = normalizeDeadlineHeaderOptions(options);
   const clock = options.clock ?? systemClock;
-  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function')
+  if (
+    typeof clock !== 'object' ||
+    clock === null ||
+    typeof clock.now !== 'function' ||
+    typeof clock.setTimeout !== 'function' ||
+    typeof clock.clearTimeout !== 'function'
+  )
     throw new InvalidOptionError('clock', 'a Clock ({ now, setTimeout, clearTimeout })', clock);
   return { ...header, clock };
 }
