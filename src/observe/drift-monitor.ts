@@ -1,6 +1,6 @@
 import { type Clock, systemClock, type Timer } from '../clock.js';
 import { InvalidOptionError } from '../errors.js';
-import { calibrateTimeout } from '../policy/calibrate.js';
+import { CALIBRATION_DEFAULTS, calibrateTimeout } from '../policy/calibrate.js';
 import {
   assessDrift,
   type CalibrateFn,
@@ -56,11 +56,11 @@ export interface DriftMonitorOptions {
 export const DRIFT_MONITOR_DEFAULTS = Object.freeze({
   intervalMs: 60_000,
   mode: 'alert' as DriftMode,
-  slack: 1.4,
+  slack: CALIBRATION_DEFAULTS.slack,
   tolerance: 0.2,
   maxStepRatio: 1.25,
   minSamples: 100,
-  overheadPerAttemptMs: 30,
+  overheadPerAttemptMs: CALIBRATION_DEFAULTS.overheadPerAttemptMs,
 });
 
 /** Events of a {@link DriftMonitor}, by name. */
