@@ -159,21 +159,22 @@ export function instrument(
 
 function attach(state: RegistryState, dependency: InstrumentableDependency): Attachment {
   const name = dependency.name;
-  const requestChildren = {
-    success: state.requestDuration.labels({ dependency: name, outcome: 'success' }),
-    failure: state.requestDuration.labels({ dependency: name, outcome: 'failure' }),
+  // Label objects built once: observe() with a stable object is the cheapest prom-client path.
+  const requestLabels = {
+    success: Object.freeze({ dependency: name, outcome: 'success' }),
+    failure: Object.freeze({ dependency: name, outcome: 'failure' }),
   };
-  const attemptChildren = {
-    original: state.attemptDuration.labels({ dependency: name, kind: 'original' }),
-    retry: state.attemptDuration.labels({ dependency: name, kind: 'retry' }),
-    hedge: state.attemptDuration.labels({ dependency: name, kind: 'hedge' }),
+  const attemptLabels = {
+    original: Object.freeze({ dependency: name, kind: 'original' }),
+    retry: Object.freeze({ dependency: name, kind: 'retry' }),
+    hedge: Object.freeze({ dependency: name, kind: 'hedge' }),
   };
-  for (const outcome of LABEL_VALUES.outcome) state.requestDuration.zero({ dependency: name, outcome });
-  for (const kind of LABEL_VALUES.kind) state.attemptDuration.zero({ dependency: name, kind });
+  for (const labels of Object.values(requestLabels)) state.requestDuration.zero(labels);
+  for (const labels of Object.values(attemptLabels)) state.attemptDuration.zero(labels);
 
   const tally = createTally(dependency, {
-    request: (outcome, seconds) => requestChildren[outcome].observe(seconds),
-    attempt: (kind, seconds) => attemptChildren[kind].observe(seconds),
+    request: (outcome, seconds) => state.requestDuration.observe(requestLabels[outcome], seconds),
+    attempt: (kind, seconds) => state.attemptDuration.observe(attemptLabels[kind], seconds),
   });
   const a: Attachment = {
     dependency,

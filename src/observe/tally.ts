@@ -1,7 +1,6 @@
 import type {
   AttemptEndEvent,
   AttemptKind,
-  AttemptStartEvent,
   BudgetExhaustedEvent,
   FastFailEvent,
   HedgeEvent,
@@ -41,13 +40,15 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
     tally.requests[outcome]++;
     observers.request?.(outcome, e.durationMs / 1000);
   };
-  const onAttemptStart = (e: AttemptStartEvent): void => {
-    if (e.kind in tally.attempts) tally.attempts[e.kind]++;
-  };
+  // Attempts are counted as they end rather than as they start: every attempt ends (a timeout or the
+  // call's end cuts it), and not listening to 'attempt-start' spares the client building its payload.
   const onAttemptEnd = (e: AttemptEndEvent): void => {
     if (e.timeout === 'connect' || e.timeout === 'read') tally.timeouts[e.timeout]++;
     if (e.kind === 'hedge' && e.won) tally.hedgesWon++;
-    if (e.kind in tally.attempts) observers.attempt?.(e.kind, e.durationMs / 1000);
+    if (e.kind in tally.attempts) {
+      tally.attempts[e.kind]++;
+      observers.attempt?.(e.kind, e.durationMs / 1000);
+    }
   };
   const onHedge = (_e: HedgeEvent): void => {
     tally.hedges++;
@@ -72,7 +73,6 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
       if (!attached) return;
       attached = false;
       dependency.off('request-end', onRequestEnd);
-      dependency.off('attempt-start', onAttemptStart);
       dependency.off('attempt-end', onAttemptEnd);
       dependency.off('hedge', onHedge);
       dependency.off('budget-exhausted', onBudgetExhausted);
@@ -80,7 +80,6 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
     },
   };
   dependency.on('request-end', onRequestEnd);
-  dependency.on('attempt-start', onAttemptStart);
   dependency.on('attempt-end', onAttemptEnd);
   dependency.on('hedge', onHedge);
   dependency.on('budget-exhausted', onBudgetExhausted);
