@@ -12,7 +12,8 @@ export type PrazoErrorCode =
   | 'RETRY_BUDGET_EXHAUSTED'
   | 'RETRY_AFTER_EXCEEDS_DEADLINE'
   | 'CONNECT_TIMEOUT'
-  | 'READ_TIMEOUT';
+  | 'READ_TIMEOUT'
+  | 'REQUEST_FAILED';
 
 /** Base class of every error prazo throws. */
 export class PrazoError extends Error {
@@ -93,6 +94,88 @@ export class DeadlineExceededError extends PrazoError {
 export class CancelledError extends PrazoError {
   constructor(message = 'Cancelled by the caller.', options?: { cause?: unknown }) {
     super('CANCELLED', message, options);
+  }
+}
+
+/**
+ * The dependency's shared retry budget refused an extra attempt: under widespread failure the
+ * client stops amplifying the load and fails fast. `cause` holds the last attempt's failure.
+ */
+export class RetryBudgetExhaustedError extends PrazoError {
+  /** The dependency whose budget is spent, when known. */
+  readonly dependency: string | undefined;
+
+  constructor(options: { cause?: unknown; dependency?: string } = {}) {
+    super(
+      'RETRY_BUDGET_EXHAUSTED',
+      `Retry budget exhausted${options.dependency === undefined ? '' : ` for ${options.dependency}`}: not retrying.`,
+      'cause' in options ? { cause: options.cause } : undefined,
+    );
+    this.dependency = options.dependency;
+  }
+}
+
+/**
+ * The server asked (with `Retry-After`) for a wait that, plus the dependency's p99, does not fit
+ * the remaining deadline: prazo fails now instead of sleeping the deadline away.
+ */
+export class RetryAfterExceedsDeadlineError extends PrazoError {
+  /** The wait the server asked for, in ms. */
+  readonly retryAfterMs: number;
+  /** Time that was left before the deadline, in ms. */
+  readonly remainingMs: number;
+
+  constructor(options: { retryAfterMs: number; remainingMs: number; cause?: unknown }) {
+    super(
+      'RETRY_AFTER_EXCEEDS_DEADLINE',
+      `The server asked to retry after ${options.retryAfterMs} ms, but only ${Math.max(0, Math.floor(options.remainingMs))} ms are left before the deadline.`,
+      'cause' in options ? { cause: options.cause } : undefined,
+    );
+    this.retryAfterMs = options.retryAfterMs;
+    this.remainingMs = options.remainingMs;
+  }
+}
+
+/**
+ * An attempt could not open a connection within the connect timeout (the instance looks down).
+ * `cause` holds undici's error.
+ */
+export class ConnectTimeoutError extends PrazoError {
+  /** The connect timeout in force, in ms. */
+  readonly timeoutMs: number | undefined;
+
+  constructor(message = 'Connect timeout.', options: { cause?: unknown; timeoutMs?: number } = {}) {
+    super('CONNECT_TIMEOUT', message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.timeoutMs = options.timeoutMs;
+  }
+}
+
+/**
+ * An attempt was sent but no answer came within its per-attempt timeout (the server took the work
+ * and is slow).
+ */
+export class ReadTimeoutError extends PrazoError {
+  /** The per-attempt timeout that ran out, in ms. */
+  readonly timeoutMs: number | undefined;
+
+  constructor(message = 'Read timeout.', options: { cause?: unknown; timeoutMs?: number } = {}) {
+    super('READ_TIMEOUT', message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.timeoutMs = options.timeoutMs;
+  }
+}
+
+/**
+ * An attempt failed for a reason other than a timeout (connection refused, reset, closed socket…)
+ * and was not, or could no longer be, retried. `phase` says whether the request left (`read`) or
+ * not (`connect`); `cause` holds the underlying error.
+ */
+export class RequestFailedError extends PrazoError {
+  /** Where the last attempt stopped. */
+  readonly phase: 'connect' | 'read';
+
+  constructor(message: string, options: { cause?: unknown; phase: 'connect' | 'read' }) {
+    super('REQUEST_FAILED', message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.phase = options.phase;
   }
 }
 

@@ -1,0 +1,110 @@
+import type { Readable } from 'node:stream';
+import { Pool } from 'undici';
+
+/**
+ * The body of a response: a byte stream with the usual helpers (undici's body satisfies it).
+ * Read it, or call `dump()`, so the connection returns to the pool.
+ */
+export interface ResponseBody extends AsyncIterable<Uint8Array> {
+  /** The whole body as UTF-8 text. */
+  text(): Promise<string>;
+  /** The whole body parsed as JSON. */
+  json(): Promise<unknown>;
+  /** The whole body as bytes. */
+  arrayBuffer(): Promise<ArrayBuffer>;
+  /** Reads and discards the body (up to 128 KiB, then closes the connection instead). */
+  dump(): Promise<unknown>;
+  /** Closes the body early, releasing (destroying) the connection. */
+  destroy(error?: Error): unknown;
+}
+
+/** Response headers, lower-case names, as undici parses them. */
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+/** A request body: strings and bytes can be sent again; a stream only once. */
+export type RequestBody = string | Uint8Array | Readable | AsyncIterable<Uint8Array>;
+
+/** What the transport resolves with: the status line and headers, the body still unread. */
+export interface TransportResponse {
+  statusCode: number;
+  headers: ResponseHeaders;
+  body: ResponseBody;
+}
+
+/**
+ * The least an abort signal must offer to undici: `aborted`, `reason` and abort listeners. prazo
+ * passes its own small attempt object instead of an `AbortSignal`, which costs microseconds to
+ * create and to listen to.
+ */
+export interface AbortLike {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/**
+ * The I/O under the client's steps: sends one attempt to instance `instance`. The only piece that
+ * knows about undici, and the one a unit test replaces with a fake.
+ */
+export interface Transport {
+  /** The instances, normalised origins, index = instance number. */
+  readonly origins: readonly string[];
+  /**
+   * Sends one request. `headers` is a flat `[name, value, …]` list. `timeoutMs` is handed to the
+   * transport's own timers as a safety net (prazo's shared timer enforces it precisely through
+   * `signal`). Rejects with the transport's error, or with `signal.reason` once aborted.
+   */
+  request(
+    instance: number,
+    method: string,
+    path: string,
+    headers: string[],
+    body: RequestBody | undefined,
+    timeoutMs: number,
+    signal: AbortLike,
+  ): Promise<TransportResponse>;
+  /** Closes every connection; resolves once they are closed. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link createUndiciTransport}. */
+export interface UndiciTransportOptions {
+  origins: readonly string[];
+  /** Connections per origin. */
+  connections: number;
+  /** Connect timeout, in ms (undici's own, ~0.5 s granularity). */
+  connectTimeoutMs: number;
+}
+
+/**
+ * The real transport: one undici `Pool` per origin. Each request is a `pool.request()` with an
+ * object literal of fixed shape (a spread would mint a hidden class per call) and prazo's attempt
+ * object as the signal.
+ */
+export function createUndiciTransport(options: UndiciTransportOptions): Transport {
+  const pools = options.origins.map(
+    (origin) =>
+      new Pool(origin, {
+        connections: options.connections,
+        connect: { timeout: options.connectTimeoutMs },
+      }),
+  );
+  return {
+    origins: options.origins,
+    request(instance, method, path, headers, body, timeoutMs, signal) {
+      return pools[instance]!.request({
+        method: method as 'GET',
+        path,
+        headers,
+        body: (body ?? null) as string | null,
+        signal: signal as unknown as AbortSignal,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      }) as unknown as Promise<TransportResponse>;
+    },
+    async close() {
+      await Promise.all(pools.map((pool) => pool.close()));
+    },
+  };
+}
