@@ -34,7 +34,7 @@ export class CoarseTimer {
         entry.onDue(now);
       }
     }
-    if (this.#entries.size !== 0) this.#arm();
+    if (this.#entries.size !== 0 && this.#timer === undefined) this.#arm();
   };
 
   constructor(clock: Clock, tickMs: number = COARSE_TICK_MS) {

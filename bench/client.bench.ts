@@ -1,0 +1,215 @@
+/**
+ * Client benchmark: requests/s and latency of prazo's dependency() against bare undici and the
+ * usual peers, same run, alternating rounds, C requests in flight, a keep-alive node:http server in
+ * a child process on 127.0.0.1.
+ *
+ *   node --expose-gc --import tsx bench/client.bench.ts [--rounds 5] [--seconds 3] [--concurrency 32] [--only a,b]
+ */
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
+import axios from 'axios';
+import { handleAll, retry, TimeoutStrategy, timeout, wrap } from 'cockatiel';
+import got from 'got';
+import { Pool } from 'undici';
+import { dependency } from '../src/client/dependency.js';
+import { LatencyHistogram } from '../src/latency/histogram.js';
+
+interface Args {
+  rounds: number;
+  seconds: number;
+  concurrency: number;
+  only: string[] | undefined;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { rounds: 5, seconds: 3, concurrency: 32, only: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = argv[i + 1];
+    if (flag === '--rounds') args.rounds = Number(value);
+    else if (flag === '--seconds') args.seconds = Number(value);
+    else if (flag === '--concurrency') args.concurrency = Number(value);
+    else if (flag === '--only') args.only = String(value).split(',');
+    else continue;
+    i++;
+  }
+  return args;
+}
+
+interface Client {
+  call(): Promise<void>;
+  close(): Promise<void>;
+}
+
+type Contender = { name: string; create(origin: string, connections: number): Client };
+
+const contenders: Contender[] = [
+  {
+    name: 'undici Pool.request',
+    create(origin, connections) {
+      const pool = new Pool(origin, { connections });
+      return {
+        async call() {
+          const { body } = await pool.request({ path: '/', method: 'GET' });
+          await body.text();
+        },
+        close: () => pool.close(),
+      };
+    },
+  },
+  {
+    name: 'prazo (all features)',
+    create(origin, connections) {
+      const dep = dependency({
+        name: 'bench',
+        origins: [origin],
+        latency: { p99Ms: 50, p95Ms: 20 },
+        userDeadlineMs: 1_000,
+        attempts: 2,
+        connections,
+        hedge: { at: 'p95' },
+      });
+      let ended = 0;
+      dep.on('request-end', () => {
+        ended++;
+      });
+      return {
+        async call() {
+          const res = await dep.request({ path: '/' });
+          await res.body.text();
+        },
+        close: async () => {
+          await dep.close();
+          if (ended === 0) throw new Error('the event listener saw nothing');
+        },
+      };
+    },
+  },
+  {
+    name: 'cockatiel retry+timeout (undici)',
+    create(origin, connections) {
+      const pool = new Pool(origin, { connections });
+      const policy = wrap(retry(handleAll, { maxAttempts: 1 }), timeout(1_000, TimeoutStrategy.Aggressive));
+      return {
+        call: () =>
+          policy.execute(async ({ signal }) => {
+            const { body } = await pool.request({ path: '/', method: 'GET', signal });
+            await body.text();
+          }),
+        close: () => pool.close(),
+      };
+    },
+  },
+  {
+    name: 'got (keep-alive agent)',
+    create(origin, connections) {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+      const client = got.extend({ prefixUrl: origin, agent: { http: agent } });
+      return {
+        async call() {
+          await client.get('').text();
+        },
+        close: async () => agent.destroy(),
+      };
+    },
+  },
+  {
+    name: 'axios (keep-alive agent)',
+    create(origin, connections) {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+      const client = axios.create({ baseURL: origin, httpAgent: agent, responseType: 'text' });
+      return {
+        async call() {
+          await client.get('/');
+        },
+        close: async () => agent.destroy(),
+      };
+    },
+  },
+];
+
+async function round(client: Client, seconds: number, concurrency: number, histogram: LatencyHistogram) {
+  const end = performance.now() + seconds * 1000;
+  let count = 0;
+  let errors = 0;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      try {
+        await client.call();
+        histogram.record(performance.now() - t0);
+        count++;
+      } catch {
+        errors++;
+      }
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { count, errors, elapsedMs: performance.now() - start };
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const selected = contenders.filter((c) => !args.only || args.only.some((o) => c.name.startsWith(o)));
+  const child = fork(fileURLToPath(new URL('./keepalive-server.mjs', import.meta.url)), [], {
+    stdio: 'inherit',
+  });
+  const port = await new Promise<number>((resolve) =>
+    child.once('message', (m: { port: number }) => resolve(m.port)),
+  );
+  const origin = `http://127.0.0.1:${port}`;
+  const connections = 64;
+  const results = new Map(
+    selected.map((c) => [
+      c.name,
+      { count: 0, errors: 0, ms: 0, histogram: new LatencyHistogram(), perRound: [] as number[] },
+    ]),
+  );
+  try {
+    // Warm-up: JIT and connections for every contender.
+    for (const c of selected) {
+      const client = c.create(origin, connections);
+      await round(client, 1, args.concurrency, new LatencyHistogram());
+      await client.close();
+    }
+    for (let r = 0; r < args.rounds; r++) {
+      const order = r % 2 === 0 ? selected : [...selected].reverse();
+      for (const c of order) {
+        globalThis.gc?.();
+        const client = c.create(origin, connections);
+        const res = results.get(c.name)!;
+        const out = await round(client, args.seconds, args.concurrency, res.histogram);
+        await client.close();
+        res.count += out.count;
+        res.errors += out.errors;
+        res.ms += out.elapsedMs;
+        res.perRound.push((out.count / out.elapsedMs) * 1000);
+        process.stderr.write(
+          `round ${r + 1} ${c.name}: ${Math.round((out.count / out.elapsedMs) * 1000)} req/s\n`,
+        );
+      }
+    }
+  } finally {
+    child.send('stop');
+  }
+  const base = results.get('undici Pool.request');
+  const baseRps = base ? (base.count / base.ms) * 1000 : Number.NaN;
+  const lines = [
+    `C = ${args.concurrency}, ${args.rounds} rounds × ${args.seconds} s per contender, alternating; Node ${process.version}`,
+    '',
+    '| client | req/s | ratio vs undici | p50 ms | p99 ms | errors |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const [name, res] of results) {
+    const rps = (res.count / res.ms) * 1000;
+    const [p50, p99] = res.histogram.percentiles([50, 99]);
+    lines.push(
+      `| ${name} | ${Math.round(rps)} | ${(rps / baseRps).toFixed(3)} | ${p50!.toFixed(2)} | ${p99!.toFixed(2)} | ${res.errors} |`,
+    );
+  }
+  console.log(lines.join('\n'));
+}
+
+await main();
