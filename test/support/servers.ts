@@ -84,12 +84,14 @@ export function elapsedSince(t0: number): number {
  * first measured call of a test does not pay for them.
  */
 export async function warmUp(): Promise<void> {
-  const { request } = await import('undici');
+  const { Pool } = await import('undici');
   const server = await startServer((_req, res) => reply(res, 200));
+  const pool = new Pool(server.origin);
   try {
-    const { body } = await request(server.origin);
+    const { body } = await pool.request({ path: '/', method: 'GET' });
     await body.dump();
   } finally {
+    await pool.close();
     await server.close();
   }
 }
