@@ -142,7 +142,8 @@ export function normalizeRetryBudgetOptions(
  * implies the exact extras of the last `windowMs` ms have reached
  * `max(floor, originals of the last windowMs − w × maxRatio)`.
  *
- * A clock that steps backwards is clamped (time never runs backwards inside the budget).
+ * A clock that steps backwards is clamped (time never runs backwards inside the budget); a clock
+ * answering NaN, ±Infinity or a time before the epoch holds the last sane instant.
  *
  * @throws {@link InvalidOptionError} naming the invalid option.
  * @example
@@ -159,42 +160,42 @@ export function createRetryBudget(options?: RetryBudgetOptions): RetryBudget {
   const extrasBySlot = new Float64Array(bucketCount);
   let originals = 0;
   let extras = 0;
-  let lastNow = Number.NEGATIVE_INFINITY;
-  // Absolute index (since the epoch) of the newest slot; the ring position is index mod bucketCount.
+  let lastNow = 0;
+  // Absolute index (since the epoch) of the newest slot, and its position in the ring.
   let head = Number.NaN;
+  let headSlot = 0;
 
+  /** Moves the window to the clock's time and returns the ring position of the current slot. */
   const advance = (): number => {
     let now = clock.now();
-    // Time inside the budget never runs backwards (a wall clock can step back under NTP).
-    if (!(now >= lastNow)) now = lastNow;
-    // A clock that returns NaN or ±Infinity is a bug upstream; hold the last sane instant.
-    if (!Number.isFinite(now)) now = Number.isFinite(lastNow) ? lastNow : 0;
+    // Time inside the budget never runs backwards (a wall clock can step back under NTP), and a
+    // clock answering NaN or ±Infinity (a bug upstream) holds the last sane instant.
+    if (!(now >= lastNow && now <= Number.MAX_VALUE)) now = lastNow;
     lastNow = now;
-    // Integer multiplication before the division keeps slot edges exact for integer ms.
+    // Multiplying before dividing keeps slot edges exact for integer ms.
     const index = Math.floor((now * bucketCount) / windowMs);
-    if (index === head) return slotOf(index);
-    if (!(index - head < bucketCount)) {
-      // First call, or idle for a whole window: everything has expired.
-      originalsBySlot.fill(0);
-      extrasBySlot.fill(0);
-      originals = 0;
-      extras = 0;
-    } else {
-      for (let k = head + 1; k <= index; k += 1) {
-        const slot = slotOf(k);
+    // The common case at any real rate: still in the same slot, nothing to expire.
+    if (index === head) return headSlot;
+    if (index - head < bucketCount) {
+      let slot = headSlot;
+      for (let k = head; k < index; k += 1) {
+        slot = slot + 1 === bucketCount ? 0 : slot + 1;
         originals -= originalsBySlot[slot]!;
         extras -= extrasBySlot[slot]!;
         originalsBySlot[slot] = 0;
         extrasBySlot[slot] = 0;
       }
+      headSlot = slot;
+    } else {
+      // First call, or idle for a whole window: everything has expired.
+      originalsBySlot.fill(0);
+      extrasBySlot.fill(0);
+      originals = 0;
+      extras = 0;
+      headSlot = 0;
     }
     head = index;
-    return slotOf(index);
-  };
-
-  const slotOf = (index: number): number => {
-    const slot = index % bucketCount;
-    return slot < 0 ? slot + bucketCount : slot;
+    return headSlot;
   };
 
   return {
