@@ -42,7 +42,7 @@ interface Client {
   close(): Promise<void>;
 }
 
-type Contender = { name: string; create(origin: string, connections: number): Client };
+type Contender = { name: string; create(origin: string, connections: number, second: string): Client };
 
 const contenders: Contender[] = [
   {
@@ -60,12 +60,13 @@ const contenders: Contender[] = [
   },
   {
     name: 'prazo (all features)',
-    create(origin, connections) {
+    create(origin, connections, second) {
+      // Two instances (two ports of the same server) so that hedging has somewhere to go.
       const dep = dependency({
         name: 'bench',
-        origins: [origin],
-        latency: { p99Ms: 50, p95Ms: 20 },
-        userDeadlineMs: 1_000,
+        origins: [origin, second],
+        latency: { p99Ms: 200, p95Ms: 50 },
+        userDeadlineMs: 2_000,
         attempts: 2,
         connections,
         hedge: { at: 'p95' },
@@ -156,10 +157,11 @@ async function main() {
   const child = fork(fileURLToPath(new URL('./keepalive-server.mjs', import.meta.url)), [], {
     stdio: 'inherit',
   });
-  const port = await new Promise<number>((resolve) =>
-    child.once('message', (m: { port: number }) => resolve(m.port)),
+  const ports = await new Promise<number[]>((resolve) =>
+    child.once('message', (m: { ports: number[] }) => resolve(m.ports)),
   );
-  const origin = `http://127.0.0.1:${port}`;
+  const origin = `http://127.0.0.1:${ports[0]}`;
+  const second = `http://127.0.0.1:${ports[1]}`;
   const connections = 64;
   const results = new Map(
     selected.map((c) => [
@@ -170,7 +172,7 @@ async function main() {
   try {
     // Warm-up: JIT and connections for every contender.
     for (const c of selected) {
-      const client = c.create(origin, connections);
+      const client = c.create(origin, connections, second);
       await round(client, 1, args.concurrency, new LatencyHistogram());
       await client.close();
     }
@@ -178,7 +180,7 @@ async function main() {
       const order = r % 2 === 0 ? selected : [...selected].reverse();
       for (const c of order) {
         globalThis.gc?.();
-        const client = c.create(origin, connections);
+        const client = c.create(origin, connections, second);
         const res = results.get(c.name)!;
         const out = await round(client, args.seconds, args.concurrency, res.histogram);
         await client.close();

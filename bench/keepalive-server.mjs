@@ -3,16 +3,27 @@
 import http from 'node:http';
 
 const body = Buffer.from('{"ok":true}');
-const server = http.createServer((req, res) => {
+const handler = (req, res) => {
   req.resume();
   req.on('end', () => {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
     res.end(body);
   });
-});
-server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => process.send?.({ port: server.address().port }));
+};
+// Two listening ports on the same process: two "instances" for the contender that hedges.
+const servers = [http.createServer(handler), http.createServer(handler)];
+const ports = [];
+for (const server of servers) {
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => {
+    ports.push(server.address().port);
+    if (ports.length === servers.length) process.send?.({ ports });
+  });
+}
 process.on('message', (message) => {
-  if (message === 'stop') server.close(() => process.exit(0));
+  if (message === 'stop') {
+    for (const server of servers) server.closeAllConnections();
+    Promise.all(servers.map((s) => new Promise((r) => s.close(r)))).then(() => process.exit(0));
+  }
 });
 process.on('disconnect', () => process.exit(0));

@@ -51,13 +51,12 @@ export class InstancePicker {
   }
 
   /**
-   * The instance for a hedge copy: another instance that is up, the next in round-robin order; the
-   * same one when it is the only instance (behind a load balancer a new connection may reach another
-   * backend); -1 when every other instance is down (a copy there would only spend budget).
+   * The instance for a hedge copy: another instance that is up, the next in round-robin order; -1
+   * when there is none (a single instance, or every other one down): a copy sent to the instance
+   * that is slow now would wait behind the same pause and only spend budget.
    */
   pickHedge(first: number, nowMs: number): number {
     const n = this.count;
-    if (n === 1) return 0;
     for (let k = 0; k < n; k++) {
       const i = (this.#next + k) % n;
       if (i === first || (this.#anyDown && this.#downUntil[i]! > nowMs)) continue;

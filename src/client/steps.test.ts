@@ -66,11 +66,11 @@ describe('InstancePicker', () => {
     expect(picker.pick(-1, 100)).toBe(0); // the one that failed first
   });
 
-  it('finds no hedge target when the only other instance is down', () => {
+  it('finds no hedge target when the only other instance is down, or there is only one', () => {
     const picker = new InstancePicker(2, 1_000);
     picker.markDown(1, 0);
     expect(picker.pickHedge(0, 10)).toBe(-1);
-    expect(new InstancePicker(1).pickHedge(0, 0)).toBe(0);
+    expect(new InstancePicker(1).pickHedge(0, 0)).toBe(-1);
   });
 });
 
