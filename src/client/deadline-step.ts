@@ -10,6 +10,9 @@ import type { DependencyContext, Step } from './pipeline.js';
  * @see The source article, "prazo absoluto propagado".
  */
 export function deadlineStep(ctx: DependencyContext): Step {
+  // Calls that start in the same millisecond share a limit: format its header value once.
+  let lastLimit = Number.NaN;
+  let lastHeader = '';
   return (next) => (call) => {
     const now = ctx.clock.now();
     let limit = call.explicitLimitMs;
@@ -21,7 +24,11 @@ export function deadlineStep(ctx: DependencyContext): Step {
     if (!(limit <= cap)) limit = cap;
     call.startMs = now;
     call.limitMs = limit;
-    call.limitHeader = String(Math.floor(limit));
+    if (limit !== lastLimit) {
+      lastLimit = limit;
+      lastHeader = String(Math.floor(limit));
+    }
+    call.limitHeader = lastHeader;
     return next(call);
   };
 }

@@ -42,7 +42,8 @@ export function shouldHedge(
  */
 export function hedgeStep(ctx: DependencyContext): Step {
   return (next) => (call) => {
-    if (ctx.hedge === false || !call.hedgeable) return next(call);
+    // One instance: no other instance to send a copy to (see InstancePicker.pickHedge).
+    if (ctx.hedge === false || !call.hedgeable || ctx.instances.count === 1) return next(call);
     const delay = hedgeDelayMs(ctx.hedge, ctx.live.p95Ms);
     const remaining = call.limitMs - ctx.clock.now();
     const tryMs = Math.min(remaining, ctx.policy.readMs);

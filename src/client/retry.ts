@@ -1,4 +1,5 @@
 import {
+  CancelledError,
   ConnectTimeoutError,
   DeadlineInsufficientError,
   isPrazoError,
@@ -146,9 +147,9 @@ function sleep(ctx: DependencyContext, call: Call, ms: number): Promise<void> {
   });
 }
 
-/** The error a closed dependency fails calls with. */
+/** The error a closed dependency fails calls with (the owner of the dependency gave up on them). */
 export function closedError(name: string): Error {
-  return new RequestFailedError(`Dependency ${name} is closed.`, { phase: 'connect' });
+  return new CancelledError(`Dependency ${name} is closed.`);
 }
 
 /** The prazo error that ends a call whose last try failed with `error`. */
