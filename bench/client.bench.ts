@@ -60,32 +60,11 @@ const contenders: Contender[] = [
   },
   {
     name: 'prazo (all features)',
-    create(origin, connections, second) {
-      // Two instances (two ports of the same server) so that hedging has somewhere to go.
-      const dep = dependency({
-        name: 'bench',
-        origins: [origin, second],
-        latency: { p99Ms: 200, p95Ms: 50 },
-        userDeadlineMs: 2_000,
-        attempts: 2,
-        connections,
-        hedge: { at: 'p95' },
-      });
-      let ended = 0;
-      dep.on('request-end', () => {
-        ended++;
-      });
-      return {
-        async call() {
-          const res = await dep.request({ path: '/' });
-          await res.body.text();
-        },
-        close: async () => {
-          await dep.close();
-          if (ended === 0) throw new Error('the event listener saw nothing');
-        },
-      };
-    },
+    create: (origin, connections, second) => prazo([origin, second], connections, true),
+  },
+  {
+    name: 'prazo (no hedge)',
+    create: (origin, connections) => prazo([origin], connections, false),
   },
   {
     name: 'cockatiel retry+timeout (undici)',
@@ -130,6 +109,45 @@ const contenders: Contender[] = [
   },
 ];
 
+/** Extra attempts prazo made in the measured rounds (hedges and retries), for the report. */
+const prazoExtras = new Map<string, { calls: number; hedges: number; retries: number }>();
+
+/**
+ * prazo with every feature on: deadline (header + pre-call check), retry budget, calibrated
+ * timeouts on the shared timer, events with a listener, and — with two instances — hedging at the
+ * live p95 (two ports of the same server process, so that a hedge has another instance to go to).
+ */
+function prazo(origins: string[], connections: number, hedge: boolean): Client {
+  const dep = dependency({
+    name: 'bench',
+    origins,
+    latency: { p99Ms: 200, p95Ms: 50 },
+    userDeadlineMs: 2_000,
+    attempts: 2,
+    connections,
+    hedge: hedge ? { at: 'p95' } : false,
+  });
+  const key = hedge ? 'prazo (all features)' : 'prazo (no hedge)';
+  const tally = prazoExtras.get(key) ?? { calls: 0, hedges: 0, retries: 0 };
+  prazoExtras.set(key, tally);
+  dep.on('request-end', (e) => {
+    tally.calls++;
+  });
+  dep.on('hedge', () => {
+    tally.hedges++;
+  });
+  dep.on('retry', () => {
+    tally.retries++;
+  });
+  return {
+    async call() {
+      const res = await dep.request({ path: '/' });
+      await res.body.text();
+    },
+    close: () => dep.close(),
+  };
+}
+
 async function round(client: Client, seconds: number, concurrency: number, histogram: LatencyHistogram) {
   const end = performance.now() + seconds * 1000;
   let count = 0;
@@ -147,8 +165,10 @@ async function round(client: Client, seconds: number, concurrency: number, histo
     }
   };
   const start = performance.now();
+  const cpu0 = process.cpuUsage();
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return { count, errors, elapsedMs: performance.now() - start };
+  const cpu = process.cpuUsage(cpu0);
+  return { count, errors, elapsedMs: performance.now() - start, cpuUs: cpu.user + cpu.system };
 }
 
 async function main() {
@@ -166,7 +186,7 @@ async function main() {
   const results = new Map(
     selected.map((c) => [
       c.name,
-      { count: 0, errors: 0, ms: 0, histogram: new LatencyHistogram(), perRound: [] as number[] },
+      { count: 0, errors: 0, ms: 0, cpuUs: 0, histogram: new LatencyHistogram(), perRound: [] as number[] },
     ]),
   );
   try {
@@ -187,6 +207,7 @@ async function main() {
         res.count += out.count;
         res.errors += out.errors;
         res.ms += out.elapsedMs;
+        res.cpuUs += out.cpuUs;
         res.perRound.push((out.count / out.elapsedMs) * 1000);
         process.stderr.write(
           `round ${r + 1} ${c.name}: ${Math.round((out.count / out.elapsedMs) * 1000)} req/s\n`,
@@ -198,19 +219,25 @@ async function main() {
   }
   const base = results.get('undici Pool.request');
   const baseRps = base ? (base.count / base.ms) * 1000 : Number.NaN;
+  const baseCpu = base ? base.cpuUs / base.count : Number.NaN;
   const lines = [
     `C = ${args.concurrency}, ${args.rounds} rounds × ${args.seconds} s per contender, alternating; Node ${process.version}`,
     '',
-    '| client | req/s | ratio vs undici | p50 ms | p99 ms | errors |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    '| client | req/s | ratio vs undici | client CPU µs/req | CPU ratio (undici ÷ client) | p50 ms | p99 ms | errors |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const [name, res] of results) {
     const rps = (res.count / res.ms) * 1000;
     const [p50, p99] = res.histogram.percentiles([50, 99]);
     lines.push(
-      `| ${name} | ${Math.round(rps)} | ${(rps / baseRps).toFixed(3)} | ${p50!.toFixed(2)} | ${p99!.toFixed(2)} | ${res.errors} |`,
+      `| ${name} | ${Math.round(rps)} | ${(rps / baseRps).toFixed(3)} | ${(res.cpuUs / res.count).toFixed(1)} | ${(baseCpu / (res.cpuUs / res.count)).toFixed(3)} | ${p50!.toFixed(2)} | ${p99!.toFixed(2)} | ${res.errors} |`,
     );
   }
+  for (const [name, t] of prazoExtras)
+    lines.push(
+      '',
+      `${name}: ${t.hedges} hedges and ${t.retries} retries for ${t.calls} calls (${((100 * (t.hedges + t.retries)) / Math.max(1, t.calls)).toFixed(2)} % extra attempts, warm-up included)`,
+    );
   console.log(lines.join('\n'));
 }
 

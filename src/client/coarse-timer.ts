@@ -17,24 +17,33 @@ export const COARSE_TICK_MS = 5;
 /**
  * One timer shared by every in-flight attempt of a dependency, instead of one timer (and one
  * closure) per request: entries join and leave a set (tens of ns each), and a single unref'd timer
- * sweeps the set every {@link COARSE_TICK_MS} while it is not empty. The timer is disarmed as soon
- * as the set empties, so an idle dependency holds no timer at all.
+ * sweeps the set every {@link COARSE_TICK_MS} while it is not empty.
+ *
+ * Leaving the set never touches the timer: arming and clearing a Node timer costs microseconds
+ * (timer lists, a call into libuv), and at high concurrency the set empties and refills many times
+ * a tick. Instead the tick that finds the set empty does not re-arm, so an idle dependency holds no
+ * timer at most one tick after its last attempt ended.
  */
 export class CoarseTimer {
   readonly #clock: Clock;
   readonly #tickMs: number;
   readonly #entries = new Set<TimerEntry>();
   #timer: Timer | undefined = undefined;
+  #armed = false;
   readonly #tick = (): void => {
-    this.#timer = undefined;
-    const now = this.#clock.now();
-    for (const entry of this.#entries) {
-      if (entry.dueAt <= now) {
-        this.#entries.delete(entry);
-        entry.onDue(now);
+    this.#armed = false;
+    const entries = this.#entries;
+    if (entries.size !== 0) {
+      const now = this.#clock.now();
+      for (const entry of entries) {
+        if (entry.dueAt <= now) {
+          entries.delete(entry);
+          entry.onDue(now);
+        }
       }
     }
-    if (this.#entries.size !== 0 && this.#timer === undefined) this.#arm();
+    if (entries.size !== 0 && !this.#armed) this.#arm();
+    else if (!this.#armed) this.#timer = undefined;
   };
 
   constructor(clock: Clock, tickMs: number = COARSE_TICK_MS) {
@@ -50,16 +59,12 @@ export class CoarseTimer {
   /** Adds (or keeps) `entry`; it fires on the first tick at or after its `dueAt`. */
   add(entry: TimerEntry): void {
     this.#entries.add(entry);
-    if (this.#timer === undefined) this.#arm();
+    if (!this.#armed) this.#arm();
   }
 
-  /** Removes `entry` if present. Disarms the timer when nothing is left. */
+  /** Removes `entry` if present (the timer stops on its next tick if nothing is left). */
   delete(entry: TimerEntry): void {
     this.#entries.delete(entry);
-    if (this.#entries.size === 0 && this.#timer !== undefined) {
-      this.#clock.clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
   }
 
   /** The entries waiting, for `close()` to cancel them. */
@@ -67,16 +72,22 @@ export class CoarseTimer {
     return [...this.#entries];
   }
 
-  /** Drops every entry without calling it and disarms the timer. */
+  /** Drops every entry without calling it and disarms the timer now. */
   clear(): void {
     this.#entries.clear();
-    if (this.#timer !== undefined) {
-      this.#clock.clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#armed = false;
   }
 
   #arm(): void {
+    this.#armed = true;
+    // Node's timers can be re-armed in place (no new Timeout object); a fake clock's cannot.
+    const timer = this.#timer as (Timer & { refresh?: () => unknown }) | undefined;
+    if (timer?.refresh !== undefined) {
+      timer.refresh();
+      return;
+    }
     this.#timer = this.#clock.setTimeout(this.#tick, this.#tickMs);
     this.#timer.unref();
   }

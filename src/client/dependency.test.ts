@@ -170,6 +170,7 @@ describe('dependency() attempts', () => {
     const attempts = (error as { attempts: { durationMs: number; errorCode: string }[] }).attempts;
     expect(attempts.map((a) => a.errorCode)).toEqual(['READ_TIMEOUT', 'READ_TIMEOUT']);
     for (const a of attempts) expect(a.durationMs).toBeLessThanOrEqual(140 + 5);
+    clock.advance(5); // the shared timer stops on the tick after the last attempt
     expect(clock.pendingTimers()).toBe(0);
     await dep.close();
   });
@@ -253,6 +254,7 @@ describe('dependency() attempts', () => {
     const { error } = await pending;
     expect(isPrazoError(error, 'CANCELLED')).toBe(true);
     expect(transport.exchanges[0]!.settled).toBe(true);
+    clock.advance(5); // the shared timer stops on the tick after the last attempt
     expect(clock.pendingTimers()).toBe(0);
     await dep.close();
   });
@@ -299,6 +301,7 @@ describe('dependency() hedging', () => {
       ['original', 'aborted', false],
     ]);
     expect(dep.budget().extras).toBe(1);
+    clock.advance(5); // the shared timer stops on the tick after the last attempt
     expect(clock.pendingTimers()).toBe(0);
     await dep.close();
   });
@@ -346,12 +349,14 @@ describe('dependency() hygiene', () => {
       if (e.path === '/ok') e.respond(200);
     });
     for (let i = 0; i < 20; i++) await (await dep.request({ path: '/ok' })).body.dump();
+    clock.advance(5); // the shared timer stops on the tick after the last attempt
     expect(clock.pendingTimers()).toBe(0);
     const pending = settle(dep.request({ path: '/hang' }));
     await flush();
     await dep.close();
     const { error } = await pending;
     expect(isPrazoError(error, 'CANCELLED')).toBe(true);
+    clock.advance(5); // the shared timer stops on the tick after the last attempt
     expect(clock.pendingTimers()).toBe(0);
     expect(transport.closed).toBe(true);
     const after = await settle(dep.request({ path: '/ok' }));

@@ -18,13 +18,22 @@ describe('CoarseTimer', () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
-  it('holds one timer whatever the number of entries, and none once they leave', () => {
+  it('holds one timer whatever the number of entries, and none a tick after they leave', () => {
     const clock = createFakeClock(0);
     const timer = new CoarseTimer(clock, 5);
     const entries = Array.from({ length: 100 }, (_, i) => ({ dueAt: 1_000 + i, onDue: () => {} }));
     for (const e of entries) timer.add(e);
     expect(clock.pendingTimers()).toBe(1);
     for (const e of entries) timer.delete(e);
+    clock.advance(5);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('clear() disarms at once', () => {
+    const clock = createFakeClock(0);
+    const timer = new CoarseTimer(clock, 5);
+    timer.add({ dueAt: 100, onDue: () => {} });
+    timer.clear();
     expect(clock.pendingTimers()).toBe(0);
   });
 
@@ -36,6 +45,7 @@ describe('CoarseTimer', () => {
     clock.advance(5);
     expect(clock.pendingTimers()).toBe(1);
     timer.delete(later);
+    clock.advance(5);
     expect(clock.pendingTimers()).toBe(0);
   });
 });
