@@ -108,7 +108,7 @@ export class Deadline {
   /** Milliseconds left until the limit, never below 0. */
   remainingMs(): number {
     const left = this.limitMs - this.clock.now();
-    return left > 0 ? left : 0;
+    return Math.max(left, 0);
   }
 
   /** True once the clock has reached the limit. */
@@ -147,7 +147,8 @@ export class Deadline {
    */
   tighten(other: Deadline | number): Deadline {
     let limitMs: number;
-    if (other instanceof Deadline) {
+    if (typeof other === 'object' && other !== null && typeof other.limitMs === 'number') {
+      // Duck-typed so that a Deadline from another copy of prazo (ESM and CJS side by side) works too.
       limitMs = other.limitMs;
     } else {
       if (typeof other !== 'number' || !Number.isFinite(other) || other < 0)
