@@ -64,6 +64,19 @@ describe('dependency() calibration and policy', () => {
     await dep.close();
   });
 
+  it("starts 'auto' from the largest p99 whose attempts fit the deadline, marked as a start value", async () => {
+    const { dep } = setup({ latency: 'auto' });
+    const policy = dep.policy();
+    expect(policy.p99Ms).toBe(335); // (1000 / 2 − 30) / 1.4
+    expect(policy.attempts).toBe(2);
+    expect(policy.warning).toBeNull();
+    expect(policy.sources).toEqual({ p95: 'start', p99: 'start' });
+    await dep.close();
+    const started = setup({ latency: { auto: true, startP99Ms: 80, startP95Ms: 30 } });
+    expect(started.dep.policy()).toMatchObject({ p95Ms: 30, p99Ms: 80, readMs: 112 });
+    await started.dep.close();
+  });
+
   it('names the option that is wrong', () => {
     expect(() => setup({ origins: ['ftp://x'] })).toThrow(/origins\[0\]/);
     expect(() => setup({ userDeadlineMs: -1 })).toThrow(/userDeadlineMs/);
