@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 
-export type { AttemptRecord, DependencyResponse, RequestHeaders, RequestOptions } from './client/call.js';
+export type { AttemptRecord, RequestHeaders, RequestOptions } from './client/call.js';
 export type { Dependency } from './client/dependency.js';
 export { dependency } from './client/dependency.js';
 export type {
@@ -32,7 +32,8 @@ export type {
   NormalizedDependencyOptions,
 } from './client/options.js';
 export { DEPENDENCY_DEFAULTS, normalizeDependencyOptions } from './client/options.js';
-export type { RequestBody, ResponseBody, ResponseHeaders } from './client/transport.js';
+export type { DependencyResponse, ResponseBody, ResponseHeaders } from './client/response.js';
+export type { RequestBody } from './client/transport.js';
 export type { Clock, Timer } from './clock.js';
 export { systemClock } from './clock.js';
 export type { CallWithDeadlineOptions, DeadlineCallContext } from './deadline/call-with-deadline.js';

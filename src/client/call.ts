@@ -4,7 +4,7 @@ import { ATTEMPT_HEADER, type AttemptKind, DEADLINE_HEADER } from '../lab/attemp
 import type { AttemptPhase } from '../policy/classify.js';
 import { isIdempotent } from '../policy/idempotency.js';
 import type { Attempt } from './attempt.js';
-import type { RequestBody, ResponseBody, ResponseHeaders } from './transport.js';
+import type { RequestBody } from './transport.js';
 
 /** Header values a caller may pass. */
 export type RequestHeaders = Record<string, string | readonly string[] | number | undefined>;
@@ -45,19 +45,7 @@ export interface AttemptRecord {
   errorCode?: string;
 }
 
-/**
- * The answer to a call: the status and headers, the body still to be read (read it or `dump()` it:
- * the connection returns to the pool only then), and every attempt made.
- *
- * A final retryable status (a 503 with no retry left) is returned, not thrown; so are deterministic
- * statuses (400, 404, 422 …), after one attempt.
- */
-export interface DependencyResponse {
-  status: number;
-  headers: ResponseHeaders;
-  body: ResponseBody;
-  attempts: readonly AttemptRecord[];
-}
+export type { DependencyResponse } from './response.js';
 
 const OWN_HEADERS = new Set([DEADLINE_HEADER, ATTEMPT_HEADER]);
 

@@ -1,8 +1,9 @@
 import { RETRYABLE_STATUSES } from '../policy/classify.js';
 import { type Attempt, HEDGE_LOST } from './attempt.js';
-import type { Call, DependencyResponse } from './call.js';
+import type { Call } from './call.js';
 import type { TimerEntry } from './coarse-timer.js';
 import type { DependencyContext, Handler, Step } from './pipeline.js';
+import { type DependencyResponse, discard } from './response.js';
 
 /** The hedging setting of a dependency: off, a fixed delay in ms, or the live p95. */
 export type HedgePolicy = { at: 'p95' | number } | false;
@@ -165,10 +166,3 @@ class HedgedTry implements TimerEntry {
     if (this.#second !== null && !this.#second.done) this.#second.abort(HEDGE_LOST);
   }
 }
-
-/** Reads and drops a response nobody will use, so its connection returns to the pool. */
-export function discard(response: DependencyResponse): void {
-  response.body.dump().catch(noop);
-}
-
-function noop(): void {}

@@ -12,9 +12,9 @@ import { type AttemptOutcome, type Classification, classify } from '../policy/cl
 import { planRetry } from '../policy/plan-retry.js';
 import { codeOf } from './attempt.js';
 import type { Call, DependencyResponse } from './call.js';
-import { discard } from './hedge.js';
 import { withHistory } from './history.js';
 import type { DependencyContext, Handler, Step } from './pipeline.js';
+import { discard } from './response.js';
 
 /**
  * The attempt loop. Before the first try, the pre-call check: a deadline that cannot hold the

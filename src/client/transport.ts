@@ -1,25 +1,8 @@
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
+import type { ResponseBody, ResponseHeaders } from './response.js';
 
-/**
- * The body of a response: a byte stream with the usual helpers (undici's body satisfies it).
- * Read it, or call `dump()`, so the connection returns to the pool.
- */
-export interface ResponseBody extends AsyncIterable<Uint8Array> {
-  /** The whole body as UTF-8 text. */
-  text(): Promise<string>;
-  /** The whole body parsed as JSON. */
-  json(): Promise<unknown>;
-  /** The whole body as bytes. */
-  arrayBuffer(): Promise<ArrayBuffer>;
-  /** Reads and discards the body (up to 128 KiB, then closes the connection instead). */
-  dump(): Promise<unknown>;
-  /** Closes the body early, releasing (destroying) the connection. */
-  destroy(error?: Error): unknown;
-}
-
-/** Response headers, lower-case names, as undici parses them. */
-export type ResponseHeaders = Record<string, string | string[] | undefined>;
+export type { ResponseBody, ResponseHeaders } from './response.js';
 
 /** A request body: strings and bytes can be sent again; a stream only once. */
 export type RequestBody = string | Uint8Array | Readable | AsyncIterable<Uint8Array>;
