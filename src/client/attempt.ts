@@ -185,7 +185,10 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
         won,
       });
     }
-    return { status, headers: res.headers, body: res.body, attempts: call.attempts };
+    const response = { status, headers: res.headers, body: res.body, attempts: call.attempts };
+    // The first copy of a hedged try lets the referee say which answer the try gives.
+    if (kind !== 'hedge' && call.hedge !== null) return call.hedge.firstAnswered(response);
+    return response;
   } catch (error) {
     const end = clock.now();
     attempt.done = true;
@@ -235,6 +238,7 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
         won: false,
       });
     }
+    if (kind !== 'hedge' && call.hedge !== null) return call.hedge.firstFailed(error, classification.retry);
     throw error;
   }
 }

@@ -4,6 +4,7 @@ import { ATTEMPT_HEADER, type AttemptKind, DEADLINE_HEADER } from '../lab/attemp
 import type { AttemptPhase } from '../policy/classify.js';
 import { isIdempotent } from '../policy/idempotency.js';
 import type { Attempt } from './attempt.js';
+import type { HedgedTry } from './hedge.js';
 import type { RequestBody } from './transport.js';
 
 /** Header values a caller may pass. */
@@ -93,6 +94,8 @@ export class Call {
   cancelled: Error | null = null;
   /** Whether an attempt of the current try already won. */
   trySettled = false;
+  /** The hedge referee of the current try, if it may be hedged. */
+  hedge: HedgedTry | null = null;
   /** Wakes a retry delay early (cancellation). */
   wake: (() => void) | null = null;
 

@@ -333,6 +333,38 @@ describe('dependency() hedging', () => {
     await dep.close();
   });
 
+  it('keeps waiting for the first copy when the hedge copy fails', async () => {
+    const { dep, clock, transport } = setup({ hedge: { at: 'p95' } });
+    const pending = settle(dep.request({ path: '/' }));
+    await advance(clock, 60);
+    const [first, copy] = transport.exchanges;
+    copy!.respond(502);
+    await flush();
+    expect(first!.settled).toBe(false);
+    first!.respond(200, {}, 'first');
+    const { value } = await pending;
+    expect(await value!.body.text()).toBe('first');
+    expect(copy!.bodyConsumed).toBe(true);
+    await dep.close();
+  });
+
+  it('retries when both copies fail', async () => {
+    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    const { dep, clock, transport } = setup({ hedge: { at: 'p95' } });
+    const pending = settle(dep.request({ path: '/' }));
+    await advance(clock, 60);
+    const [first, copy] = transport.exchanges;
+    copy!.fail(reset);
+    await flush();
+    first!.respond(503);
+    for (let i = 0; i < 40 && transport.exchanges.length < 3; i++) await advance(clock, 5);
+    expect(transport.exchanges.length).toBe(3);
+    expect(transport.exchanges[2]!.headers['x-prazo-attempt']).toBe('3;kind=retry');
+    transport.exchanges[2]!.respond(200);
+    expect((await pending).value!.status).toBe(200);
+    await dep.close();
+  });
+
   it('never hedges a POST without an Idempotency-Key', async () => {
     const { dep, clock, transport } = setup({ hedge: { at: 'p95' } });
     const pending = settle(dep.request({ method: 'POST', path: '/', body: 'x' }));

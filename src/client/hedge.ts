@@ -1,5 +1,5 @@
 import { RETRYABLE_STATUSES } from '../policy/classify.js';
-import { type Attempt, HEDGE_LOST } from './attempt.js';
+import { type Attempt, AttemptAbandoned, HEDGE_LOST } from './attempt.js';
 import type { Call } from './call.js';
 import type { TimerEntry } from './coarse-timer.js';
 import type { DependencyContext, Handler, Step } from './pipeline.js';
@@ -40,6 +40,11 @@ export function shouldHedge(
  * budget grants an extra attempt, sends one copy to another instance. The first acceptable answer
  * (a status below 400, or a final one) wins and the other copy is aborted; a retryable failure of
  * one copy waits for the other. Non-idempotent requests and stream bodies are never hedged.
+ *
+ * To cost almost nothing when no copy is sent (the usual case), the step does not wrap the try in
+ * a promise of its own: it hangs a {@link HedgedTry} on the call and returns the first copy's
+ * promise. The attempt step hands the first copy's outcome to `call.hedge`, which answers with the
+ * winner: the first copy's own outcome, the copy's answer, or the copy's promise to wait for.
  */
 export function hedgeStep(ctx: DependencyContext): Step {
   return (next) => (call) => {
@@ -49,26 +54,36 @@ export function hedgeStep(ctx: DependencyContext): Step {
     const remaining = call.limitMs - ctx.clock.now();
     const tryMs = Math.min(remaining, ctx.policy.readMs);
     if (!shouldHedge(delay, call, tryMs)) return next(call);
-    return new HedgedTry(ctx, call, next, delay).start();
+    const hedged = new HedgedTry(ctx, call, next, delay);
+    call.hedge = hedged;
+    const first = next(call);
+    hedged.first = call.lastStarted;
+    ctx.timer.add(hedged);
+    return first;
   };
 }
 
-/** One try with a possible hedge copy; a coarse-timer entry that fires at the hedge delay. */
-class HedgedTry implements TimerEntry {
+/**
+ * One try that may get a hedge copy: a coarse-timer entry that fires at the hedge delay, and the
+ * referee between the first copy (which reports through {@link HedgedTry.firstAnswered} and
+ * {@link HedgedTry.firstFailed}) and the hedge copy.
+ */
+export class HedgedTry implements TimerEntry {
   dueAt: number;
+  /** The first copy's attempt. */
+  first: Attempt | null = null;
   readonly #ctx: DependencyContext;
   readonly #call: Call;
   readonly #next: Handler;
   readonly #delayMs: number;
-  #pending = 0;
-  #settled = false;
-  #hedged = false;
-  #first: Attempt | null = null;
-  #second: Attempt | null = null;
-  /** A retryable failure kept while the other copy may still answer. */
-  #held: { response: DependencyResponse } | { error: unknown } | null = null;
-  #resolve!: (response: DependencyResponse) => void;
-  #reject!: (error: unknown) => void;
+  #firstDone = false;
+  #copy: Attempt | null = null;
+  #copyPromise: Promise<DependencyResponse> | null = null;
+  #copyDone = false;
+  /** The copy's acceptable answer, once it has beaten the first copy. */
+  #winner: DependencyResponse | null = null;
+  /** The copy's retryable failure response, kept in case the first copy does worse. */
+  #copyFailure: DependencyResponse | null = null;
 
   constructor(ctx: DependencyContext, call: Call, next: Handler, delayMs: number) {
     this.#ctx = ctx;
@@ -78,91 +93,92 @@ class HedgedTry implements TimerEntry {
     this.dueAt = ctx.clock.now() + delayMs;
   }
 
-  start(): Promise<DependencyResponse> {
-    const promise = new Promise<DependencyResponse>((resolve, reject) => {
-      this.#resolve = resolve;
-      this.#reject = reject;
-    });
-    this.#first = this.#launch();
-    if (!this.#settled) this.#ctx.timer.add(this);
-    return promise;
-  }
-
   onDue(): void {
-    if (this.#settled || this.#hedged || this.#pending === 0) return;
     const ctx = this.#ctx;
     const call = this.#call;
-    if (call.cancelled !== null) return;
-    const instance = ctx.instances.pickHedge(
-      this.#first === null ? -1 : this.#first.instance,
-      ctx.clock.now(),
-    );
+    if (this.#firstDone || this.#copyPromise !== null || call.cancelled !== null) return;
+    const instance = ctx.instances.pickHedge(this.first === null ? -1 : this.first.instance, ctx.clock.now());
     if (instance === -1) return;
     if (!ctx.budget.tryConsume()) {
       if (ctx.events.has('budget-exhausted'))
         ctx.events.emit('budget-exhausted', { dependency: ctx.name, requestId: call.id, purpose: 'hedge' });
       return;
     }
-    this.#hedged = true;
     if (ctx.events.has('hedge'))
       ctx.events.emit('hedge', { dependency: ctx.name, requestId: call.id, afterMs: this.#delayMs });
     call.nextKind = 'hedge';
     call.forcedInstance = instance;
-    this.#second = this.#launch();
-  }
-
-  #launch(): Attempt | null {
-    this.#pending++;
-    const call = this.#call;
     call.lastStarted = null;
     const promise = this.#next(call);
-    const attempt = call.lastStarted as Attempt | null;
+    this.#copy = call.lastStarted as Attempt | null;
+    this.#copyPromise = promise;
     promise.then(
-      (response) => this.#onResponse(response),
-      (error: unknown) => this.#onError(attempt, error),
+      (response) => this.#copyAnswered(response),
+      () => {
+        this.#copyDone = true;
+      },
     );
-    return attempt;
   }
 
-  #onResponse(response: DependencyResponse): void {
-    this.#pending--;
-    if (this.#settled) {
-      discard(response);
-      return;
-    }
-    const final = response.status < 400 || !RETRYABLE_STATUSES.has(response.status);
-    if (!final && this.#pending > 0) {
-      this.#hold({ response });
-      return;
-    }
-    this.#settle();
-    this.#resolve(response);
-  }
-
-  #onError(attempt: Attempt | null, error: unknown): void {
-    this.#pending--;
-    if (this.#settled) return;
-    const retryable = attempt?.classification?.retry === true;
-    if (retryable && this.#pending > 0) {
-      this.#hold({ error });
-      return;
-    }
-    this.#settle();
-    this.#reject(error);
-  }
-
-  #hold(failure: { response: DependencyResponse } | { error: unknown }): void {
-    if (this.#held !== null && 'response' in this.#held) discard(this.#held.response);
-    this.#held = failure;
-  }
-
-  #settle(): void {
-    this.#settled = true;
+  /** The first copy answered: returns what the try answers. */
+  firstAnswered(response: DependencyResponse): DependencyResponse | Promise<DependencyResponse> {
+    this.#firstDone = true;
     this.#ctx.timer.delete(this);
-    if (this.#held !== null && 'response' in this.#held) discard(this.#held.response);
-    this.#held = null;
-    // The other copy lost: abort it so its connection (or the queue slot) is freed at once.
-    if (this.#first !== null && !this.#first.done) this.#first.abort(HEDGE_LOST);
-    if (this.#second !== null && !this.#second.done) this.#second.abort(HEDGE_LOST);
+    if (this.#winner !== null) {
+      discard(response);
+      return this.#winner;
+    }
+    if (this.#copyPromise === null) return response;
+    if (isFinal(response)) {
+      this.#abortCopy();
+      if (this.#copyFailure !== null) discard(this.#copyFailure);
+      this.#copyFailure = null;
+      return response;
+    }
+    // A retryable answer: the copy may do better — unless it already failed too.
+    if (this.#copyDone) {
+      if (this.#copyFailure !== null) discard(this.#copyFailure);
+      this.#copyFailure = null;
+      return response;
+    }
+    discard(response);
+    return this.#copyPromise;
   }
+
+  /** The first copy failed with `error`: returns (or throws) what the try answers. */
+  firstFailed(error: unknown, retryable: boolean): DependencyResponse | Promise<DependencyResponse> {
+    this.#firstDone = true;
+    this.#ctx.timer.delete(this);
+    if (this.#winner !== null) return this.#winner;
+    if (this.#copyPromise !== null && !this.#copyDone && (retryable || error instanceof AttemptAbandoned)) {
+      if (this.#copyFailure !== null) discard(this.#copyFailure);
+      return this.#copyPromise;
+    }
+    if (this.#copyFailure !== null) {
+      // Both failed: the copy's answer is the later one — and an answer beats an error.
+      const failure = this.#copyFailure;
+      this.#copyFailure = null;
+      return failure;
+    }
+    throw error;
+  }
+
+  #copyAnswered(response: DependencyResponse): void {
+    this.#copyDone = true;
+    if (this.#firstDone) return; // the first copy is waiting on the copy's promise, or did not need it
+    if (isFinal(response)) {
+      this.#winner = response;
+      if (this.first !== null && !this.first.done) this.first.abort(HEDGE_LOST);
+    } else {
+      this.#copyFailure = response;
+    }
+  }
+
+  #abortCopy(): void {
+    if (this.#copy !== null && !this.#copy.done) this.#copy.abort(HEDGE_LOST);
+  }
+}
+
+function isFinal(response: DependencyResponse): boolean {
+  return response.status < 400 || !RETRYABLE_STATUSES.has(response.status);
 }

@@ -1,6 +1,6 @@
 import { isPrazoError } from '../errors.js';
 import type { Call, DependencyResponse } from './call.js';
-import type { DependencyContext, Step } from './pipeline.js';
+import type { DependencyContext, Handler, Step } from './pipeline.js';
 
 /**
  * Emits `request-start` and `request-end`. When nobody listens to `request-end` it adds nothing to
@@ -18,17 +18,20 @@ export function requestEventsStep(ctx: DependencyContext): Step {
         remainingMs: call.limitMs - call.startMs,
       });
     if (!events.has('request-end')) return next(call);
-    return next(call).then(
-      (response) => {
-        ended(ctx, call, response, undefined);
-        return response;
-      },
-      (error: unknown) => {
-        ended(ctx, call, undefined, error);
-        throw error;
-      },
-    );
+    return observed(ctx, call, next);
   };
+}
+
+// An async function rather than `.then()` with two closures: one promise, nothing else allocated.
+async function observed(ctx: DependencyContext, call: Call, next: Handler): Promise<DependencyResponse> {
+  try {
+    const response = await next(call);
+    ended(ctx, call, response, undefined);
+    return response;
+  } catch (error) {
+    ended(ctx, call, undefined, error);
+    throw error;
+  }
 }
 
 function ended(

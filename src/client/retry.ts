@@ -48,6 +48,7 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: Handler): Pro
   for (;;) {
     call.tries++;
     call.trySettled = false;
+    call.hedge = null;
     let response: DependencyResponse | undefined;
     let error: unknown;
     try {
