@@ -59,8 +59,9 @@ describe('a GET to a fully degraded dependency', () => {
     const took = elapsedSince(t0);
     expect(isPrazoError(error, 'READ_TIMEOUT')).toBe(true);
     expect(server.seen.total).toBe(2);
-    // attempts × timeout, plus the backoff between them (at most its 50 ms base here) and timer slack.
-    expect(took).toBeLessThan(attempts * readMs + 50 + 100);
+    // attempts × timeout, plus the backoff between them (at most its 50 ms base here) and the
+    // lateness of timers on a loaded machine.
+    expect(took).toBeLessThan(attempts * readMs + 50 + 200);
     expect(took).toBeGreaterThanOrEqual(attempts * readMs - 5);
   });
 
@@ -78,7 +79,7 @@ describe('a GET to a fully degraded dependency', () => {
       .catch((e: unknown) => e);
     const took = elapsedSince(t0);
     expect(isPrazoError(error)).toBe(true);
-    expect(took).toBeLessThan(200 + 50);
+    expect(took).toBeLessThan(200 + 100); // the deadline, plus timer lateness on a loaded machine
   });
 
   it('keeps the extras of a burst of failures within the retry budget (counted on the server)', async () => {
