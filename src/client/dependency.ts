@@ -98,6 +98,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     origins: o.origins,
     connections: o.connections,
     connectTimeoutMs: initial.connectMs,
+    timeoutMs: initial.readMs,
   });
 
   // Built after ctx: the live window reports changes through it.
