@@ -136,7 +136,7 @@ function prazo(key: string, origins: string[], connections: number): Client {
   });
   const tally = prazoExtras.get(key) ?? { calls: 0, hedges: 0, retries: 0 };
   prazoExtras.set(key, tally);
-  dep.on('request-end', (e) => {
+  dep.on('request-end', () => {
     tally.calls++;
   });
   dep.on('hedge', () => {
