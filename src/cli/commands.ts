@@ -1,3 +1,9 @@
 // The list of sub-commands. Each is loaded only when used so `prazo --help` stays fast.
 // (Commands are registered here as their issues land.)
-export {};
+import { registerCommand } from './run.js';
+
+registerCommand(
+  'simulate',
+  'deterministic incident simulator: retry amplification, hedged fan-outs',
+  async () => (await import('./simulate.js')).simulate,
+);
