@@ -10,8 +10,18 @@ async function run(...argv: string[]) {
   let stdout = '';
   let stderr = '';
   const code = await runCli(['simulate', ...argv], {
-    stdout: { write: (chunk: string) => ((stdout += chunk), true) },
-    stderr: { write: (chunk: string) => ((stderr += chunk), true) },
+    stdout: {
+      write: (chunk: string) => {
+        stdout += chunk;
+        return true;
+      },
+    },
+    stderr: {
+      write: (chunk: string) => {
+        stderr += chunk;
+        return true;
+      },
+    },
   });
   return { code, stdout, stderr };
 }

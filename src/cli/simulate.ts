@@ -1,7 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { isPrazoError } from '../errors.js';
-import { formatHtml } from '../lab/simulate/html.js';
-import { formatJson, formatTable, type SimulationResult } from '../lab/simulate/report.js';
+import { formatSimulationHtml } from '../lab/simulate/html.js';
+import {
+  formatSimulationJson,
+  formatSimulationTable,
+  type SimulationResult,
+} from '../lab/simulate/report.js';
 import {
   AMPLIFICATION_DEFAULTS,
   type AmplificationOptions,
@@ -207,13 +211,13 @@ export async function simulate(argv: string[], io: CliIo): Promise<number> {
   }
   if (parsed.html !== undefined) {
     try {
-      writeFileSync(parsed.html, formatHtml(result));
+      writeFileSync(parsed.html, formatSimulationHtml(result));
     } catch (error) {
       io.stderr.write(`prazo simulate: cannot write ${parsed.html}: ${(error as Error).message}\n`);
       return EXIT.badInput;
     }
   }
-  io.stdout.write(parsed.json ? formatJson(result) : formatTable(result));
+  io.stdout.write(parsed.json ? formatSimulationJson(result) : formatSimulationTable(result));
   return EXIT.ok;
 }
 

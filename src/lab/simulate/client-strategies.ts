@@ -18,7 +18,7 @@ export type StrategyName = 'naive' | 'backoff' | 'budget' | 'prazo';
 export const STRATEGY_NAMES: readonly StrategyName[] = Object.freeze(['naive', 'backoff', 'budget', 'prazo']);
 
 /** One user request as a client strategy sees it. */
-export interface UserRequest {
+export interface SimUserRequest {
   /** Virtual time the user asked, epoch ms. */
   readonly startMs: number;
   /** Attempts sent so far. */
@@ -38,13 +38,13 @@ export type RetryDecision = { retry: true; delayMs: number } | { retry: false; c
 export interface ClientStrategy {
   readonly name: StrategyName;
   /** Called once per user request, before its first attempt. */
-  begin(request: UserRequest): void;
+  begin(request: SimUserRequest): void;
   /** Before each attempt: `null` to send it, or the code of the fast failure. */
-  precheck(request: UserRequest): string | null;
+  precheck(request: SimUserRequest): string | null;
   /** Timeout of the next attempt, ms. */
-  attemptTimeoutMs(request: UserRequest): number;
+  attemptTimeoutMs(request: SimUserRequest): number;
   /** After a failed attempt (`request.attemptsMade` already counts it): retry or stop. */
-  afterFailure(request: UserRequest, outcome: AttemptOutcome): RetryDecision;
+  afterFailure(request: SimUserRequest, outcome: AttemptOutcome): RetryDecision;
   /** The settings the strategy ended up with (for the report). */
   describe(): StrategySettings;
 }

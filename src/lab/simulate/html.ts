@@ -1,10 +1,10 @@
-import { formatTable, type SimulationResult } from './report.js';
+import { formatSimulationTable, type SimulationResult } from './report.js';
 import type { AmplificationResult } from './scenarios/amplification.js';
 import type { TailResult } from './scenarios/tail.js';
 
 const COLORS = ['#d62728', '#ff7f0e', '#1f77b4', '#2ca02c', '#9467bd', '#8c564b'];
 
-const escape = (text: string) =>
+const escapeHtml = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 interface Line {
@@ -62,9 +62,9 @@ function lineChart(c: ChartOptions): string {
   };
   const parts: string[] = [];
   parts.push(
-    `<svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escape(c.title)}">`,
+    `<svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(c.title)}">`,
   );
-  parts.push(`<text x="${L}" y="16" class="title">${escape(c.title)}</text>`);
+  parts.push(`<text x="${L}" y="16" class="title">${escapeHtml(c.title)}</text>`);
   if (c.shade) {
     const [a, b] = c.shade;
     parts.push(
@@ -86,7 +86,7 @@ function lineChart(c: ChartOptions): string {
     );
   parts.push(`<text x="${(L + W - R) / 2}" y="${H - 4}" class="axis" text-anchor="middle">seconds</text>`);
   parts.push(
-    `<text x="12" y="${(T + H - B) / 2}" class="axis" text-anchor="middle" transform="rotate(-90 12 ${(T + H - B) / 2})">${escape(c.yLabel)}</text>`,
+    `<text x="12" y="${(T + H - B) / 2}" class="axis" text-anchor="middle" transform="rotate(-90 12 ${(T + H - B) / 2})">${escapeHtml(c.yLabel)}</text>`,
   );
   c.lines.forEach((line, k) => {
     const color = COLORS[k % COLORS.length];
@@ -94,10 +94,10 @@ function lineChart(c: ChartOptions): string {
       .map((v, i) => `${i === 0 ? 'M' : 'L'}${px(i).toFixed(1)},${py(Number.isFinite(v) ? v : 0).toFixed(1)}`)
       .join('');
     parts.push(
-      `<path d="${d}" fill="none" stroke="${color}" stroke-width="1.6"><title>${escape(line.name)}</title></path>`,
+      `<path d="${d}" fill="none" stroke="${color}" stroke-width="1.6"><title>${escapeHtml(line.name)}</title></path>`,
     );
     parts.push(
-      `<text x="${W - R - 4}" y="${T + 14 + 14 * k}" text-anchor="end" class="legend" fill="${color}">${escape(line.name)}</text>`,
+      `<text x="${W - R - 4}" y="${T + 14 + 14 * k}" text-anchor="end" class="legend" fill="${color}">${escapeHtml(line.name)}</text>`,
     );
   });
   parts.push('</svg>');
@@ -118,9 +118,9 @@ function barChart(title: string, groups: string[], bars: { name: string; values:
   const groupW = (W - L - 12) / groups.length;
   const barW = (groupW * 0.8) / bars.length;
   const parts = [
-    `<svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escape(title)}">`,
+    `<svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(title)}">`,
   ];
-  parts.push(`<text x="${L}" y="16" class="title">${escape(title)}</text>`);
+  parts.push(`<text x="${L}" y="16" class="title">${escapeHtml(title)}</text>`);
   for (let e = lo; e <= hi; e++) {
     const y = py(10 ** e).toFixed(1);
     parts.push(`<line x1="${L}" x2="${W - 12}" y1="${y}" y2="${y}" class="grid"/>`);
@@ -131,21 +131,21 @@ function barChart(title: string, groups: string[], bars: { name: string; values:
   groups.forEach((g, gi) => {
     const x0 = L + gi * groupW + groupW * 0.1;
     parts.push(
-      `<text x="${(x0 + groupW * 0.4).toFixed(1)}" y="${H - B + 16}" class="tick" text-anchor="middle">${escape(g)}</text>`,
+      `<text x="${(x0 + groupW * 0.4).toFixed(1)}" y="${H - B + 16}" class="tick" text-anchor="middle">${escapeHtml(g)}</text>`,
     );
     bars.forEach((b, bi) => {
       const v = b.values[gi] ?? 0;
       const y = py(v);
       parts.push(
-        `<rect x="${(x0 + bi * barW).toFixed(1)}" y="${y.toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${(H - B - y).toFixed(1)}" fill="${COLORS[bi % COLORS.length]}"><title>${escape(`${b.name} ${g}: ${v} ms`)}</title></rect>`,
+        `<rect x="${(x0 + bi * barW).toFixed(1)}" y="${y.toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${(H - B - y).toFixed(1)}" fill="${COLORS[bi % COLORS.length]}"><title>${escapeHtml(`${b.name} ${g}: ${v} ms`)}</title></rect>`,
       );
     });
   });
-  bars.forEach((b, bi) =>
+  bars.forEach((b, bi) => {
     parts.push(
-      `<text x="${W - 16}" y="${T + 14 + 14 * bi}" text-anchor="end" class="legend" fill="${COLORS[bi % COLORS.length]}">${escape(b.name)}</text>`,
-    ),
-  );
+      `<text x="${W - 16}" y="${T + 14 + 14 * bi}" text-anchor="end" class="legend" fill="${COLORS[bi % COLORS.length]}">${escapeHtml(b.name)}</text>`,
+    );
+  });
   parts.push('</svg>');
   return parts.join('');
 }
@@ -223,7 +223,7 @@ function tailCharts(r: TailResult): string[] {
  * A self-contained HTML page for a result: the table, and time-series charts as inline SVG. No script,
  * no stylesheet or font from elsewhere: it opens from disk, offline.
  */
-export function formatHtml(result: SimulationResult): string {
+export function formatSimulationHtml(result: SimulationResult): string {
   const charts = result.scenario === 'amplification' ? amplificationCharts(result) : tailCharts(result);
   const title = `prazo simulate ${result.scenario} — seed ${result.options.seed}`;
   return `<!doctype html>
@@ -231,7 +231,7 @@ export function formatHtml(result: SimulationResult): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(title)}</title>
+<title>${escapeHtml(title)}</title>
 <style>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1340px; }
 pre { background: #f6f6f6; padding: 12px; overflow-x: auto; font-size: 12px; }
@@ -245,12 +245,12 @@ svg { background: #fff; border: 1px solid #ddd; }
 </style>
 </head>
 <body>
-<h1>${escape(title)}</h1>
-<pre>${escape(formatTable(result))}</pre>
+<h1>${escapeHtml(title)}</h1>
+<pre>${escapeHtml(formatSimulationTable(result))}</pre>
 <div class="charts">
 ${charts.join('\n')}
 </div>
-<details><summary>Options</summary><pre>${escape(JSON.stringify(result.options, null, 2))}</pre></details>
+<details><summary>Options</summary><pre>${escapeHtml(JSON.stringify(result.options, null, 2))}</pre></details>
 </body>
 </html>
 `;

@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../../errors.js';
+import { createRandom, standardNormal } from '../random.js';
 
 /**
  * A seeded source of randomness for the simulator. Everything random in a simulation comes from one
@@ -16,8 +17,10 @@ export interface SimRandom {
   logNormal(meanMs: number, sigma: number): number;
   /** Pareto with minimum `scaleMs` and tail index `shape` (heavier tail as shape → 1). */
   pareto(scaleMs: number, shape: number): number;
-  /** An independent stream derived from this seed and `stream`, so that one consumer's draws do
-   * not shift another's (every strategy then sees the same arrivals). */
+  /**
+   * An independent stream derived from this seed and `stream`, so that one consumer's draws do not
+   * shift another's (every strategy then sees the same arrivals).
+   */
   fork(stream: number): SimRandom;
 }
 
@@ -30,48 +33,28 @@ function mix32(x: number): number {
 }
 
 /**
- * Creates a {@link SimRandom} from an integer seed: mulberry32, a 32-bit generator with a period of
- * 2^32 and good statistical quality for simulation (not for cryptography).
+ * Creates a {@link SimRandom} from an integer seed, on the lab's seeded uniform generator
+ * (mulberry32; see `createRandom` in `lab/random.ts`).
  *
  * @throws {InvalidOptionError} when `seed` is not a safe integer.
  * @example
- * const random = createRandom(42);
+ * const random = createSimRandom(42);
  * random.exponential(1); // ms until the next arrival at 1 000 rps
- * @see Tommy Ettinger, mulberry32 (public domain).
  */
-export function createRandom(seed: number): SimRandom {
+export function createSimRandom(seed: number): SimRandom {
   if (!Number.isSafeInteger(seed)) throw new InvalidOptionError('seed', 'a safe integer', seed);
   return fromState(mix32(seed ^ Math.floor(seed / 0x1_0000_0000)));
 }
 
-function fromState(initial: number): SimRandom {
-  let state = initial | 0;
-  // Box–Muller yields normals in pairs; keep the spare one.
-  let spare = Number.NaN;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+function fromState(state: number): SimRandom {
+  const next = createRandom(state);
   // (0, 1]: safe inside a logarithm.
   const open = (): number => 1 - next();
-  const normal = (): number => {
-    if (!Number.isNaN(spare)) {
-      const value = spare;
-      spare = Number.NaN;
-      return value;
-    }
-    const radius = Math.sqrt(-2 * Math.log(open()));
-    const angle = 2 * Math.PI * next();
-    spare = radius * Math.sin(angle);
-    return radius * Math.cos(angle);
-  };
   return {
     next,
     exponential: (meanMs) => -Math.log(open()) * meanMs,
-    logNormal: (meanMs, sigma) => meanMs * Math.exp(sigma * normal() - (sigma * sigma) / 2),
+    logNormal: (meanMs, sigma) => meanMs * Math.exp(sigma * standardNormal(next) - (sigma * sigma) / 2),
     pareto: (scaleMs, shape) => scaleMs / open() ** (1 / shape),
-    fork: (stream) => fromState(mix32(initial ^ mix32(stream + 1))),
+    fork: (stream) => fromState(mix32(state ^ mix32(stream + 1))),
   };
 }

@@ -8,12 +8,12 @@ export type SimulationResult = AmplificationResult | TailResult;
  * The result as JSON. It holds no wall-clock figure, so the same seed and options give the same
  * text, byte for byte.
  */
-export function formatJson(result: SimulationResult): string {
+export function formatSimulationJson(result: SimulationResult): string {
   return `${JSON.stringify(result, null, 2)}\n`;
 }
 
 /** The result as a table for a terminal. */
-export function formatTable(result: SimulationResult): string {
+export function formatSimulationTable(result: SimulationResult): string {
   return result.scenario === 'amplification' ? formatAmplification(result) : formatTail(result);
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createSimulation } from './engine.js';
-import { createRandom } from './random.js';
+import { createSimRandom } from './random.js';
 import { createServerModel, type JobStatus, type ServerModelOptions } from './server-model.js';
 
 const base: ServerModelOptions = {
@@ -14,7 +14,7 @@ const base: ServerModelOptions = {
 
 function setup(options: Partial<ServerModelOptions> = {}) {
   const sim = createSimulation();
-  const server = createServerModel(sim, createRandom(1), { ...base, ...options });
+  const server = createServerModel(sim, createSimRandom(1), { ...base, ...options });
   const answers: Array<{ status: JobStatus; latencyMs: number; at: number }> = [];
   const submit = () =>
     server.submit((status, latencyMs) => answers.push({ status, latencyMs, at: sim.now() }));
@@ -76,7 +76,7 @@ describe('createServerModel', () => {
       serviceSigma: 0.5,
       cancelAbandoned: true,
     });
-    const random = createRandom(3);
+    const random = createSimRandom(3);
     for (let t = 0; t < 500; t += 1) {
       sim.at(t, () => {
         const job = submit();

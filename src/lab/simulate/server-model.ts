@@ -25,7 +25,7 @@ export interface ServerModelOptions {
 export type JobStatus = 200 | 500 | 503;
 
 /** One request inside the dependency. */
-export interface Job {
+export interface SimJob {
   readonly arrivalMs: number;
   /** The client gave up on it (a timeout); it may still occupy a worker. */
   abandoned: boolean;
@@ -55,9 +55,9 @@ export interface ServerModel {
    * Hands one attempt to the dependency. `respond(status, latencyMs)` is called once, later in
    * virtual time, when the dependency answers — also when the client has abandoned the job.
    */
-  submit(respond: (status: JobStatus, latencyMs: number) => void): Job;
+  submit(respond: (status: JobStatus, latencyMs: number) => void): SimJob;
   /** The client stopped waiting for `job`. */
-  abandon(job: Job): void;
+  abandon(job: SimJob): void;
   /** Multiplies the number of workers (a capacity drop: 0.5 = half the workers are gone). */
   setCapacityFactor(factor: number): void;
   /** Share of served requests that fail with a 500 (an error burst). */
@@ -71,7 +71,7 @@ export interface ServerModel {
   readonly stats: Readonly<ServerStats>;
 }
 
-interface QueuedJob extends Job {
+interface QueuedJob extends SimJob {
   respond: (status: JobStatus, latencyMs: number) => void;
   queued: boolean;
 }

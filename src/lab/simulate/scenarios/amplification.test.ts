@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatJson } from '../report.js';
+import { formatSimulationJson } from '../report.js';
 import { type AmplificationOptions, simulateAmplification } from './amplification.js';
 
 // The default shape (80 % utilisation, half the capacity gone for a while), shorter: 40 s with the
@@ -33,9 +33,9 @@ describe('simulateAmplification', { timeout: 60_000 }, () => {
 
   it('gives identical JSON for the same seed, and different numbers for another seed', () => {
     const options = { ...short, strategies: ['naive', 'prazo'] as const };
-    const a = formatJson(simulateAmplification({ ...options, seed: 11 }));
-    const b = formatJson(simulateAmplification({ ...options, seed: 11 }));
-    const c = formatJson(simulateAmplification({ ...options, seed: 12 }));
+    const a = formatSimulationJson(simulateAmplification({ ...options, seed: 11 }));
+    const b = formatSimulationJson(simulateAmplification({ ...options, seed: 11 }));
+    const c = formatSimulationJson(simulateAmplification({ ...options, seed: 12 }));
     expect(a).toBe(b);
     expect(c).not.toBe(a);
   });

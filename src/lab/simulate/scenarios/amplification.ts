@@ -5,13 +5,13 @@ import {
   type ClientStrategy,
   createStrategy,
   readTimeoutOutcome,
+  type SimUserRequest,
   STRATEGY_NAMES,
   type StrategyName,
   type StrategySettings,
-  type UserRequest,
 } from '../client-strategies.js';
 import { createSimulation } from '../engine.js';
-import { createRandom } from '../random.js';
+import { createSimRandom } from '../random.js';
 import { createServerModel, type ServerModelOptions } from '../server-model.js';
 import type { AttemptOutcome } from '../stand-ins.js';
 
@@ -294,7 +294,7 @@ export function simulateAmplification(
  */
 function measureHealthyLatency(o: AmplificationOptions, serverOptions: ServerModelOptions) {
   const sim = createSimulation(0);
-  const root = createRandom(o.seed).fork(4);
+  const root = createSimRandom(o.seed).fork(4);
   const dependency = createServerModel(sim, root.fork(2), { ...serverOptions, cancelAbandoned: false });
   const arrivals = root.fork(1);
   const sliceMs = 1000;
@@ -319,7 +319,7 @@ function measureHealthyLatency(o: AmplificationOptions, serverOptions: ServerMod
   return { p50Ms, p99Ms, events: sim.processed() };
 }
 
-interface SimUserRequest extends UserRequest {
+interface TrackedRequest extends SimUserRequest {
   ended: boolean;
   second: number;
 }
@@ -332,7 +332,7 @@ function runStrategy(
   onProgress: ProgressListener | undefined,
 ): { result: AmplificationStrategyResult; events: number } {
   const sim = createSimulation(0);
-  const root = createRandom(o.seed);
+  const root = createSimRandom(o.seed);
   const arrivals = root.fork(1);
   const dependency = createServerModel(sim, root.fork(2), serverOptions);
   const strategy: ClientStrategy = createStrategy(name, o, {
@@ -363,7 +363,7 @@ function runStrategy(
 
   // The user leaves at the deadline whatever the client is doing. A client that finishes later (a
   // naive one keeps retrying) did its work for nobody: the request counts as abandoned.
-  const end = (request: SimUserRequest, result: 'success' | 'failure', code?: string): void => {
+  const end = (request: TrackedRequest, result: 'success' | 'failure', code?: string): void => {
     if (request.ended) throw new Error('simulator bookkeeping: a user request ended twice');
     request.ended = true;
     const outcome = sim.now() - request.startMs > o.userDeadlineMs ? 'abandoned' : result;
@@ -378,13 +378,13 @@ function runStrategy(
     if (outcome === 'failure' && code !== undefined) failures[code] = (failures[code] ?? 0) + 1;
   };
 
-  const afterFailure = (request: SimUserRequest, outcome: AttemptOutcome): void => {
+  const afterFailure = (request: TrackedRequest, outcome: AttemptOutcome): void => {
     const decision = strategy.afterFailure(request, outcome);
     if (decision.retry) sim.after(decision.delayMs, () => attempt(request));
     else end(request, 'failure', decision.code);
   };
 
-  const attempt = (request: SimUserRequest): void => {
+  const attempt = (request: TrackedRequest): void => {
     const refusal = strategy.precheck(request);
     if (refusal !== null) {
       end(request, 'failure', refusal);
@@ -426,7 +426,7 @@ function runStrategy(
   const meanGapMs = 1000 / o.rps;
   let next = arrivals.exponential(meanGapMs);
   const arrive = (): void => {
-    const request: SimUserRequest = {
+    const request: TrackedRequest = {
       startMs: sim.now(),
       attemptsMade: 0,
       deadline: undefined,

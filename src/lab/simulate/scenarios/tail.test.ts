@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatJson } from '../report.js';
+import { formatSimulationJson } from '../report.js';
 import { simulateTail, type TailOptions } from './tail.js';
 
 // The default shape, compressed: 2 minutes, with pauses five times as frequent so that enough of
@@ -46,8 +46,8 @@ describe('simulateTail', { timeout: 60_000 }, () => {
 
   it('gives identical JSON for the same seed', () => {
     const options = { ...short, durationMs: 20_000 };
-    expect(formatJson(simulateTail({ ...options, seed: 5 }))).toBe(
-      formatJson(simulateTail({ ...options, seed: 5 })),
+    expect(formatSimulationJson(simulateTail({ ...options, seed: 5 }))).toBe(
+      formatSimulationJson(simulateTail({ ...options, seed: 5 })),
     );
   });
 

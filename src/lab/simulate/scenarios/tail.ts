@@ -3,7 +3,7 @@ import { LatencyHistogram } from '../../../latency/histogram.js';
 import { createSlicedWindow } from '../../../latency/sliced-window.js';
 import { createSimulation, type Simulation } from '../engine.js';
 import { grantHedge, hedgeDelayMs } from '../hedge-rule.js';
-import { createRandom, type SimRandom } from '../random.js';
+import { createSimRandom, type SimRandom } from '../random.js';
 import { createRetryBudget } from '../stand-ins.js';
 
 /** The hedging policies compared by the `tail` scenario. */
@@ -78,7 +78,7 @@ export const TAIL_DEFAULTS: Readonly<TailOptions> = Object.freeze({
 });
 
 /** Latency percentiles, ms. */
-export interface Percentiles {
+export interface TailPercentiles {
   p50: number;
   p99: number;
   p999: number;
@@ -97,9 +97,9 @@ export interface TailStrategyResult {
   /** Extra requests: hedges ÷ sub-requests. */
   extraLoad: number;
   /** Completion time of the whole fan-out (its slowest sub-request). */
-  fanoutMs: Percentiles;
+  fanoutMs: TailPercentiles;
   /** Latency of one sub-request as the caller saw it (first answer of original and hedge). */
-  subRequestMs: Percentiles;
+  subRequestMs: TailPercentiles;
   /** Fan-out p99.9 of `none` ÷ this one's. */
   p999Cut: number;
   /** Per-second series: fan-out p99 (ms) and hedges ÷ sub-requests. */
@@ -258,7 +258,7 @@ function runPolicy(
   onProgress: ((label: string, fraction: number) => void) | undefined,
 ): { result: TailStrategyResult; events: number } {
   const sim: Simulation = createSimulation(0);
-  const root = createRandom(o.seed);
+  const root = createSimRandom(o.seed);
   const arrivals = root.fork(1);
   const routing = root.fork(2);
   const service = root.fork(3);
@@ -382,7 +382,7 @@ function runPolicy(
   }
   sim.run(o.durationMs, onProgress ? (now) => onProgress(name, now / o.durationMs) : undefined);
 
-  const pct = (h: LatencyHistogram): Percentiles => {
+  const pct = (h: LatencyHistogram): TailPercentiles => {
     const [p50 = 0, p99 = 0, p999 = 0] = h.percentiles([50, 99, 99.9]);
     return { p50: round(p50, 2), p99: round(p99, 2), p999: round(p999, 2) };
   };
