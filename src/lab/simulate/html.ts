@@ -28,7 +28,8 @@ const niceTicks = (max: number): number[] => {
   const mag = 10 ** Math.floor(Math.log10(step0));
   const step = [1, 2, 5, 10].map((m) => m * mag).find((v) => v >= step0) ?? step0;
   const ticks: number[] = [];
-  for (let v = 0; v <= max + step / 2; v += step) ticks.push(+v.toPrecision(6));
+  for (let v = 0; ticks.length === 0 || ticks[ticks.length - 1]! < max; v += step)
+    ticks.push(+v.toPrecision(6));
   return ticks;
 };
 
@@ -37,10 +38,10 @@ const fmt = (v: number) => (Math.abs(v) >= 1000 ? `${+(v / 1000).toFixed(1)}k` :
 /** A line chart as inline SVG: x = seconds since the start. */
 function lineChart(c: ChartOptions): string {
   const W = 640;
-  const H = 260;
+  const H = 270;
   const L = 56;
   const R = 12;
-  const T = 28;
+  const T = 40;
   const B = 36;
   const n = Math.max(1, ...c.lines.map((l) => l.values.length));
   const all = c.lines.flatMap((l) => l.values.filter((v) => Number.isFinite(v)));
@@ -88,18 +89,30 @@ function lineChart(c: ChartOptions): string {
   parts.push(
     `<text x="12" y="${(T + H - B) / 2}" class="axis" text-anchor="middle" transform="rotate(-90 12 ${(T + H - B) / 2})">${escapeHtml(c.yLabel)}</text>`,
   );
+  const legend: string[] = [];
   c.lines.forEach((line, k) => {
     const color = COLORS[k % COLORS.length];
+    // A missing value (no sample in that second; ≤ 0 on a log scale) breaks the line.
+    let pen = 'M';
     const d = line.values
-      .map((v, i) => `${i === 0 ? 'M' : 'L'}${px(i).toFixed(1)},${py(Number.isFinite(v) ? v : 0).toFixed(1)}`)
+      .map((v, i) => {
+        if (!Number.isFinite(v) || (c.log && v <= 0)) {
+          pen = 'M';
+          return '';
+        }
+        const step = `${pen}${px(i).toFixed(1)},${py(v).toFixed(1)}`;
+        pen = 'L';
+        return step;
+      })
       .join('');
+    // Every other line dashed: strategies that behave alike stay distinguishable where they overlap.
+    const dash = k % 2 === 1 ? ' stroke-dasharray="6 3"' : '';
     parts.push(
-      `<path d="${d}" fill="none" stroke="${color}" stroke-width="1.6"><title>${escapeHtml(line.name)}</title></path>`,
+      `<path d="${d}" fill="none" stroke="${color}" stroke-width="1.6"${dash}><title>${escapeHtml(line.name)}</title></path>`,
     );
-    parts.push(
-      `<text x="${W - R - 4}" y="${T + 14 + 14 * k}" text-anchor="end" class="legend" fill="${color}">${escapeHtml(line.name)}</text>`,
-    );
+    legend.push(`<tspan fill="${color}">${k % 2 === 1 ? '╌ ' : '— '}${escapeHtml(line.name)}</tspan>`);
   });
+  parts.push(`<text x="${L}" y="32" class="legend">${legend.join('   ')}</text>`);
   parts.push('</svg>');
   return parts.join('');
 }
