@@ -150,6 +150,7 @@ export function createStrategy(
           p99Ms: healthyP99Ms,
           budget: budget!,
           random: uniform,
+          backoff: { baseMs: options.backoffBaseMs, capMs: options.backoffCapMs },
         });
         return plan.retry ? { retry: true, delayMs: plan.delayMs } : { retry: false, code: plan.code };
       },
@@ -187,10 +188,11 @@ export function createStrategy(
           attemptsMade: request.attemptsMade,
           maxAttempts: options.attempts,
           // No deadline: this client waits as long as its attempts take.
-          remainingMs: Number.MAX_SAFE_INTEGER,
+          remainingMs: Number.POSITIVE_INFINITY,
           p99Ms: healthyP99Ms,
           budget,
           random: uniform,
+          backoff: { baseMs: options.backoffBaseMs, capMs: options.backoffCapMs },
         });
         return plan.retry ? { retry: true, delayMs: plan.delayMs } : { retry: false, code: plan.code };
       }

@@ -97,6 +97,7 @@ export function planRetry(o: {
   p99Ms: number;
   budget: RetryBudget;
   random?: () => number;
+  backoff?: { baseMs?: number; capMs?: number };
 }): RetryPlan {
   if (!o.classification.retry) return { retry: false, code: 'NOT_RETRYABLE', reason: '' };
   if (o.attemptsMade >= o.maxAttempts) return { retry: false, code: 'ATTEMPTS_EXHAUSTED', reason: '' };
