@@ -14,7 +14,7 @@ describe('createSimulation', () => {
     expect(seen).toEqual(['a1', 'a2', 'a3', 'b', 'c']);
   });
 
-  it('moves the fake clock to each event, so components given the clock read virtual time', () => {
+  it('moves its clock to each event, so components given the clock read virtual time', () => {
     const sim = createSimulation(1_000);
     const times: number[] = [];
     sim.after(5, () => {
@@ -61,6 +61,16 @@ describe('createSimulation', () => {
     sim.run(1_000);
     expect(times).toHaveLength(5_000);
     expect(times).toEqual([...times].sort((a, b) => a - b));
+  });
+
+  it('turns timers armed through its clock into events, and cancels them through it', () => {
+    const sim = createSimulation();
+    const seen: number[] = [];
+    sim.clock.setTimeout(() => seen.push(sim.clock.now()), 30).unref();
+    const cancelled = sim.clock.setTimeout(() => seen.push(-1), 10);
+    sim.clock.clearTimeout(cancelled);
+    sim.run(100);
+    expect(seen).toEqual([30]);
   });
 
   it('reports progress while it runs', () => {
