@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '../../../errors.js';
 import { LatencyHistogram } from '../../../latency/histogram.js';
 import { createSlicedWindow } from '../../../latency/sliced-window.js';
+import type { AttemptOutcome } from '../../../policy/classify.js';
 import {
   type ClientStrategy,
   createStrategy,
@@ -13,7 +14,6 @@ import {
 import { createSimulation } from '../engine.js';
 import { createSimRandom } from '../random.js';
 import { createServerModel, type ServerModelOptions } from '../server-model.js';
-import type { AttemptOutcome } from '../stand-ins.js';
 
 /** Parameters of the `amplification` scenario. Durations in ms, rates per second. */
 export interface AmplificationOptions {

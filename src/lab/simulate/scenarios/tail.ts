@@ -1,10 +1,10 @@
 import { InvalidOptionError } from '../../../errors.js';
 import { LatencyHistogram } from '../../../latency/histogram.js';
 import { createSlicedWindow } from '../../../latency/sliced-window.js';
+import { createRetryBudget } from '../../../policy/retry-budget.js';
 import { createSimulation, type Simulation } from '../engine.js';
 import { grantHedge, hedgeDelayMs } from '../hedge-rule.js';
 import { createSimRandom, type SimRandom } from '../random.js';
-import { createRetryBudget } from '../stand-ins.js';
 
 /** The hedging policies compared by the `tail` scenario. */
 export type HedgeStrategyName = 'none' | 'fixed' | 'p95';
