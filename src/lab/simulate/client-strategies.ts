@@ -133,8 +133,7 @@ export function createStrategy(
         budget!.recordOriginal();
       },
       precheck(request) {
-        // The rule of prazo's pre-call check: a remaining deadline below the p99 fails fast.
-        return request.deadline!.remainingMs() < healthyP99Ms ? 'DEADLINE_INSUFFICIENT' : null;
+        return fitsDeadline(request.deadline!.remainingMs(), healthyP99Ms) ? null : 'DEADLINE_INSUFFICIENT';
       },
       attemptTimeoutMs: (request) => Math.min(calibrated.readMs, request.deadline!.remainingMs()),
       afterFailure(request, outcome) {
@@ -207,4 +206,14 @@ export function createStrategy(
     },
     describe: () => settings,
   };
+}
+
+/**
+ * The pre-call check of `callWithDeadline`, on numbers: a call starts only when the time left can hold
+ * the dependency's p99 (otherwise it fails fast with `DEADLINE_INSUFFICIENT`, the dependency untouched).
+ * The simulator cannot use `callWithDeadline` itself (it is async and arms real abort signals), so
+ * the rule is stated here once; `client-strategies.test.ts` checks it against `callWithDeadline`.
+ */
+export function fitsDeadline(remainingMs: number, p99Ms: number): boolean {
+  return remainingMs > 0 && remainingMs >= p99Ms;
 }
