@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { callWithDeadline } from '../../deadline/call-with-deadline.js';
+import { Deadline } from '../../deadline/deadline.js';
 import { calibrateTimeout } from '../../policy/calibrate.js';
+import { createFakeClock } from '../../testing/fake-clock.js';
 import {
   createStrategy,
   fitsDeadline,
@@ -99,10 +102,28 @@ describe('client strategies', () => {
     expect(strategy.precheck(r)).toBe('DEADLINE_INSUFFICIENT');
   });
 
-  it('states the pre-call rule: the time left must hold the p99, and some time must be left', () => {
-    expect(fitsDeadline(100, 80)).toBe(true);
-    expect(fitsDeadline(80, 80)).toBe(true);
-    expect(fitsDeadline(79, 80)).toBe(false);
-    expect(fitsDeadline(0, 0)).toBe(false);
+  it('applies the pre-call rule exactly as callWithDeadline does', async () => {
+    const cases: Array<[remainingMs: number, p99Ms: number]> = [
+      [100, 80],
+      [80, 80],
+      [79, 80],
+      [1, 0],
+      [0, 0],
+      [0, 5],
+    ];
+    for (const [remainingMs, p99Ms] of cases) {
+      const clock = createFakeClock(1_000);
+      const deadline = Deadline.after(remainingMs, clock);
+      const called = await callWithDeadline(deadline, {
+        p99Ms,
+        name: 'dependency',
+        run: async () => true,
+      }).catch((error: { code?: string }) => error.code);
+      deadline.dispose();
+      expect(fitsDeadline(remainingMs, p99Ms), `${remainingMs} ms left, p99 ${p99Ms} ms`).toBe(
+        called === true,
+      );
+      if (called !== true) expect(called).toBe('DEADLINE_INSUFFICIENT');
+    }
   });
 });

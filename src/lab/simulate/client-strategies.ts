@@ -1,11 +1,11 @@
 import type { Clock } from '../../clock.js';
+import { Deadline } from '../../deadline/deadline.js';
 import { backoffDelayMs } from '../../policy/backoff.js';
 import { calibrateTimeout } from '../../policy/calibrate.js';
 import { type AttemptOutcome, classify } from '../../policy/classify.js';
 import { planRetry } from '../../policy/plan-retry.js';
 import { createRetryBudget, type RetryBudget } from '../../policy/retry-budget.js';
 import type { SimRandom } from './random.js';
-import { Deadline } from './stand-ins.js';
 
 /** The clients compared by the `amplification` scenario. */
 export type StrategyName = 'naive' | 'backoff' | 'budget' | 'prazo';
