@@ -115,8 +115,8 @@ function formatTail(r: TailResult): string {
     table(
       ['policy (paper)', 'p99.9', 'extra requests'],
       [
-        ['no hedging', ms(p.p999WithoutHedgingMs), pct(0, 0)],
-        ['hedge after 10 ms', ms(p.p999WithHedgingMs), pct(p.extraRequests, 0)],
+        ['no hedging', `${p.p999WithoutHedgingMs} ms`, pct(0, 0)],
+        ['hedge after 10 ms', `${p.p999WithHedgingMs} ms`, pct(p.extraRequests, 0)],
         ['hedge at the p95', '—', `≈ ${pct(p.deferToP95ExtraLoad, 0)}`],
       ],
     ),
