@@ -50,6 +50,7 @@ export type {
   AmplificationResult,
   AmplificationSeries,
   AmplificationStrategyResult,
+  CalibrationSource,
   PhaseFigures,
   ProgressListener,
 } from './simulate/scenarios/amplification.js';

@@ -84,6 +84,10 @@ function formatAmplification(r: AmplificationResult): string {
     'Published reference (Google SRE book, "Handling Overload"): 3 attempts per request can mean ~3× load;',
     'a 10 % retry budget ≈ 1.1×.',
   ];
+  if (d.calibratedOn !== 'healthy-slices')
+    notes.push(
+      `warning: no healthy second in the warm-up; prazo calibrated on ${d.calibratedOn === 'all-slices' ? 'every latency seen' : 'the mean service time'} (a timeout from a degraded window protects nothing).`,
+    );
   for (const st of r.strategies)
     if (st.settings.calibrationWarning) notes.push(`${st.name}: ${st.settings.calibrationWarning}`);
   return `${[...head, body, ...notes].join('\n')}\n`;

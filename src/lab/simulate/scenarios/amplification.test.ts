@@ -92,6 +92,19 @@ describe('simulateAmplification', { timeout: 60_000 }, () => {
     expect(settings.calibrationWarning).toMatch(/250 ms deadline fits 1 attempt/);
   });
 
+  it('calibrates prazo on every latency seen, and says so, when the warm-up has no healthy second', () => {
+    const result = simulateAmplification({
+      ...short,
+      durationMs: 5_000,
+      triggerStartMs: 0,
+      triggerDurationMs: 0,
+      rps: 3000,
+      strategies: ['prazo'],
+    });
+    expect(result.dependency.calibratedOn).toBe('all-slices');
+    expect(result.dependency.healthyP99Ms).toBeGreaterThan(100);
+  });
+
   it('rejects an invalid option with an error that names it', () => {
     expect(() => simulateAmplification({ rps: -1 })).toThrow(/`rps`/);
     expect(() => simulateAmplification({ strategies: ['nope' as never] })).toThrow(/`strategies`/);

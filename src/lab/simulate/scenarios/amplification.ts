@@ -167,7 +167,14 @@ export interface AmplificationStrategyResult {
 export interface AmplificationResult {
   scenario: 'amplification';
   options: AmplificationOptions;
-  dependency: { capacityRps: number; utilisation: number; healthyP99Ms: number; healthyP50Ms: number };
+  dependency: {
+    capacityRps: number;
+    utilisation: number;
+    healthyP99Ms: number;
+    healthyP50Ms: number;
+    /** Where the healthy p99 was read from (see {@link CalibrationSource}). */
+    calibratedOn: CalibrationSource;
+  };
   strategies: AmplificationStrategyResult[];
   /** Simulation events processed (all strategies). */
   events: number;
@@ -282,6 +289,7 @@ export function simulateAmplification(
       utilisation: round(o.rps / capacityRps, 3),
       healthyP99Ms: round(healthy.p99Ms, 2),
       healthyP50Ms: round(healthy.p50Ms, 2),
+      calibratedOn: healthy.calibratedOn,
     },
     strategies,
     events,
@@ -315,9 +323,32 @@ function measureHealthyLatency(o: AmplificationOptions, serverOptions: ServerMod
   };
   sim.at(next, arrive);
   sim.run(o.warmupMs);
-  const [p50Ms = 0, p99Ms = 0] = window.healthy().histogram.percentiles([50, 99]);
-  return { p50Ms, p99Ms, events: sim.processed() };
+  let histogram = window.healthy().histogram;
+  let calibratedOn: CalibrationSource = 'healthy-slices';
+  if (histogram.count === 0) {
+    // Never healthy at this load (say, rps above capacity): calibrate on what there is, and say so —
+    // the article's warning, a timeout from a degraded window protects nothing, then applies.
+    histogram = new LatencyHistogram();
+    for (const slice of window.slices()) histogram.merge(slice.histogram);
+    calibratedOn = 'all-slices';
+  }
+  const [p50Ms = 0, p99Ms = 0] = histogram.percentiles([50, 99]);
+  if (!(p99Ms > 0))
+    return {
+      p50Ms: o.serviceMeanMs,
+      p99Ms: o.serviceMeanMs,
+      calibratedOn: 'service-mean' as const,
+      events: sim.processed(),
+    };
+  return { p50Ms, p99Ms, calibratedOn, events: sim.processed() };
 }
+
+/**
+ * What the prazo client's healthy p99 was read from: the healthy slices of the warm-up (the normal
+ * case), all of its slices (no slice was healthy: the dependency is overloaded even without the
+ * trigger), or the mean service time (the warm-up served nothing).
+ */
+export type CalibrationSource = 'healthy-slices' | 'all-slices' | 'service-mean';
 
 interface TrackedRequest extends SimUserRequest {
   ended: boolean;
