@@ -1,10 +1,16 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AMPLIFICATION_DEFAULTS } from '../lab/simulate/scenarios/amplification.js';
-import { TAIL_DEFAULTS } from '../lab/simulate/scenarios/tail.js';
+import { isPrazoError } from '../errors.js';
+import {
+  AMPLIFICATION_DEFAULTS,
+  normalizeAmplificationOptions,
+} from '../lab/simulate/scenarios/amplification.js';
+import { normalizeTailOptions, TAIL_DEFAULTS } from '../lab/simulate/scenarios/tail.js';
 import { runCli } from './run.js';
+import { parseSimulateArgs, UsageError } from './simulate.js';
 
 async function run(...argv: string[]) {
   let stdout = '';
@@ -46,6 +52,39 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
     expect(stdout).toBe('');
     expect(stderr).toMatch(message);
     expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('reads any command line into options or one usage error, never anything else', () => {
+    const token = fc.oneof(
+      fc.constantFrom('amplification', 'tail', '--json', '--help', '--html', '--seed', '--rps', '--fanout'),
+      fc.constantFrom(
+        '--strategies',
+        '--cancel-abandoned',
+        '--cancel-abandoned=false',
+        '--duration-ms=5',
+        '--x',
+      ),
+      fc.constantFrom('1', '-3', '0.5', 'NaN', '1e309', '', 'naive,prazo', 'true'),
+      fc.string({ maxLength: 12 }),
+    );
+    fc.assert(
+      fc.property(fc.array(token, { maxLength: 8 }), (argv) => {
+        try {
+          const parsed = parseSimulateArgs(argv);
+          if (parsed.help) return;
+          try {
+            if (parsed.scenario === 'amplification') normalizeAmplificationOptions(parsed.options);
+            else normalizeTailOptions(parsed.options);
+          } catch (error) {
+            expect(isPrazoError(error, 'INVALID_OPTION')).toBe(true);
+          }
+        } catch (error) {
+          expect(error).toBeInstanceOf(UsageError);
+          expect((error as Error).message).not.toContain('\n');
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('documents a flag for every option of both scenarios in --help', async () => {

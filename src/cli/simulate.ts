@@ -105,9 +105,11 @@ function help(scenario: Scenario | undefined): string {
   return `${lines.join('\n')}\n`;
 }
 
-class UsageError extends Error {}
+/** A command line `prazo simulate` cannot use; the message is the one line printed on stderr. */
+export class UsageError extends Error {}
 
-interface Parsed {
+/** What {@link parseSimulateArgs} understood. */
+export interface Parsed {
   scenario: Scenario;
   options: Record<string, unknown>;
   json: boolean;
@@ -115,7 +117,12 @@ interface Parsed {
   help: boolean;
 }
 
-function parse(argv: string[]): Parsed {
+/**
+ * Reads the arguments of `prazo simulate` (without the command name). Option values are checked later
+ * by the scenario's normaliser.
+ * @throws {UsageError} for an unknown scenario or flag, a missing value, or a value that is not a number.
+ */
+export function parseSimulateArgs(argv: string[]): Parsed {
   const [first, ...rest] = argv;
   if (first === '--help' || first === '-h')
     return { scenario: 'amplification', options: {}, json: false, html: undefined, help: true };
@@ -173,7 +180,7 @@ const QUIET_MS = 2000;
 export async function simulate(argv: string[], io: CliIo): Promise<number> {
   let parsed: Parsed;
   try {
-    parsed = parse(argv);
+    parsed = parseSimulateArgs(argv);
     // Validate everything before a long run starts.
     if (!parsed.help) {
       if (parsed.scenario === 'amplification') normalizeAmplificationOptions(parsed.options);
