@@ -14,6 +14,8 @@ export {
   InvalidOptionError,
   isPrazoError,
   PrazoError,
+  RetryAfterExceedsDeadlineError,
+  RetryBudgetExhaustedError,
 } from './errors.js';
 export type {
   ExclusionReason,
@@ -27,5 +29,27 @@ export type { HistogramJson } from './latency/histogram.js';
 export { LatencyHistogram } from './latency/histogram.js';
 export type { SlicedWindow, SlicedWindowOptions } from './latency/sliced-window.js';
 export { createSlicedWindow, SLICED_WINDOW_DEFAULTS } from './latency/sliced-window.js';
+export type { BackoffInput } from './policy/backoff.js';
+export { BACKOFF_DEFAULTS, backoffDelayMs } from './policy/backoff.js';
+export type { AttemptOutcome, AttemptPhase, Classification, ClassifyContext } from './policy/classify.js';
+export { classify, RETRYABLE_STATUSES } from './policy/classify.js';
+export type { HeaderRecord } from './policy/header-value.js';
+export { IDEMPOTENT_METHODS, isIdempotent } from './policy/idempotency.js';
+export type { PlanRetryInput, RetryPlan, RetryRefusalCode } from './policy/plan-retry.js';
+export { planRetry } from './policy/plan-retry.js';
+export type { RetryAfterReading } from './policy/retry-after.js';
+export { parseRetryAfter, RETRY_AFTER_MAX_MS, readRetryAfter } from './policy/retry-after.js';
+export type {
+  NormalizedRetryBudgetOptions,
+  RetryBudget,
+  RetryBudgetOptions,
+  RetryBudgetState,
+} from './policy/retry-budget.js';
+export {
+  createRetryBudget,
+  normalizeRetryBudgetOptions,
+  RETRY_BUDGET_DEFAULTS,
+} from './policy/retry-budget.js';
 export type { FakeClock } from './testing/fake-clock.js';
+
 export { createFakeClock } from './testing/fake-clock.js';
