@@ -42,18 +42,23 @@ const fileArg = fc.constantFrom(
 
 function commandArgs(flags: Record<string, fc.Arbitrary<string> | null>): fc.Arbitrary<string[]> {
   const names = Object.keys(flags);
-  const pair = fc.constantFrom(...names).chain((name) => {
+  const pair: fc.Arbitrary<string[]> = fc.constantFrom(...names).chain((name) => {
     const value = flags[name];
-    return value === null ? fc.constant([`--${name}`]) : value.map((v) => [`--${name}`, v]);
+    return value === null || value === undefined
+      ? fc.constant([`--${name}`])
+      : value.map((v): string[] => [`--${name}`, v]);
   });
   const stray = fc.oneof(
     fc.constantFrom('--bogus', '-x', '--', '-', '--json=1', 'positional', '--p99='),
     fc.string({ maxLength: 6 }),
   );
   return fc
-    .array(fc.oneof({ weight: 6, arbitrary: pair }, { weight: 1, arbitrary: stray.map((s) => [s]) }), {
-      maxLength: 7,
-    })
+    .array(
+      fc.oneof({ weight: 6, arbitrary: pair }, { weight: 1, arbitrary: stray.map((s): string[] => [s]) }),
+      {
+        maxLength: 7,
+      },
+    )
     .map((groups) => groups.flat());
 }
 
