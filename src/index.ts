@@ -5,6 +5,18 @@
  */
 export type { Clock, Timer } from './clock.js';
 export { systemClock } from './clock.js';
+export type { CallWithDeadlineOptions, DeadlineCallContext } from './deadline/call-with-deadline.js';
+export { callWithDeadline } from './deadline/call-with-deadline.js';
+export { currentDeadline, withDeadline } from './deadline/context.js';
+export type { DeadlineFromHeadersOptions, DeadlineHeadersInput } from './deadline/deadline.js';
+export { Deadline } from './deadline/deadline.js';
+export type { DeadlineHeaderOptions, HeaderValue, ParsedDeadline } from './deadline/header-codec.js';
+export {
+  DEADLINE_HEADER,
+  GRPC_TIMEOUT_HEADER,
+  parseDeadlineHeader,
+  parseGrpcTimeout,
+} from './deadline/header-codec.js';
 export type { PrazoErrorCode } from './errors.js';
 export {
   CancelledError,
@@ -17,6 +29,17 @@ export {
   RetryAfterExceedsDeadlineError,
   RetryBudgetExhaustedError,
 } from './errors.js';
+export type { CsvParserOptions } from './latency/formats/csv.js';
+export { createCsvParser } from './latency/formats/csv.js';
+export { detectFormat } from './latency/formats/detect.js';
+export { parseHistogramJson } from './latency/formats/histogram-json.js';
+export { createLinesParser } from './latency/formats/lines.js';
+export type { PrometheusParserOptions } from './latency/formats/prometheus.js';
+export { createPrometheusParser } from './latency/formats/prometheus.js';
+export type { LatencyFileReport, ReadLatencyFileOptions } from './latency/formats/read-latency-file.js';
+export { READ_LATENCY_FILE_DEFAULTS, readLatencyFile } from './latency/formats/read-latency-file.js';
+export type { LatencyFormat, LineParser, ParsedLatency } from './latency/formats/types.js';
+export { LATENCY_FORMATS } from './latency/formats/types.js';
 export type {
   ExclusionReason,
   HealthRule,
@@ -31,10 +54,34 @@ export type { SlicedWindow, SlicedWindowOptions } from './latency/sliced-window.
 export { createSlicedWindow, SLICED_WINDOW_DEFAULTS } from './latency/sliced-window.js';
 export type { BackoffInput } from './policy/backoff.js';
 export { BACKOFF_DEFAULTS, backoffDelayMs } from './policy/backoff.js';
+export type {
+  CalibratedPolicy,
+  CalibrationOptions,
+  CalibrationProfile,
+  CalibrationWarning,
+  CalibrationWarningCode,
+} from './policy/calibrate.js';
+export {
+  CALIBRATION_DEFAULTS,
+  calibrateTimeout,
+  MAX_DURATION_MS,
+  normalizeCalibrationOptions,
+  readTimeoutMs,
+  SLACK_RANGE,
+} from './policy/calibrate.js';
 export type { AttemptOutcome, AttemptPhase, Classification, ClassifyContext } from './policy/classify.js';
 export { classify, RETRYABLE_STATUSES } from './policy/classify.js';
 export type { HeaderRecord } from './policy/header-value.js';
 export { IDEMPOTENT_METHODS, isIdempotent } from './policy/idempotency.js';
+export type { PoolAnalysis, PoolAnalysisInput, PoolProfile, TimeoutHeadroom } from './policy/littles-law.js';
+export {
+  analysePool,
+  maxHoldTimeMs,
+  maxTolerableTimeoutMs,
+  slotsNeeded,
+  timeoutHeadroom,
+  timeToExhaustMs,
+} from './policy/littles-law.js';
 export type { PlanRetryInput, RetryPlan, RetryRefusalCode } from './policy/plan-retry.js';
 export { planRetry } from './policy/plan-retry.js';
 export type { RetryAfterReading } from './policy/retry-after.js';
