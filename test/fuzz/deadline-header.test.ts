@@ -1,5 +1,6 @@
+import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { Deadline } from '../../src/deadline/deadline.js';
 import {
   DEADLINE_HEADER,
@@ -60,14 +61,14 @@ describe('fuzz: x-deadline-epoch-ms and grpc-timeout', () => {
         nowMs.chain((now) => fc.tuple(fc.constant(now), deadlineSlot(now), grpcSlot, limits)),
         ([now, value, grpc, options]) => {
           const parsed = parseDeadlineHeader(value, now, { ...options, grpcTimeout: grpc });
-          expect(Number.isFinite(parsed.limitMs)).toBe(true);
-          expect(parsed.limitMs).toBeLessThanOrEqual(now + options.maxMs);
+          assert.ok(Number.isFinite(parsed.limitMs));
+          assert.ok(parsed.limitMs <= now + options.maxMs);
           if (!hasDigitsItem(value) && parseGrpcTimeout(grpc) === undefined) {
-            expect(parsed.source).toBe('default');
-            expect(parsed.limitMs).toBe(now + Math.min(options.defaultMs, options.maxMs));
+            assert.equal(parsed.source, 'default');
+            assert.equal(parsed.limitMs, now + Math.min(options.defaultMs, options.maxMs));
           }
           if (parsed.source === 'default') {
-            expect(parsed.limitMs).toBe(now + Math.min(options.defaultMs, options.maxMs));
+            assert.equal(parsed.limitMs, now + Math.min(options.defaultMs, options.maxMs));
           }
         },
       ),
@@ -79,9 +80,9 @@ describe('fuzz: x-deadline-epoch-ms and grpc-timeout', () => {
     fc.assert(
       fc.property(nowMs, fc.integer({ min: -5_000, max: 3_600_000 }), limits, (now, delta, options) => {
         const parsed = parseDeadlineHeader(String(now + delta), now, options);
-        expect(parsed.source).toBe('header');
-        expect(parsed.limitMs).toBe(Math.min(now + delta + options.skewMs, now + options.maxMs));
-        expect(parsed.capped).toBe(now + delta + options.skewMs > now + options.maxMs);
+        assert.equal(parsed.source, 'header');
+        assert.equal(parsed.limitMs, Math.min(now + delta + options.skewMs, now + options.maxMs));
+        assert.equal(parsed.capped, now + delta + options.skewMs > now + options.maxMs);
       }),
       { numRuns: RUNS },
     );
@@ -92,8 +93,8 @@ describe('fuzz: x-deadline-epoch-ms and grpc-timeout', () => {
       fc.property(grpcSlot, (value) => {
         const ms = parseGrpcTimeout(value);
         if (ms === undefined) return;
-        expect(Number.isInteger(ms) && ms >= 0).toBe(true);
-        expect(ms).toBeLessThanOrEqual(99_999_999 * 3_600_000);
+        assert.ok(Number.isInteger(ms) && ms >= 0);
+        assert.ok(ms <= 99_999_999 * 3_600_000);
       }),
       { numRuns: RUNS },
     );
@@ -113,7 +114,7 @@ describe('fuzz: x-deadline-epoch-ms and grpc-timeout', () => {
     fc.assert(
       fc.property(fc.oneof(record, getter), limits, (headers, options) => {
         const deadline = Deadline.fromHeaders(headers, { ...options, clock });
-        expect(deadline.remainingMs()).toBeLessThanOrEqual(options.maxMs);
+        assert.ok(deadline.remainingMs() <= options.maxMs);
       }),
       { numRuns: RUNS },
     );
@@ -125,11 +126,11 @@ describe('fuzz: x-deadline-epoch-ms and grpc-timeout', () => {
       fc.property(fc.record({ defaultMs: anything, maxMs: anything, skewMs: anything }), (options) => {
         try {
           const normalized = normalizeDeadlineHeaderOptions(options as never);
-          expect(normalized.maxMs > 0 && Number.isFinite(normalized.maxMs)).toBe(true);
-          expect(normalized.defaultMs).toBeLessThanOrEqual(normalized.maxMs);
+          assert.ok(normalized.maxMs > 0 && Number.isFinite(normalized.maxMs));
+          assert.ok(normalized.defaultMs <= normalized.maxMs);
         } catch (error) {
-          expect(isPrazoError(error, 'INVALID_OPTION')).toBe(true);
-          expect((error as { option: string }).option).toMatch(/^(defaultMs|maxMs|skewMs|options)$/);
+          assert.ok(isPrazoError(error, 'INVALID_OPTION'));
+          assert.match((error as unknown as { option: string }).option, /^(defaultMs|maxMs|skewMs|options)$/);
         }
       }),
       { numRuns: RUNS },
