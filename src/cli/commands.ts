@@ -16,3 +16,8 @@ registerCommand('double', 'run a dependency double (latency, errors, hangs, rese
   const { runDouble } = await import('./double.js');
   return (argv, io) => runDouble(argv, io);
 });
+registerCommand(
+  'simulate',
+  'deterministic incident simulator: retry amplification, hedged fan-outs',
+  async () => (await import('./simulate.js')).simulate,
+);
