@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { dependency } from '../src/client/dependency.js';
+import { startDouble } from '../src/lab/double.js';
 import { METRICS, prometheusSeriesNames } from '../src/observe/metric-names.js';
 import { instrument } from '../src/observe/prometheus.js';
-import { createFakeClock } from '../src/testing/fake-clock.js';
-import { createEventSourceDouble } from './support/event-source-double.js';
 
 interface Target {
   expr: string;
@@ -44,16 +44,31 @@ const ruleExpressions = [...rules.matchAll(/expr: (?:\|\n((?: {10}.*\n)+)|(.+))/
 const metricNames = (exprs: string[]): Set<string> =>
   new Set(exprs.flatMap((e) => [...e.matchAll(/\bprazo_[a-z0-9_]+\b/g)].map((m) => m[0])));
 
-/** The series names an instrumented dependency actually exposes, after it saw every kind of event. */
+/** The series names an instrumented real dependency exposes after some calls to a double. */
 async function producedSeries(): Promise<Set<string>> {
-  const clock = createFakeClock(1_000_000);
-  const registry = new Registry();
-  const dep = createEventSourceDouble('payments', { clock });
-  instrument(dep, { registry });
-  for (let i = 0; i < 100; i++) dep.window().record(100 + i);
-  dep.request({ durationMs: 100 });
-  const text = await registry.metrics();
-  return new Set([...text.matchAll(/^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]/gm)].map((m) => m[1]!));
+  const double = await startDouble({ seed: 9 });
+  const dep = dependency({
+    name: 'payments',
+    origins: [double.url],
+    latency: { p99Ms: 1000 }, // far above the double's latency: no timeout on a loaded machine
+    userDeadlineMs: 2_000,
+  });
+  try {
+    const registry = new Registry();
+    instrument(dep, { registry });
+    for (let i = 0; i < 60; i++) {
+      try {
+        await (await dep.request({ path: '/' })).body.text();
+      } catch {
+        // a failed call is still counted
+      }
+    }
+    const text = await registry.metrics();
+    return new Set([...text.matchAll(/^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]/gm)].map((m) => m[1]!));
+  } finally {
+    await dep.close();
+    await double.close();
+  }
 }
 
 describe('Grafana dashboard', () => {
