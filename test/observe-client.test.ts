@@ -17,13 +17,14 @@ afterEach(async () => {
 async function setup(
   behaviour: Parameters<typeof startDouble>[0] = {},
   p99Ms = 50,
+  connectP99Ms?: number,
 ): Promise<{ dep: Dependency; double: Double }> {
   const double = await startDouble({ seed: 3, ...behaviour });
   open.push(double);
   const dep = dependency({
     name: 'payments',
     origins: [double.url],
-    latency: { p99Ms },
+    latency: connectP99Ms === undefined ? { p99Ms } : { p99Ms, connectP99Ms },
     userDeadlineMs: 5_000,
     attempts: 2,
   });
@@ -91,7 +92,8 @@ describe('prazo/prometheus on a real dependency', () => {
   });
 
   it('counts read timeouts by phase', async () => {
-    const { dep } = await setup({ behaviour: { answerAtMs: 400 } }, 20); // read timeout 28 ms
+    // read timeout 28 ms; connect timeout 280 ms, so a slow connect on a loaded machine is not counted
+    const { dep } = await setup({ behaviour: { answerAtMs: 400 } }, 20, 200);
     const registry = new Registry();
     instrument(dep, { registry });
     const outcomes = await calls(dep, 3);
