@@ -35,8 +35,9 @@ export const ALLOWANCE_MS = 250;
 /**
  * An event-loop stall at least this long during a cell can by itself turn an answer into a read
  * timeout (the client and the doubles share the process). A row whose mismatching cells all saw
- * such a stall is run again, at most {@link MAX_ROUNDS} times in all; a mismatch without a stall
- * fails at once.
+ * such a stall, or an attempt that timed out, is run again, at most {@link MAX_ROUNDS} rounds in
+ * all, and judged on its last round; any other mismatch fails at once, and so does any breach of
+ * the safety rules (a POST received twice, a repeated key) in any round.
  */
 export const STALL_MS = 100;
 export const MAX_ROUNDS = 3;

@@ -86,7 +86,8 @@ fixed ${MATRIX_CLIENT.hedgeAtMs} ms when on. Its first attempt goes to instance 
 - **servers saw** — requests received by the two instances together (exact, or min–max).
 - **elapsed ≤** — bound on the call, body included, never past the deadline; the test adds
   ${ALLOWANCE_MS} ms for scheduling on a loaded machine. A row whose mismatching cells all saw an event-loop
-  stall of ${STALL_MS} ms or more is run again (at most ${MAX_ROUNDS} rounds); any other mismatch fails.
+  stall of ${STALL_MS} ms or more, or an attempt that timed out, is run again (at most ${MAX_ROUNDS} rounds,
+  judged on the last); any other mismatch fails, and so does a breach of the POST and key rules in any round.
 - A POST without a key is never received twice, except after a 429 (a refusal before any work)
   or when its first attempt never reached a server (refused, connect timeout, DNS): then instance 0
   saw nothing and instance 1 received it once. The test asserts this in every cell, and that no
