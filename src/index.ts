@@ -15,10 +15,6 @@ export {
   isPrazoError,
   PrazoError,
 } from './errors.js';
-export type { FakeClock } from './testing/fake-clock.js';
-export { createFakeClock } from './testing/fake-clock.js';
-export type { HistogramJson } from './latency/histogram.js';
-export { LatencyHistogram } from './latency/histogram.js';
 export type {
   ExclusionReason,
   HealthRule,
@@ -27,5 +23,9 @@ export type {
   SliceSummary,
 } from './latency/healthy.js';
 export { HEALTH_RULE_DEFAULTS, normalizeHealthRule, selectHealthy } from './latency/healthy.js';
+export type { HistogramJson } from './latency/histogram.js';
+export { LatencyHistogram } from './latency/histogram.js';
 export type { SlicedWindow, SlicedWindowOptions } from './latency/sliced-window.js';
 export { createSlicedWindow, SLICED_WINDOW_DEFAULTS } from './latency/sliced-window.js';
+export type { FakeClock } from './testing/fake-clock.js';
+export { createFakeClock } from './testing/fake-clock.js';

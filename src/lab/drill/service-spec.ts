@@ -1,0 +1,101 @@
+import type { BehaviourInput } from '../behaviour.js';
+import type { SlotPoolOptions } from './slot-pool.js';
+
+/** The two configurations the drill runs side by side on the same traffic. */
+export type DrillConfig = 'naive' | 'prazo';
+
+/** The drill's configurations, in display order. */
+export const DRILL_CONFIGS: readonly DrillConfig[] = Object.freeze(['naive', 'prazo']);
+
+/** One instance of the supplier (a dependency double in its own process). */
+export interface SupplierSpec {
+  role: 'supplier';
+  instance: number;
+  seed: number;
+  behaviour: BehaviourInput;
+}
+
+/**
+ * One service of the chain gateway → orders → inventory → supplier. The gateway is the shop: it
+ * also holds the shared slot pool and serves the independent route.
+ */
+export interface TierSpec {
+  role: 'tier';
+  /** `gateway`, `orders` or `inventory`. */
+  name: string;
+  config: DrillConfig;
+  /** Path this service serves for the chain (e.g. `/checkout`). */
+  path: string;
+  /** Name of the service it calls. */
+  downstreamName: string;
+  /** Base URLs of the downstream instances. */
+  downstream: string[];
+  /** Path it calls downstream. */
+  downstreamPath: string;
+  /** Whether this hop calls the external dependency (retries, budget and hedging live here). */
+  edge: boolean;
+  /** The naive settings (used by the naive configuration, and by prazo's warm-up before calibration). */
+  naive: { timeoutMs: number; attempts: number };
+  /** Deadline limits of the prazo configuration, in ms: the local default and cap. */
+  deadline: { defaultMs: number; maxMs: number };
+  /** Shop only: the shared pool and the independent route's work. */
+  shop?: { pool: Required<Omit<SlotPoolOptions, 'clock'>>; catalogWorkMs: number };
+}
+
+/** What a service is started with. */
+export type ServiceSpec = SupplierSpec | TierSpec;
+
+/** The policy the drill hands a prazo tier once warm-up has been measured. */
+export interface TierPolicy {
+  /** Healthy p99 / p95 of the downstream, measured during warm-up, in ms. */
+  p99Ms: number;
+  p95Ms: number;
+  /** Edge only: calibrated per-attempt timeouts and attempts (from `calibrateTimeout`). */
+  connectMs: number;
+  readMs: number;
+  attempts: number;
+  userDeadlineMs: number;
+}
+
+/** What a tier measured of its downstream during warm-up. */
+export interface TierMeasurement {
+  count: number;
+  p50Ms: number;
+  p95Ms: number;
+  p99Ms: number;
+}
+
+/** A tier's counters (cumulative since start), read by the drill every sample. */
+export interface TierStats {
+  served: number;
+  servedByStatus: Record<string, number>;
+  attempts: { original: number; retry: number; hedge: number };
+  attemptFailures: number;
+  /** p99 of the downstream over the last few seconds, in ms (NaN when nothing finished). */
+  liveP99Ms: number;
+  /** The per-attempt timeout in force, in ms. */
+  timeoutMs: number;
+  /** Edge only: variant split of the hedging comparison. */
+  byVariant: Record<string, { original: number; retry: number; hedge: number }>;
+  pool: null | {
+    size: number;
+    inUse: number;
+    waiting: number;
+    peakInUse: number;
+    rejectedQueueFull: number;
+    rejectedTimeout: number;
+  };
+}
+
+/** Messages from the drill to a service. */
+export interface ServiceRequest {
+  id: number;
+  method: string;
+  params?: unknown;
+}
+
+/** Messages from a service to the drill. */
+export type ServiceMessage =
+  | { type: 'ready'; port: number }
+  | { type: 'failed'; message: string }
+  | { type: 'reply'; id: number; result?: unknown; error?: string };
