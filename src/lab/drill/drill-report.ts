@@ -1,6 +1,6 @@
 import type { NormalizedDrillOptions } from './drill-options.js';
 import type { DrillRecorder, Mark, Sample } from './drill-recorder.js';
-import { burstPlateauStartMs, burstRampStartMs, type Phase, type PhaseName } from './phase-plan.js';
+import { burstRampStartMs, type Phase, type PhaseName } from './phase-plan.js';
 import { DRILL_CONFIGS, type DrillConfig, type TierMeasurement, type TierPolicy } from './service-spec.js';
 
 /** Success and latency of one route over some requests (latencies in ms, rates in [0, 1]). */

@@ -99,7 +99,6 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
       DRILL_CONFIGS.map((config) => startServiceSet(config, options, (p) => processes.push(p))),
     );
     check();
-    const setOf = (config: DrillConfig): ServiceSet => sets.find((s) => s.config === config)!;
 
     const read = async (): Promise<Record<DrillConfig, ConfigReading>> => {
       const entries = await Promise.all(

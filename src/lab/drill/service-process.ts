@@ -9,7 +9,7 @@ export interface ServiceProcess {
   readonly pid: number;
   readonly port: number;
   readonly url: string;
-  /** Calls `method` in the service; rejects after `timeoutMs` (default 5 s). */
+  /** Calls `method` in the service; rejects after `timeoutMs` (default 15 s). */
   call<T>(method: string, params?: unknown, timeoutMs?: number): Promise<T>;
   /** Asks the service to close, then kills it if it has not exited within a second. */
   stop(): Promise<void>;
@@ -123,7 +123,7 @@ export async function startServiceProcess(
     pid: child.pid!,
     port,
     url: `http://127.0.0.1:${port}`,
-    call<T>(method: string, params?: unknown, timeoutMs = 5_000): Promise<T> {
+    call<T>(method: string, params?: unknown, timeoutMs = 15_000): Promise<T> {
       if (exited) return Promise.reject(new Error(`service ${name} has exited`));
       const id = nextId++;
       return new Promise<T>((resolve, reject) => {

@@ -38,7 +38,8 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
   const hooks: DownstreamHooks = {
     onAttempt(kind: AttemptKind, variant: string, durationMs: number, ok: boolean) {
       attempts[kind]++;
-      const v = (byVariant[variant] ??= { original: 0, retry: 0, hedge: 0 });
+      const v = byVariant[variant] ?? { original: 0, retry: 0, hedge: 0 };
+      byVariant[variant] = v;
       v[kind]++;
       if (!ok) attemptFailures++;
       live.record(ok ? durationMs : undefined, !ok);
