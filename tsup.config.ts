@@ -7,6 +7,7 @@ const define = { __PRAZO_VERSION__: JSON.stringify(version) };
 /** Library entries: one per subpath export (see package.json `exports`). */
 const entry = {
   index: 'src/index.ts',
+  lab: 'src/lab/index.ts',
 };
 
 export default defineConfig([

@@ -162,6 +162,7 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
   let behaviour = config.behaviour;
   let mode: ListenMode = 'open';
   let closed = false;
+  let stopping = false;
   let sequence = 0;
   let listener: NetServer | undefined;
   let blackhole: ConnectBlackhole | undefined;
@@ -248,23 +249,27 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
     requestTimers: Set<Timer>,
   ): void {
     const status = outcome.kind === 'status' ? outcome.status : 200;
-    const body = responseBody(instance, seq, status, current.bodyBytes);
-    res.setHeader('content-type', 'application/json');
-    res.setHeader('content-length', body.length);
+    // 204 and 304 never carry a body (RFC 9110 §15.3.5, §15.4.5).
+    const bodiless = status === 204 || status === 304;
+    const body = bodiless ? Buffer.alloc(0) : responseBody(instance, seq, status, current.bodyBytes);
+    if (!bodiless) {
+      res.setHeader('content-type', 'application/json');
+      res.setHeader('content-length', body.length);
+    }
     res.setHeader('x-double-instance', String(instance));
     if (outcome.kind === 'status' && outcome.retryAfter !== null)
       res.setHeader('retry-after', outcome.retryAfter);
     if (mode !== 'open') res.setHeader('connection', 'close');
     res.writeHead(status);
     counter.status(status);
-    if (outcome.kind === 'resetMidBody') {
+    if (outcome.kind === 'resetMidBody' && !bodiless) {
       counter.fault('resetMidBody');
       const half = body.subarray(0, Math.max(1, Math.floor(body.length / 2)));
       // Destroy only once the first half has reached the kernel, so the client sees part of it.
       res.write(half, () => res.socket?.destroy());
       return;
     }
-    if (current.slowBodyMs <= 0) {
+    if (current.slowBodyMs <= 0 || bodiless) {
       res.end(body);
       return;
     }
@@ -304,12 +309,19 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
       res.end(text);
     };
     const route = `${req.method} ${path}`;
-    if (route === `GET ${ADMIN_PREFIX}/stats`) return send(200, counter.snapshot());
-    if (route === `GET ${ADMIN_PREFIX}/behaviour`) return send(200, behaviour);
+    if (route === `GET ${ADMIN_PREFIX}/stats`) {
+      send(200, counter.snapshot());
+      return;
+    }
+    if (route === `GET ${ADMIN_PREFIX}/behaviour`) {
+      send(200, behaviour);
+      return;
+    }
     if (route === `POST ${ADMIN_PREFIX}/reset`) {
       req.resume();
       counter.reset();
-      return send(200, counter.snapshot());
+      send(200, counter.snapshot());
+      return;
     }
     if (route === `POST ${ADMIN_PREFIX}/behaviour`) {
       readAdminBody(req, (text) => {
@@ -326,8 +338,10 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
         try {
           parsed = parseBehaviourJson(text);
         } catch (error) {
-          if (!isPrazoError(error)) throw error;
-          send(400, { error: { code: error.code, message: error.message } });
+          const known = isPrazoError(error);
+          send(known ? 400 : 500, {
+            error: { code: known ? error.code : 'DOUBLE_ERROR', message: String((error as Error)?.message) },
+          });
           return;
         }
         // This socket is busy, so a switch to refusing spares it; the reply then carries
@@ -348,7 +362,7 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
     const known = ['stats', 'behaviour', 'reset'].map((name) => `${ADMIN_PREFIX}/${name}`);
     if (known.includes(path ?? '')) {
       req.resume();
-      return send(
+      send(
         405,
         { error: { code: 'METHOD_NOT_ALLOWED', message: `${req.method} not allowed on ${path}.` } },
         {
@@ -360,6 +374,7 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
                 : 'GET, POST',
         },
       );
+      return;
     }
     req.resume();
     send(404, {
@@ -410,15 +425,22 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
   const port = await listen(config.port);
 
   async function transition(target: ListenMode): Promise<void> {
-    if (closed || target === mode) return;
+    if (stopping || target === mode) return;
     if (mode === 'open') await stopListening();
     if (mode === 'blackhole') {
       await blackhole?.close();
       blackhole = undefined;
     }
     mode = target;
-    if (target === 'open') await listen(port);
-    else if (target === 'blackhole') blackhole = await startConnectBlackhole(host, port);
+    try {
+      if (target === 'open') await listen(port);
+      else if (target === 'blackhole') blackhole = await startConnectBlackhole(host, port);
+    } catch (error) {
+      // The port could not be taken back (another process grabbed it): nothing listens, which is
+      // refusing; a later set() tries again.
+      mode = 'refusing';
+      throw error;
+    }
   }
 
   function apply(next: Behaviour): Promise<Behaviour> {
@@ -461,6 +483,8 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      // No new listener or worker from here on; a switch already under way completes first.
+      stopping = true;
       await transitions;
       closed = true;
       const server = listener;
@@ -477,6 +501,10 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
       const adminClosed = admin ? new Promise<void>((resolve) => admin.close(() => resolve())) : undefined;
       admin?.closeAllConnections();
       await Promise.all([listenerClosed, adminClosed]);
+      // 'close' events fire before libuv runs the handles' close callbacks (the loop's last
+      // phase); two turns of the loop later the handles are really gone.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
     })();
     return closing;
   };
