@@ -174,7 +174,7 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
         }),
       );
       const label = el('text', { x: sx(p.startMs) + 3, y: H - 8, 'font-size': 9, fill: '#868e96' });
-      label.textContent = p.label;
+      label.textContent = p.name;
       svg.appendChild(label);
     });
     const ticks = spec.log ? [min, Math.sqrt(min * max), max] : [0, max / 2, max];
@@ -210,7 +210,8 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
         el('line', { x1: sx(data.elapsedMs), x2: sx(data.elapsedMs), y1: T, y2: H - B, stroke: '#adb5bd' }),
       );
     let points = 0;
-    all.forEach((s, i) => {
+    let legendX = L + 4;
+    all.forEach((s) => {
       points += s.points.length;
       const color = COLORS[s.key] ?? '#000';
       if (s.points.length > 0) {
@@ -219,9 +220,10 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
           .join('');
         svg.appendChild(el('path', { d, fill: 'none', stroke: color, 'stroke-width': 1.6 }));
       }
-      const legend = el('text', { x: L + 4 + i * 150, y: 11, 'font-size': 10, fill: color });
+      const legend = el('text', { x: legendX, y: 11, 'font-size': 10, fill: color });
       legend.textContent = `■ ${s.label}`;
       svg.appendChild(legend);
+      legendX += 14 + 5.6 * s.label.length;
     });
     svg.setAttribute('data-points', String(points));
     const title = el('title', {});

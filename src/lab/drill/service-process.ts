@@ -37,7 +37,7 @@ async function bundleSource(): Promise<string> {
   const cacheDir = fileURLToPath(new URL('../../../node_modules/.cache/prazo/', import.meta.url));
   mkdirSync(cacheDir, { recursive: true });
   const outfile = `${cacheDir}drill-service-${process.pid}.mjs`;
-  const { build } = await import('esbuild');
+  const { build, stop } = await import('esbuild');
   await build({
     entryPoints: [source],
     outfile,
@@ -48,6 +48,8 @@ async function bundleSource(): Promise<string> {
     target: 'node20',
     logLevel: 'silent',
   });
+  // esbuild keeps a helper process for later builds; there will be none.
+  await stop();
   process.once('exit', () => {
     try {
       unlinkSync(outfile);

@@ -1,0 +1,68 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { startDashboardServer } from '../src/lab/drill/dashboard-server.js';
+import { runDrill } from '../src/lab/drill/run-drill.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+// CI installs Debian's chromium (.ci/run); elsewhere the test is skipped when it is missing.
+const skip = !existsSync(CHROMIUM) && !process.env['CI'];
+
+describe.skipIf(skip)('the live dashboard in a real browser', () => {
+  it('draws charts that receive data points while a short drill runs, then the summary', async () => {
+    const dashboard = await startDashboardServer(0);
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
+    });
+    try {
+      const running = runDrill(
+        {
+          rps: 40,
+          phases: { warmupMs: 2000, degradeMs: 2000, burstMs: 2000, tailMs: 2000, recoveryMs: 1000 },
+        },
+        { onReady: (context) => dashboard.attach(context) },
+      );
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+      const errors: string[] = [];
+      page.on('pageerror', (error) => errors.push(error.message));
+      const external: string[] = [];
+      page.on('request', (request) => {
+        if (!request.url().startsWith(dashboard.url)) external.push(request.url());
+      });
+      await page.goto(dashboard.url);
+      // Every chart (5 figures × naive and prazo) must have drawn points from the live timeline.
+      await page.waitForFunction(
+        () => {
+          const charts = Array.from(document.querySelectorAll('svg.chart'));
+          return charts.length === 10 && charts.every((c) => Number(c.getAttribute('data-points')) > 0);
+        },
+        null,
+        { timeout: 60_000, polling: 500 },
+      );
+      const points = await page.$$eval('svg.chart', (charts) =>
+        charts.map((c) => Number(c.getAttribute('data-points'))),
+      );
+      expect(points.every((n) => n > 0)).toBe(true);
+      mkdirSync('reports', { recursive: true });
+      await page.screenshot({ path: 'reports/drill-browser.png', fullPage: true });
+
+      const report = await running;
+      dashboard.finish(report);
+      await page.waitForSelector('#summary table', { timeout: 10_000 });
+      expect(await page.textContent('#status')).toContain('Finished');
+      expect(errors).toEqual([]);
+      expect(external).toEqual([]);
+    } finally {
+      await browser.close();
+      await dashboard.close();
+    }
+  }, 120_000);
+});
