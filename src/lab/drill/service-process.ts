@@ -76,6 +76,8 @@ export async function startServiceProcess(
   >();
   let nextId = 1;
   let exited = false;
+  // A send to a process that is going away fails with EPIPE: the exit handler settles what was pending.
+  child.on('error', () => {});
   child.on('exit', () => {
     exited = true;
     for (const { reject, timer } of pending.values()) {
@@ -126,7 +128,7 @@ export async function startServiceProcess(
     port,
     url: `http://127.0.0.1:${port}`,
     call<T>(method: string, params?: unknown, timeoutMs = 15_000): Promise<T> {
-      if (exited) return Promise.reject(new Error(`service ${name} has exited`));
+      if (exited || !child.connected) return Promise.reject(new Error(`service ${name} has exited`));
       const id = nextId++;
       return new Promise<T>((resolve, reject) => {
         const timer = setTimeout(() => {
@@ -134,18 +136,20 @@ export async function startServiceProcess(
           reject(new Error(`${name}.${method} timed out`));
         }, timeoutMs);
         pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
-        child.send({ id, method, params });
+        child.send({ id, method, params }, (error) => {
+          if (!error) return;
+          clearTimeout(timer);
+          pending.delete(id);
+          reject(new Error(`${name}.${method}: ${error.message}`));
+        });
       });
     },
     async stop() {
       if (exited) return;
       const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       const timer = setTimeout(kill, 1_000);
-      try {
-        child.send({ id: nextId++, method: 'close' });
-      } catch {
-        kill();
-      }
+      if (!child.connected) kill();
+      else child.send({ id: nextId++, method: 'close' }, (error) => error && kill());
       await gone;
       clearTimeout(timer);
     },
