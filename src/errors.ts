@@ -96,6 +96,45 @@ export class CancelledError extends PrazoError {
   }
 }
 
+/**
+ * The dependency's shared retry budget refused an extra attempt: under widespread failure the
+ * client stops amplifying the load and fails fast. `cause` holds the last attempt's failure.
+ */
+export class RetryBudgetExhaustedError extends PrazoError {
+  /** The dependency whose budget is spent, when known. */
+  readonly dependency: string | undefined;
+
+  constructor(options: { cause?: unknown; dependency?: string } = {}) {
+    super(
+      'RETRY_BUDGET_EXHAUSTED',
+      `Retry budget exhausted${options.dependency === undefined ? '' : ` for ${options.dependency}`}: not retrying.`,
+      'cause' in options ? { cause: options.cause } : undefined,
+    );
+    this.dependency = options.dependency;
+  }
+}
+
+/**
+ * The server asked (with `Retry-After`) for a wait that, plus the dependency's p99, does not fit
+ * the remaining deadline: prazo fails now instead of sleeping the deadline away.
+ */
+export class RetryAfterExceedsDeadlineError extends PrazoError {
+  /** The wait the server asked for, in ms. */
+  readonly retryAfterMs: number;
+  /** Time that was left before the deadline, in ms. */
+  readonly remainingMs: number;
+
+  constructor(options: { retryAfterMs: number; remainingMs: number; cause?: unknown }) {
+    super(
+      'RETRY_AFTER_EXCEEDS_DEADLINE',
+      `The server asked to retry after ${options.retryAfterMs} ms, but only ${Math.max(0, Math.floor(options.remainingMs))} ms are left before the deadline.`,
+      'cause' in options ? { cause: options.cause } : undefined,
+    );
+    this.retryAfterMs = options.retryAfterMs;
+    this.remainingMs = options.remainingMs;
+  }
+}
+
 /** Returns true when `error` is a prazo error, optionally with the given `code`. */
 export function isPrazoError(error: unknown, code?: PrazoErrorCode): error is PrazoError {
   if (typeof error !== 'object' || error === null) return false;

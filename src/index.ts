@@ -14,7 +14,20 @@ export {
   InvalidOptionError,
   isPrazoError,
   PrazoError,
+  RetryAfterExceedsDeadlineError,
+  RetryBudgetExhaustedError,
 } from './errors.js';
+export type { CsvParserOptions } from './latency/formats/csv.js';
+export { createCsvParser } from './latency/formats/csv.js';
+export { detectFormat } from './latency/formats/detect.js';
+export { parseHistogramJson } from './latency/formats/histogram-json.js';
+export { createLinesParser } from './latency/formats/lines.js';
+export type { PrometheusParserOptions } from './latency/formats/prometheus.js';
+export { createPrometheusParser } from './latency/formats/prometheus.js';
+export type { LatencyFileReport, ReadLatencyFileOptions } from './latency/formats/read-latency-file.js';
+export { READ_LATENCY_FILE_DEFAULTS, readLatencyFile } from './latency/formats/read-latency-file.js';
+export type { LatencyFormat, LineParser, ParsedLatency } from './latency/formats/types.js';
+export { LATENCY_FORMATS } from './latency/formats/types.js';
 export type {
   ExclusionReason,
   HealthRule,
@@ -27,5 +40,51 @@ export type { HistogramJson } from './latency/histogram.js';
 export { LatencyHistogram } from './latency/histogram.js';
 export type { SlicedWindow, SlicedWindowOptions } from './latency/sliced-window.js';
 export { createSlicedWindow, SLICED_WINDOW_DEFAULTS } from './latency/sliced-window.js';
+export type { BackoffInput } from './policy/backoff.js';
+export { BACKOFF_DEFAULTS, backoffDelayMs } from './policy/backoff.js';
+export type {
+  CalibratedPolicy,
+  CalibrationOptions,
+  CalibrationProfile,
+  CalibrationWarning,
+  CalibrationWarningCode,
+} from './policy/calibrate.js';
+export {
+  CALIBRATION_DEFAULTS,
+  calibrateTimeout,
+  MAX_DURATION_MS,
+  normalizeCalibrationOptions,
+  readTimeoutMs,
+  SLACK_RANGE,
+} from './policy/calibrate.js';
+export type { AttemptOutcome, AttemptPhase, Classification, ClassifyContext } from './policy/classify.js';
+export { classify, RETRYABLE_STATUSES } from './policy/classify.js';
+export type { HeaderRecord } from './policy/header-value.js';
+export { IDEMPOTENT_METHODS, isIdempotent } from './policy/idempotency.js';
+export type { PoolAnalysis, PoolAnalysisInput, PoolProfile, TimeoutHeadroom } from './policy/littles-law.js';
+export {
+  analysePool,
+  maxHoldTimeMs,
+  maxTolerableTimeoutMs,
+  slotsNeeded,
+  timeoutHeadroom,
+  timeToExhaustMs,
+} from './policy/littles-law.js';
+export type { PlanRetryInput, RetryPlan, RetryRefusalCode } from './policy/plan-retry.js';
+export { planRetry } from './policy/plan-retry.js';
+export type { RetryAfterReading } from './policy/retry-after.js';
+export { parseRetryAfter, RETRY_AFTER_MAX_MS, readRetryAfter } from './policy/retry-after.js';
+export type {
+  NormalizedRetryBudgetOptions,
+  RetryBudget,
+  RetryBudgetOptions,
+  RetryBudgetState,
+} from './policy/retry-budget.js';
+export {
+  createRetryBudget,
+  normalizeRetryBudgetOptions,
+  RETRY_BUDGET_DEFAULTS,
+} from './policy/retry-budget.js';
 export type { FakeClock } from './testing/fake-clock.js';
+
 export { createFakeClock } from './testing/fake-clock.js';

@@ -1,0 +1,246 @@
+import { type HeaderRecord, headerValue } from './header-value.js';
+import { type RetryAfterReading, readRetryAfter } from './retry-after.js';
+
+/** How one attempt ended: the server answered with a status, or the attempt failed with an error. */
+export type AttemptOutcome =
+  | { kind: 'response'; status: number; headers?: HeaderRecord }
+  | { kind: 'error'; error: unknown };
+
+/**
+ * Where an attempt stopped. `connect`: before the request left (nothing was sent). `read`: after
+ * the request was written, or at a point that cannot be told apart from it (the server may have
+ * done the work). `response`: the server answered.
+ */
+export type AttemptPhase = 'connect' | 'read' | 'response';
+
+/** What the request being classified allows. */
+export interface ClassifyContext {
+  /** The request may be applied twice (see `isIdempotent`). */
+  idempotent: boolean;
+  /**
+   * The body can be sent again (no body, a string, a buffer; not a one-shot stream).
+   * @default true
+   */
+  replayable?: boolean;
+  /** Current epoch ms, to read a `Retry-After` given as a date. @default Date.now() */
+  nowMs?: number;
+}
+
+/**
+ * The verdict on one failed attempt.
+ *
+ * `reason` is a stable kebab-case token, fit for a metric label:
+ * `status-408` `status-429` `status-500` `status-502` `status-503` `status-504`,
+ * `connect-refused` `connect-timeout` `connect-unreachable` `connect-dns` `connect-no-local-address`,
+ * `read-timeout` `read-reset` `read-broken-pipe` `read-socket-closed` `read-client-closed`,
+ * and, when `retry` is false: `not-a-failure` `deterministic-status` `invalid-status`
+ * `not-idempotent` `stream-body` `retry-after-too-long` `cancelled` `deadline-exceeded`
+ * `deadline-insufficient` `unknown-error`.
+ */
+export interface Classification {
+  /** The failure may be retried (the budget, the attempts left and the deadline still decide). */
+  retry: boolean;
+  /** Where the attempt stopped. */
+  phase: AttemptPhase;
+  /** Stable kebab-case cause (see above). */
+  reason: string;
+  /** Wait the server asked for with `Retry-After` (429, or 503), in ms. */
+  retryAfterMs?: number;
+  /** The instance is known to be unreachable: retry at once on a different instance, no backoff. */
+  anotherInstance: boolean;
+}
+
+/** Statuses worth another attempt: the server did not judge the request's content. */
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504]);
+
+type ErrorKind = { phase: 'connect' | 'read'; reason: string } | { final: string };
+
+const CANCELLED: ErrorKind = { final: 'cancelled' };
+
+/** Codes of failures before any byte of the request was sent (undici's and Node's). */
+const CONNECT_CODES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connect-refused',
+  UND_ERR_CONNECT_TIMEOUT: 'connect-timeout',
+  CONNECT_TIMEOUT: 'connect-timeout',
+  EHOSTUNREACH: 'connect-unreachable',
+  ENETUNREACH: 'connect-unreachable',
+  EHOSTDOWN: 'connect-unreachable',
+  ENOTFOUND: 'connect-dns',
+  EAI_AGAIN: 'connect-dns',
+  EADDRNOTAVAIL: 'connect-no-local-address',
+};
+
+/** Codes of failures after the request may have reached the server. */
+const READ_CODES: Readonly<Record<string, string>> = {
+  UND_ERR_HEADERS_TIMEOUT: 'read-timeout',
+  UND_ERR_BODY_TIMEOUT: 'read-timeout',
+  READ_TIMEOUT: 'read-timeout',
+  ECONNRESET: 'read-reset',
+  EPIPE: 'read-broken-pipe',
+  UND_ERR_SOCKET: 'read-socket-closed',
+  UND_ERR_CLOSED: 'read-client-closed',
+};
+
+/** Codes that end the request for good: the caller gave up, or time ran out. */
+const FINAL_CODES: Readonly<Record<string, string>> = {
+  CANCELLED: 'cancelled',
+  UND_ERR_ABORTED: 'cancelled',
+  UND_ERR_ABORT: 'cancelled',
+  ABORT_ERR: 'cancelled',
+  DEADLINE_EXCEEDED: 'deadline-exceeded',
+  DEADLINE_INSUFFICIENT: 'deadline-insufficient',
+};
+
+// How deep to follow `cause`: wrappers rarely nest more than three levels; a cycle must not hang.
+const MAX_CAUSE_DEPTH = 8;
+
+/**
+ * Decides whether a failed attempt may be retried, and how.
+ *
+ * - **Statuses** 408, 429, 500, 502, 503, 504 are retryable; every other status is final (the
+ *   server decided on the content: repeating a 400, 404 or 422 is load with no chance). A 429, and a
+ *   503, carry the server's `Retry-After` in `retryAfterMs`; a `Retry-After` above one day makes
+ *   the failure final (`retry-after-too-long`); a malformed one is ignored.
+ * - **Errors** are read from `error.code`, following `error.cause` (outermost recognised code
+ *   wins, so prazo's own `READ_TIMEOUT` around the abort it caused is a read timeout, not a
+ *   cancellation). Connect phase: refused, connect timeout, unreachable, DNS failure — nothing was
+ *   sent, so even a non-idempotent request is retried, at once, on another instance. Read phase:
+ *   headers/body timeout, reset, broken pipe, closed socket — the server may have done the work.
+ *   `ETIMEDOUT` counts as connect only when its `syscall` is `connect`.
+ * - A **non-idempotent** request is retried only after a connect-phase failure or a 429 (the
+ *   server refused before doing anything); otherwise it is never sent twice.
+ * - A **non-replayable body** (a one-shot stream) is never retried, whatever the phase: undici
+ *   destroys a stream body when the request fails, even before connecting.
+ * - Caller aborts (`CANCELLED`, `AbortError`, `TimeoutError` of the caller's own signal,
+ *   `UND_ERR_ABORTED`) and deadline expiry are never retried. Unknown errors are not retried
+ *   either: a retry must be justified, and an unknown error may have been raised after the work
+ *   was done. They are reported in the `read` phase, the conservative assumption.
+ *
+ * Pure and total: never throws, whatever `outcome` holds.
+ *
+ * @example
+ * classify({ kind: 'response', status: 503 }, { idempotent: true });
+ * // { retry: true, phase: 'response', reason: 'status-503', anotherInstance: false }
+ * classify({ kind: 'error', error: { code: 'ECONNREFUSED' } }, { idempotent: false });
+ * // { retry: true, phase: 'connect', reason: 'connect-refused', anotherInstance: true }
+ * @see The source article, "erro repetível e erro determinístico"; RFC 9110 §9.2.2, §15.5.20.
+ */
+export function classify(outcome: AttemptOutcome, context: ClassifyContext): Classification {
+  try {
+    const idempotent = context?.idempotent === true;
+    const replayable = context?.replayable !== false;
+    if (outcome?.kind === 'response') {
+      return classifyStatus(outcome.status, outcome.headers, idempotent, replayable, context?.nowMs);
+    }
+    if (outcome?.kind === 'error')
+      return classifyError(outcome.error, idempotent, replayable, context?.nowMs);
+  } catch {
+    // Only a hostile object (a throwing getter or Proxy) gets here.
+  }
+  return { retry: false, phase: 'read', reason: 'unknown-error', anotherInstance: false };
+}
+
+function classifyStatus(
+  status: unknown,
+  headers: HeaderRecord | undefined,
+  idempotent: boolean,
+  replayable: boolean,
+  nowMs: number | undefined,
+): Classification {
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
+    return final('response', 'invalid-status');
+  }
+  if (status < 400) return final('response', 'not-a-failure');
+  if (!RETRYABLE_STATUSES.has(status)) return final('response', 'deterministic-status');
+
+  let reading: RetryAfterReading = { kind: 'absent' };
+  if (status === 429 || status === 503) {
+    reading = readRetryAfter(headerValue(headers, 'retry-after'), nowMs ?? Date.now());
+  }
+  const verdict = (retry: boolean, reason: string): Classification =>
+    reading.kind === 'wait'
+      ? { retry, phase: 'response', reason, retryAfterMs: reading.ms, anotherInstance: false }
+      : { retry, phase: 'response', reason, anotherInstance: false };
+
+  // A 429 is a refusal before any work: the one status a non-idempotent request may repeat.
+  if (!idempotent && status !== 429) return verdict(false, 'not-idempotent');
+  if (!replayable) return verdict(false, 'stream-body');
+  if (reading.kind === 'too-long') return verdict(false, 'retry-after-too-long');
+  return verdict(true, `status-${status}`);
+}
+
+function classifyError(
+  error: unknown,
+  idempotent: boolean,
+  replayable: boolean,
+  nowMs: number | undefined,
+): Classification {
+  let current = error;
+  for (let depth = 0; depth < MAX_CAUSE_DEPTH; depth += 1) {
+    if (typeof current !== 'object' || current === null) break;
+    const record = current as Record<string, unknown>;
+    // undici's response-error interceptor turns a status into an error; judge the status.
+    if (record['code'] === 'UND_ERR_RESPONSE' && typeof record['statusCode'] === 'number') {
+      const headers = record['headers'];
+      return classifyStatus(
+        record['statusCode'],
+        typeof headers === 'object' && headers !== null ? (headers as HeaderRecord) : undefined,
+        idempotent,
+        replayable,
+        nowMs,
+      );
+    }
+    const kind = kindOf(record) ?? kindOfAggregate(record);
+    if (kind !== undefined) {
+      if ('final' in kind) return final('read', kind.final);
+      if (kind.phase === 'read' && !idempotent) return final('read', 'not-idempotent');
+      if (!replayable) return final(kind.phase, 'stream-body');
+      return {
+        retry: true,
+        phase: kind.phase,
+        reason: kind.reason,
+        anotherInstance: kind.phase === 'connect',
+      };
+    }
+    current = record['cause'];
+  }
+  return final('read', 'unknown-error');
+}
+
+function kindOf(record: Record<string, unknown>): ErrorKind | undefined {
+  const code = record['code'];
+  if (typeof code === 'string') {
+    const finalReason = FINAL_CODES[code];
+    if (finalReason !== undefined) return { final: finalReason };
+    const connect = CONNECT_CODES[code];
+    if (connect !== undefined) return { phase: 'connect', reason: connect };
+    if (code === 'ETIMEDOUT') {
+      return record['syscall'] === 'connect'
+        ? { phase: 'connect', reason: 'connect-timeout' }
+        : { phase: 'read', reason: 'read-timeout' };
+    }
+    const read = READ_CODES[code];
+    if (read !== undefined) return { phase: 'read', reason: read };
+  }
+  const name = record['name'];
+  // The caller's own signal: AbortController.abort() or AbortSignal.timeout().
+  if (name === 'AbortError' || name === 'TimeoutError') return CANCELLED;
+  return undefined;
+}
+
+/** Node's happy-eyeballs connect reports one error per address tried in `errors`. */
+function kindOfAggregate(record: Record<string, unknown>): ErrorKind | undefined {
+  const errors = record['errors'];
+  if (!Array.isArray(errors)) return undefined;
+  for (const item of errors.slice(0, MAX_CAUSE_DEPTH)) {
+    if (typeof item === 'object' && item !== null) {
+      const kind = kindOf(item as Record<string, unknown>);
+      if (kind !== undefined) return kind;
+    }
+  }
+  return undefined;
+}
+
+function final(phase: AttemptPhase, reason: string): Classification {
+  return { retry: false, phase, reason, anotherInstance: false };
+}
