@@ -1,26 +1,32 @@
+import { calibrateTimeout } from '../../policy/calibrate.js';
 import type { NormalizedDrillOptions } from './drill-options.js';
 import type { TierMeasurement, TierPolicy } from './service-spec.js';
 
 /**
- * The policy a prazo hop gets from what warm-up measured: the p99/p95 of its downstream, and at the
- * edge the per-attempt timeouts and attempts that fit the gateway's deadline.
+ * The policy a prazo hop gets from what warm-up measured: the p99/p95 of its downstream (the least
+ * remaining time worth starting a call with, and the hedge trigger), and at the edge the per-attempt
+ * timeouts and attempts {@link calibrateTimeout} fits into the gateway's deadline.
+ * A hop that measured nothing (no traffic reached it) falls back to the supplier's nominal p99.
  */
-export function calibrateEdge(
+export function calibrateHop(
   measured: TierMeasurement,
   options: NormalizedDrillOptions,
   edge: boolean,
 ): TierPolicy {
-  // PLACEHOLDER until calibrateTimeout lands on main.
-  const p99Ms = Number.isFinite(measured.p99Ms) ? measured.p99Ms : options.healthyP99Ms;
-  const p95Ms = Number.isFinite(measured.p95Ms) ? measured.p95Ms : p99Ms;
-  const readMs = Math.ceil(p99Ms * 1.4);
-  const fitting = Math.floor(options.gatewayDeadlineMs / (readMs + 30));
+  const p99Ms = Number.isFinite(measured.p99Ms) && measured.p99Ms > 0 ? measured.p99Ms : options.healthyP99Ms;
+  const p95Ms = Number.isFinite(measured.p95Ms) && measured.p95Ms > 0 ? measured.p95Ms : p99Ms;
+  const policy = calibrateTimeout({
+    p99Ms,
+    userDeadlineMs: options.gatewayDeadlineMs,
+    attempts: edge ? options.prazoAttempts : 1,
+  });
   return {
     p99Ms,
     p95Ms,
-    connectMs: Math.min(400, readMs),
-    readMs,
-    attempts: edge ? Math.max(1, Math.min(options.prazoAttempts, fitting)) : 1,
+    connectMs: policy.connectMs,
+    readMs: policy.readMs,
+    attempts: policy.attempts,
     userDeadlineMs: options.gatewayDeadlineMs,
+    warning: policy.warning?.message ?? null,
   };
 }

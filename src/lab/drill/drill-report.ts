@@ -19,8 +19,13 @@ export interface ConfigFigures {
   checkout: RouteFigures;
   catalog: RouteFigures;
   byPhase: Record<PhaseName, { checkout: RouteFigures; catalog: RouteFigures }>;
-  /** (originals + retries + hedges) / originals received by the supplier on the burst's plateau. */
+  /**
+   * (originals + retries + hedges) / originals received by the supplier during the error burst
+   * (the whole phase: the supplier's return, the 503 ramp and the plateau).
+   */
   burstAmplification: number | null;
+  /** The same on the burst's plateau only (503 share at its height). */
+  burstPlateauAmplification: number | null;
   burstSupplier: { originals: number; retries: number; hedges: number };
   /** Supplier requests that arrived after the user's deadline had passed (whole run): work for nobody. */
   afterDeadline: number;
@@ -102,6 +107,10 @@ function delta(marks: ReadonlyMap<string, Mark>, from: string, to: string) {
   };
 }
 
+function amplification(d: { originals: number; retries: number; hedges: number } | null): number | null {
+  return d && d.originals > 0 ? round((d.originals + d.retries + d.hedges) / d.originals, 3) : null;
+}
+
 /** First instant (ms after `fromMs`) at which `value` over the trailing window reaches `threshold`. */
 function firstCrossing(
   points: ReadonlyArray<{ endMs: number; num: number; den: number }>,
@@ -148,6 +157,7 @@ export function buildDrillReport(
       };
     }
     const plateau = delta(marks, 'burst-plateau', 'tail');
+    const wholeBurst = delta(marks, 'burst', 'tail');
     const tailDelta = delta(marks, 'tail', 'recovery');
     const hedged = tailDelta?.variant('hedged');
     const ratioPoints = samples.map((s) => ({ endMs: s.tMs, num: s.retries + s.hedges, den: s.originals }));
@@ -174,12 +184,10 @@ export function buildDrillReport(
       checkout: figures(recorder.tally(config, 'all', 'checkout')),
       catalog: figures(recorder.tally(config, 'all', 'catalog')),
       byPhase,
-      burstAmplification:
-        plateau && plateau.originals > 0
-          ? round((plateau.originals + plateau.retries + plateau.hedges) / plateau.originals, 3)
-          : null,
-      burstSupplier: plateau
-        ? { originals: plateau.originals, retries: plateau.retries, hedges: plateau.hedges }
+      burstAmplification: amplification(wholeBurst),
+      burstPlateauAmplification: amplification(plateau),
+      burstSupplier: wholeBurst
+        ? { originals: wholeBurst.originals, retries: wholeBurst.retries, hedges: wholeBurst.hedges }
         : { originals: 0, retries: 0, hedges: 0 },
       afterDeadline: end?.supplier.afterDeadline ?? 0,
       supplierReceived: end?.supplier.received ?? 0,

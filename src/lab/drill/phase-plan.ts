@@ -25,7 +25,7 @@ const ORDER: ReadonlyArray<[PhaseName, keyof PhaseLengths, string]> = [
  * degradation, answers normally while the leftovers of the degradation clear (`settle`); then the 503
  * share ramps up (`ramp`); then it holds at its height (the plateau, where amplification is measured).
  */
-export const BURST_SHAPE = Object.freeze({ settle: 0.15, ramp: 0.35 });
+export const BURST_SHAPE = Object.freeze({ settle: 0.1, ramp: 0.25 });
 
 /** Lays the phases end to end. */
 export function planPhases(lengths: PhaseLengths): Phase[] {

@@ -13,9 +13,10 @@ export function wrapPrazoHandler(handler: TierHandler, _spec: TierSpec): TierHan
 /** PLACEHOLDER until prazo's client lands: the calibrated client of a prazo tier. */
 export function createPrazoDownstream(
   spec: TierSpec,
-  policy: TierPolicy,
+  policy: TierPolicy | null,
   hooks: DownstreamHooks,
 ): Downstream {
+  if (!policy) return createNaiveDownstream({ ...spec, naive: { timeoutMs: 1900, attempts: 1 } }, hooks);
   return createNaiveDownstream(
     { ...spec, naive: { timeoutMs: policy.readMs, attempts: policy.attempts } },
     hooks,

@@ -1,5 +1,5 @@
 import { CancelledError } from '../../errors.js';
-import { calibrateEdge } from './calibrate-edge.js';
+import { calibrateHop } from './calibrate-edge.js';
 import { type DrillOptions, type NormalizedDrillOptions, normalizeDrillOptions } from './drill-options.js';
 import { type ConfigReading, createDrillRecorder, type DrillRecorder } from './drill-recorder.js';
 import { buildDrillReport, type DrillReport } from './drill-report.js';
@@ -248,7 +248,7 @@ async function calibrate(
       for (const tier of [set.gateway, set.orders, set.inventory]) {
         const measured = await tier.call<TierMeasurement>('measured');
         const edge = tier === set.inventory;
-        const policy: TierPolicy = calibrateEdge(measured, options, edge);
+        const policy: TierPolicy = calibrateHop(measured, options, edge);
         if (set.config === 'prazo') calibration[tier.name.split('/')[1]!] = { measured, policy };
         await tier.call('configure', policy);
       }

@@ -55,6 +55,8 @@ export interface TierPolicy {
   readMs: number;
   attempts: number;
   userDeadlineMs: number;
+  /** What calibration had to say (attempts reduced to fit the deadline), or null. */
+  warning: string | null;
 }
 
 /** What a tier measured of its downstream during warm-up. */

@@ -46,7 +46,8 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
       if (calibrating) warmup.record(ok ? durationMs : undefined, !ok);
     },
   };
-  let downstream: Downstream = createNaiveDownstream(spec, hooks);
+  let downstream: Downstream =
+    spec.config === 'prazo' ? createPrazoDownstream(spec, null, hooks) : createNaiveDownstream(spec, hooks);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
