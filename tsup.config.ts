@@ -8,6 +8,9 @@ const define = { __PRAZO_VERSION__: JSON.stringify(version) };
 const entry = {
   index: 'src/index.ts',
   lab: 'src/lab/index.ts',
+  http: 'src/server/http.ts',
+  express: 'src/server/express.ts',
+  fastify: 'src/server/fastify.ts',
 };
 
 export default defineConfig([

@@ -1,0 +1,130 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Clock, systemClock } from '../clock.js';
+import { cancelDeadline, Deadline } from '../deadline/deadline.js';
+import { normalizeDeadlineHeaderOptions } from '../deadline/header-codec.js';
+import { CancelledError, InvalidOptionError, isPrazoError, type PrazoError } from '../errors.js';
+
+/** Options shared by the server adapters (`prazo/http`, `prazo/express`, `prazo/fastify`). */
+export interface ServerDeadlineOptions {
+  /** Time granted to a request that carries no usable deadline, in ms (held to `maxMs`). */
+  defaultMs: number;
+  /** The longest this service holds a request, in ms: later incoming limits are capped here. */
+  maxMs: number;
+  /** Clock-skew allowance added to an incoming absolute limit, in ms. @default 0 */
+  skewMs?: number;
+  /** @default systemClock */
+  clock?: Clock;
+}
+
+/** {@link ServerDeadlineOptions} validated, with defaults applied. */
+export interface NormalizedServerDeadlineOptions {
+  defaultMs: number;
+  maxMs: number;
+  skewMs: number;
+  clock: Clock;
+}
+
+/**
+ * Validates the adapters' options once, at setup time.
+ * @throws {@link InvalidOptionError} naming the option.
+ */
+export function normalizeServerDeadlineOptions(
+  options: ServerDeadlineOptions,
+): NormalizedServerDeadlineOptions {
+  const header = normalizeDeadlineHeaderOptions(options);
+  const clock = options.clock ?? systemClock;
+  if (
+    typeof clock !== 'object' ||
+    clock === null ||
+    typeof clock.now !== 'function' ||
+    typeof clock.setTimeout !== 'function' ||
+    typeof clock.clearTimeout !== 'function'
+  )
+    throw new InvalidOptionError('clock', 'a Clock ({ now, setTimeout, clearTimeout })', clock);
+  return { ...header, clock };
+}
+
+/** HTTP status the adapters answer when the deadline is gone. */
+export const DEADLINE_STATUS = 504;
+
+/** The JSON body of a deadline response: `{ error: { code, message, … } }`. */
+export function deadlineErrorBody(error: PrazoError): { error: Record<string, unknown> } {
+  const body: Record<string, unknown> = { code: error.code, message: error.message };
+  for (const key of ['dependency', 'remainingMs', 'requiredMs'] as const) {
+    const value = (error as unknown as Record<string, unknown>)[key];
+    if (value !== undefined) body[key] = value;
+  }
+  return { error: body };
+}
+
+/** True for the errors a server should answer with 504: the deadline ran out or cannot hold a call. */
+export function isDeadlineError(error: unknown): error is PrazoError {
+  return isPrazoError(error, 'DEADLINE_EXCEEDED') || isPrazoError(error, 'DEADLINE_INSUFFICIENT');
+}
+
+/** A request's deadline and what the adapter must do with it. */
+export type DeadlineScope =
+  /** The request arrived after its limit: answer 504 at once, do not run the handler. */
+  | { readonly expired: true; readonly deadline: Deadline }
+  /** Run the handler; everything armed is released when the response ends or the client goes away. */
+  | { readonly expired: false; readonly deadline: Deadline; release(): void };
+
+/**
+ * Reads the request's deadline and, unless it has already passed, arms its signal: when the limit is
+ * reached the signal aborts (`DEADLINE_EXCEEDED`) and `onExpire` is called if nothing was sent yet; when
+ * the client disconnects first the signal aborts with `CANCELLED`. The timer and listeners are released
+ * when the response finishes or the connection closes, whichever comes first.
+ * @internal Shared by the adapters.
+ */
+export function openDeadlineScope(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: NormalizedServerDeadlineOptions,
+  onExpire: (error: PrazoError) => void,
+): DeadlineScope {
+  const deadline = Deadline.fromHeaders(req.headers, options);
+  if (deadline.expired()) return { expired: true, deadline };
+
+  const signal = deadline.signal;
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    deadline.dispose();
+    signal.removeEventListener('abort', onAbort);
+    res.off('finish', release);
+    res.off('close', onClose);
+  };
+  const onAbort = (): void => {
+    const reason: unknown = signal.reason;
+    if (isPrazoError(reason, 'DEADLINE_EXCEEDED') && !res.headersSent && !res.writableEnded) {
+      // A handler that keeps writing after this answer must not crash the process with
+      // ERR_STREAM_WRITE_AFTER_END: its late writes are discarded.
+      res.on('error', ignore);
+      onExpire(reason);
+    }
+  };
+  const onClose = (): void => {
+    if (!res.writableFinished)
+      cancelDeadline(deadline, new CancelledError('The client disconnected before the response was sent.'));
+    release();
+  };
+
+  signal.addEventListener('abort', onAbort, { once: true });
+  res.once('finish', release);
+  res.once('close', onClose);
+  return { expired: false, deadline, release };
+}
+
+/** Writes a 504 JSON response on a raw Node response (used by `prazo/http` and `prazo/express`). */
+export function sendDeadlineResponse(res: ServerResponse, error: PrazoError): void {
+  if (res.headersSent || res.writableEnded) return;
+  const payload = JSON.stringify(deadlineErrorBody(error));
+  res.writeHead(DEADLINE_STATUS, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(payload),
+  });
+  res.end(payload);
+}
+
+function ignore(): void {}
