@@ -51,7 +51,7 @@ describe('the drill', () => {
 
     expect(report.format).toBe('prazo-drill-report');
     expect(report.phases.map((p) => p.name)).toEqual(['warmup', 'degrade', 'burst', 'tail', 'recovery']);
-    expect(pids).toHaveLength(10);
+    expect(pids).toHaveLength(12);
     const { naive, prazo } = report.configs;
     for (const figures of [naive, prazo]) {
       expect(figures.checkout.sent).toBeGreaterThan(100);
@@ -96,7 +96,7 @@ describe('the drill', () => {
     const port = Number(/127\.0\.0\.1:(\d+)\//.exec(stderr)?.[1]);
     expect(port).toBeGreaterThan(0);
     const services = childPids(child.pid!);
-    expect(services.length).toBeGreaterThanOrEqual(10);
+    expect(services.length).toBeGreaterThanOrEqual(12);
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(stderr).toContain('interrupted');

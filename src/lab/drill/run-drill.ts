@@ -3,7 +3,6 @@ import { calibrateHop } from './calibrate-edge.js';
 import { type DrillOptions, type NormalizedDrillOptions, normalizeDrillOptions } from './drill-options.js';
 import { type ConfigReading, createDrillRecorder, type DrillRecorder } from './drill-recorder.js';
 import { buildDrillReport, type DrillReport } from './drill-report.js';
-import { startLoad } from './load-driver.js';
 import {
   burstPlateauStartMs,
   type Phase,
@@ -12,7 +11,7 @@ import {
   planPhases,
   supplierBehaviour,
 } from './phase-plan.js';
-import type { ServiceProcess } from './service-process.js';
+import { type ServiceProcess, startServiceProcess } from './service-process.js';
 import { type ServiceSet, startServiceSet } from './service-set.js';
 import {
   DRILL_CONFIGS,
@@ -58,6 +57,8 @@ export interface DrillContext {
 }
 
 const SAMPLE_MS = 500;
+/** Lead time given to the load drivers so that both start sending at the same instant. */
+const START_DELAY_MS = 300;
 const SCHEDULER_MS = 100;
 
 /**
@@ -125,20 +126,42 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     await hooks.onReady?.(context);
     check();
 
+    // One load driver per configuration, each in its own process (see LoadSpec).
+    const loaders = await Promise.all(
+      sets.map(async (set) => {
+        const loader = await startServiceProcess(`${set.config}/users`, {
+          role: 'load',
+          config: set.config,
+          url: set.gateway.url,
+          rps: options.rps,
+          checkoutShare: options.checkoutShare,
+          userDeadlineMs: options.userDeadlineMs,
+          durationMs: totalMs,
+        });
+        processes.push(loader);
+        return loader;
+      }),
+    );
+    check();
+    const loadDone = Promise.all(
+      loaders.map(
+        (loader) =>
+          new Promise<void>((resolve, reject) => {
+            loader.onMessage((message) => {
+              if (message.type === 'results')
+                for (const result of message.results) recorder.recordUser(result);
+              else if (message.type === 'load-done') resolve();
+            });
+            loader.exited.then(() => reject(new CancelledError('A load driver went away.')));
+          }),
+      ),
+    );
+    loadDone.catch(() => {});
+
     recorder.mark('warmup', await read());
-    trafficStart = performance.now();
-    const load = startLoad({
-      targets: sets.map((s) => ({ config: s.config, url: s.gateway.url })),
-      rps: options.rps,
-      checkoutShare: options.checkoutShare,
-      userDeadlineMs: options.userDeadlineMs,
-      durationMs: totalMs,
-      onResult: (result) => recorder.recordUser(result),
-    });
-    cleanups.push(() => {
-      load.stop();
-      void load.close();
-    });
+    const startAtMs = Date.now() + START_DELAY_MS;
+    await Promise.all(loaders.map((loader) => loader.call('start', startAtMs)));
+    trafficStart = performance.now() + (startAtMs - Date.now());
 
     // Phase transitions and the burst's ramp, applied in order by one chain of async steps.
     let current: Phase = phases[0]!;
@@ -217,7 +240,7 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
       clearInterval(sampler);
     });
 
-    await load.done;
+    await loadDone;
     check();
     clearInterval(scheduler);
     clearInterval(sampler);
@@ -227,7 +250,6 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     recorder.sample(Math.max(nextSampleAt, totalMs), final);
     recorder.mark('recovery-end', final);
     recorder.mark('end', final);
-    await load.close();
     check();
     return buildDrillReport(recorder, options, calibration, startedAt);
   } finally {

@@ -3,7 +3,9 @@
  * is the service's spec; the process answers `ready` with its port, then serves RPC requests until
  * `close` — or exits on its own when the drill goes away (the IPC channel closes).
  */
-import type { ServiceMessage, ServiceRequest, ServiceSpec } from './service-spec.js';
+
+import { type Load, startLoad, type UserResult } from './load-driver.js';
+import type { LoadSpec, ServiceMessage, ServiceRequest, ServiceSpec } from './service-spec.js';
 import { type SupplierService, startSupplier } from './supplier-service.js';
 import { startTier, type TierService } from './tier-service.js';
 
@@ -11,7 +13,57 @@ const send = (message: ServiceMessage): void => {
   if (process.connected) process.send?.(message);
 };
 
-let service: SupplierService | TierService | undefined;
+let service: SupplierService | TierService | LoadService | undefined;
+
+/** A load driver waiting for its start instant. */
+interface LoadService {
+  readonly port: number;
+  start(startAtMs: number): void;
+  close(): Promise<void>;
+}
+
+const BATCH_MS = 200;
+
+function prepareLoad(spec: LoadSpec): LoadService {
+  let load: Load | undefined;
+  let batch: UserResult[] = [];
+  let flusher: NodeJS.Timeout | undefined;
+  const flush = () => {
+    if (batch.length === 0) return;
+    send({ type: 'results', results: batch });
+    batch = [];
+  };
+  return {
+    port: 0,
+    start(startAtMs) {
+      // Both configurations' drivers start at the same wall-clock instant, so their arrivals coincide.
+      setTimeout(
+        () => {
+          load = startLoad({
+            targets: [{ config: spec.config, url: spec.url }],
+            rps: spec.rps,
+            checkoutShare: spec.checkoutShare,
+            userDeadlineMs: spec.userDeadlineMs,
+            durationMs: spec.durationMs,
+            onResult: (result) => batch.push(result),
+          });
+          flusher = setInterval(flush, BATCH_MS);
+          load.done.then(() => {
+            clearInterval(flusher);
+            flush();
+            send({ type: 'load-done' });
+          });
+        },
+        Math.max(0, startAtMs - Date.now()),
+      );
+    },
+    async close() {
+      clearInterval(flusher);
+      load?.stop();
+      await load?.close();
+    },
+  };
+}
 let role: ServiceSpec['role'] | undefined;
 
 process.on('disconnect', () => process.exit(0));
@@ -23,7 +75,9 @@ async function dispatch(method: string, params: unknown): Promise<unknown> {
     setImmediate(() => process.exit(0));
     return null;
   }
-  if (role === 'supplier') {
+  if (role === 'load') {
+    if (method === 'start') return (service as LoadService).start(params as number);
+  } else if (role === 'supplier') {
     const supplier = service as SupplierService;
     if (method === 'set') return supplier.set(params as never);
     if (method === 'counts') return supplier.counts();
@@ -40,7 +94,12 @@ async function dispatch(method: string, params: unknown): Promise<unknown> {
 process.on('message', (message: ServiceSpec | ServiceRequest) => {
   if ('role' in message) {
     role = message.role;
-    const starting = message.role === 'supplier' ? startSupplier(message) : startTier(message);
+    const starting =
+      message.role === 'supplier'
+        ? startSupplier(message)
+        : message.role === 'load'
+          ? Promise.resolve(prepareLoad(message))
+          : startTier(message);
     starting.then(
       (started) => {
         service = started;

@@ -15,6 +15,10 @@ export interface ServiceProcess {
   stop(): Promise<void>;
   /** Kills the process at once (for an interrupted drill). */
   kill(): void;
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<void>;
+  /** Listens to the messages the service sends on its own (a load driver's results). */
+  onMessage(listener: (message: ServiceMessage) => void): void;
 }
 
 let sourceBundle: Promise<string> | undefined;
@@ -76,6 +80,7 @@ export async function startServiceProcess(
   >();
   let nextId = 1;
   let exited = false;
+  const exitedPromise = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // A send to a process that is going away fails with EPIPE: the exit handler settles what was pending.
   child.on('error', () => {});
   child.on('exit', () => {
@@ -154,5 +159,9 @@ export async function startServiceProcess(
       clearTimeout(timer);
     },
     kill,
+    exited: exitedPromise,
+    onMessage(listener) {
+      child.on('message', listener);
+    },
   };
 }

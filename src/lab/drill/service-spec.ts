@@ -42,8 +42,24 @@ export interface TierSpec {
   shop?: { pool: Required<Omit<SlotPoolOptions, 'clock'>>; catalogWorkMs: number };
 }
 
+/**
+ * The users of one configuration: an open-loop load driver in its own process, so that the naive
+ * configuration's connection churn (every user gives up, every socket is torn down) cannot slow the
+ * measurement of the prazo one.
+ */
+export interface LoadSpec {
+  role: 'load';
+  config: DrillConfig;
+  /** The shop's base URL. */
+  url: string;
+  rps: number;
+  checkoutShare: number;
+  userDeadlineMs: number;
+  durationMs: number;
+}
+
 /** What a service is started with. */
-export type ServiceSpec = SupplierSpec | TierSpec;
+export type ServiceSpec = SupplierSpec | TierSpec | LoadSpec;
 
 /** The policy the drill hands a prazo tier once warm-up has been measured. */
 export interface TierPolicy {
@@ -100,4 +116,8 @@ export interface ServiceRequest {
 export type ServiceMessage =
   | { type: 'ready'; port: number }
   | { type: 'failed'; message: string }
-  | { type: 'reply'; id: number; result?: unknown; error?: string };
+  | { type: 'reply'; id: number; result?: unknown; error?: string }
+  /** A load driver's finished user requests since its previous batch. */
+  | { type: 'results'; results: import('./load-driver.js').UserResult[] }
+  /** A load driver has sent everything and every request has ended. */
+  | { type: 'load-done' };
