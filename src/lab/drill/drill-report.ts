@@ -44,6 +44,9 @@ export interface ConfigFigures {
   tail: {
     hedgedP99Ms: number | null;
     unhedgedP99Ms: number | null;
+    /** The same comparison at the edge (inventory's whole supplier call), free of the chain's overhead. */
+    edgeHedgedP99Ms: number | null;
+    edgeUnhedgedP99Ms: number | null;
     /** (retries + hedges) / originals sent by the edge for the hedged requests of the tail phase. */
     hedgedExtraAttemptShare: number | null;
     supplierHedges: number;
@@ -107,6 +110,10 @@ function delta(marks: ReadonlyMap<string, Mark>, from: string, to: string) {
   };
 }
 
+function nullableRound(value: number | undefined): number | null {
+  return value === undefined ? null : round(value);
+}
+
 function amplification(d: { originals: number; retries: number; hedges: number } | null): number | null {
   return d && d.originals > 0 ? round((d.originals + d.retries + d.hedges) / d.originals, 3) : null;
 }
@@ -138,6 +145,7 @@ export function buildDrillReport(
   options: NormalizedDrillOptions,
   calibration: DrillReport['calibration'],
   startedAt: Date,
+  edgeTail: Partial<Record<DrillConfig, Record<string, number>>> = {},
 ): DrillReport {
   const phases = [...recorder.phases];
   const byName = (name: PhaseName) => phases.find((p) => p.name === name)!;
@@ -199,6 +207,8 @@ export function buildDrillReport(
       tail: {
         hedgedP99Ms: figures(recorder.tally(config, 'tail', 'checkout:hedged')).p99Ms,
         unhedgedP99Ms: figures(recorder.tally(config, 'tail', 'checkout:unhedged')).p99Ms,
+        edgeHedgedP99Ms: nullableRound(edgeTail[config]?.['hedged']),
+        edgeUnhedgedP99Ms: nullableRound(edgeTail[config]?.['unhedged']),
         hedgedExtraAttemptShare:
           hedged && hedged.original > 0 ? round((hedged.retry + hedged.hedge) / hedged.original, 4) : null,
         supplierHedges: tailDelta?.hedges ?? 0,

@@ -38,6 +38,10 @@ export function reportRows(report: DrillReport): Array<[string, string, string]>
       'tail /checkout p99 hedged / unhedged',
       (c) => `${ms(c.tail.hedgedP99Ms)} / ${ms(c.tail.unhedgedP99Ms)}`,
     ),
+    row(
+      'tail supplier-call p99 hedged / unhedged (edge)',
+      (c) => `${ms(c.tail.edgeHedgedP99Ms)} / ${ms(c.tail.edgeUnhedgedP99Ms)}`,
+    ),
     row('extra attempts of hedged requests, tail', (c) => pct(c.tail.hedgedExtraAttemptShare)),
     row('per-attempt timeout at the edge', (c) => ms(c.edgeTimeoutMs)),
   ];

@@ -76,6 +76,7 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
   const recorder = createDrillRecorder(phases, SAMPLE_MS, options.alertWindowMs);
   const processes: ServiceProcess[] = [];
   const calibration: DrillReport['calibration'] = {};
+  const edgeTail: Partial<Record<DrillConfig, Record<string, number>>> = {};
   const startedAt = new Date();
   let trafficStart = 0;
   let cancelled = false;
@@ -192,6 +193,15 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
       // The degraded supplier is restarted: its stuck connections reset, as a restarted dependency's would.
       if (from.name === 'degrade')
         await Promise.all(sets.flatMap((s) => s.suppliers.map((p) => p.call('restart'))));
+      // The edge's own view of hedging: supplier-call p99 by variant over the tail phase alone.
+      if (to.name === 'tail' || from.name === 'tail') {
+        await Promise.all(
+          sets.map(async (set) => {
+            const p99 = await set.inventory.call<Record<string, number>>('take-call-p99');
+            if (from.name === 'tail') edgeTail[set.config] = p99;
+          }),
+        );
+      }
       recorder.mark(to.name, await read());
     };
 
@@ -251,7 +261,7 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     recorder.mark('recovery-end', final);
     recorder.mark('end', final);
     check();
-    return buildDrillReport(recorder, options, calibration, startedAt);
+    return buildDrillReport(recorder, options, calibration, startedAt, edgeTail);
   } finally {
     hooks.signal?.removeEventListener('abort', onAbort);
     for (const cleanup of cleanups) cleanup();

@@ -86,6 +86,7 @@ async function dispatch(method: string, params: unknown): Promise<unknown> {
     const tier = service as TierService;
     if (method === 'stats') return tier.stats();
     if (method === 'measured') return tier.measured();
+    if (method === 'take-call-p99') return tier.takeCallP99();
     if (method === 'configure') return tier.configure(params as never);
   }
   throw new Error(`unknown method ${method}`);

@@ -14,6 +14,8 @@ export interface TierService {
   stats(): TierStats;
   /** What this service measured of its downstream while healthy (the warm-up), for calibration. */
   measured(): TierMeasurement;
+  /** Edge only: p99 of the whole supplier call by variant since the last call, in ms; then starts over. */
+  takeCallP99(): Record<string, number>;
   /** Switches to the calibrated policy (prazo configuration only; the naive one keeps its settings). */
   configure(policy: TierPolicy): Promise<void>;
   close(): Promise<void>;
@@ -30,6 +32,8 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
   const byVariant: TierStats['byVariant'] = {};
   let attemptFailures = 0;
   let calibrating = true;
+  /** Edge only: duration of the whole supplier call (all attempts) by variant, since the last reset. */
+  const callLatency = new Map<string, LatencyHistogram>();
   // The warm-up window feeds calibration through prazo's own healthy-slice selection; the live
   // window is the "measured p99" drawn against the configured timeout.
   const warmup: SlicedWindow = createSlicedWindow({ slices: 600, sliceMs: 1000 });
@@ -78,7 +82,16 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
         return;
       }
       const query = variant === 'hedged' ? '' : `?variant=${encodeURIComponent(variant)}`;
+      const callStartedAt = performance.now();
       const outcome = await downstream.call(`${spec.downstreamPath}${query}`, req, variant);
+      if (spec.edge) {
+        let histogram = callLatency.get(variant);
+        if (!histogram) {
+          histogram = new LatencyHistogram();
+          callLatency.set(variant, histogram);
+        }
+        histogram.record(performance.now() - callStartedAt);
+      }
       reply(res, outcome.status, outcome.body);
     } finally {
       release?.();
@@ -131,6 +144,14 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
       const [p50Ms, p95Ms, p99Ms] =
         histogram.count > 0 ? histogram.percentiles([50, 95, 99]) : [Number.NaN, Number.NaN, Number.NaN];
       return { count: histogram.count, p50Ms: p50Ms!, p95Ms: p95Ms!, p99Ms: p99Ms! };
+    },
+    takeCallP99() {
+      const result: Record<string, number> = {};
+      for (const [variant, histogram] of callLatency) {
+        if (histogram.count > 0) result[variant] = histogram.percentile(99);
+      }
+      callLatency.clear();
+      return result;
     },
     async configure(policy) {
       calibrating = false;
