@@ -92,7 +92,7 @@ function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: Downstr
         } catch (error) {
           hooks.onAttempt(kind, variant, performance.now() - startedAt, false);
           last = error;
-          if ((error as { code?: string }).code?.startsWith('DEADLINE')) break;
+          if (String((error as { code?: unknown } | null)?.code).startsWith('DEADLINE')) break;
         }
       }
       return last && typeof last === 'object' && 'status' in last ? (last as CallResult) : failure(last);

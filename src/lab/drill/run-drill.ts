@@ -159,6 +159,14 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     );
     loadDone.catch(() => {});
 
+    // Warm every process up (JIT, connections) before anything is measured, then forget the priming.
+    await Promise.all(loaders.map((loader) => loader.call('prime', undefined, 20_000)));
+    check();
+    await Promise.all(
+      sets.flatMap((set) =>
+        [set.gateway, set.orders, set.inventory].map((t) => t.call('reset-measurements')),
+      ),
+    );
     recorder.mark('warmup', await read());
     const startAtMs = Date.now() + START_DELAY_MS;
     await Promise.all(loaders.map((loader) => loader.call('start', startAtMs)));
@@ -190,9 +198,12 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     };
     const enter = async (from: Phase, to: Phase) => {
       if (from.name === 'warmup') await calibrate(sets, options, calibration);
-      // The degraded supplier is restarted: its stuck connections reset, as a restarted dependency's would.
-      if (from.name === 'degrade')
+      // The degraded supplier is restarted, already with the next phase's behaviour: its stuck
+      // connections reset, as a restarted dependency's would, and the retries they cause are answered.
+      if (from.name === 'degrade') {
+        await applyBehaviours(to, to.startMs);
         await Promise.all(sets.flatMap((s) => s.suppliers.map((p) => p.call('restart'))));
+      }
       // The edge's own view of hedging: supplier-call p99 by variant over the tail phase alone.
       if (to.name === 'tail' || from.name === 'tail') {
         await Promise.all(

@@ -4,7 +4,7 @@
  * `close` — or exits on its own when the drill goes away (the IPC channel closes).
  */
 
-import { type Load, startLoad, type UserResult } from './load-driver.js';
+import { type Load, primeTarget, startLoad, type UserResult } from './load-driver.js';
 import type { LoadSpec, ServiceMessage, ServiceRequest, ServiceSpec } from './service-spec.js';
 import { type SupplierService, startSupplier } from './supplier-service.js';
 import { startTier, type TierService } from './tier-service.js';
@@ -18,11 +18,15 @@ let service: SupplierService | TierService | LoadService | undefined;
 /** A load driver waiting for its start instant. */
 interface LoadService {
   readonly port: number;
+  prime(): Promise<void>;
   start(startAtMs: number): void;
   close(): Promise<void>;
 }
 
 const BATCH_MS = 200;
+const PRIME_REQUESTS = 40;
+const PRIME_CONCURRENCY = 4;
+const PRIME_TIMEOUT_MS = 8_000;
 
 function prepareLoad(spec: LoadSpec): LoadService {
   let load: Load | undefined;
@@ -35,6 +39,7 @@ function prepareLoad(spec: LoadSpec): LoadService {
   };
   return {
     port: 0,
+    prime: () => primeTarget(spec.url, PRIME_REQUESTS, PRIME_CONCURRENCY, PRIME_TIMEOUT_MS),
     start(startAtMs) {
       // Both configurations' drivers start at the same wall-clock instant, so their arrivals coincide.
       setTimeout(
@@ -77,6 +82,7 @@ async function dispatch(method: string, params: unknown): Promise<unknown> {
   }
   if (role === 'load') {
     if (method === 'start') return (service as LoadService).start(params as number);
+    if (method === 'prime') return (service as LoadService).prime();
   } else if (role === 'supplier') {
     const supplier = service as SupplierService;
     if (method === 'set') return supplier.set(params as never);
@@ -87,6 +93,7 @@ async function dispatch(method: string, params: unknown): Promise<unknown> {
     if (method === 'stats') return tier.stats();
     if (method === 'measured') return tier.measured();
     if (method === 'take-call-p99') return tier.takeCallP99();
+    if (method === 'reset-measurements') return tier.resetMeasurements();
     if (method === 'configure') return tier.configure(params as never);
   }
   throw new Error(`unknown method ${method}`);

@@ -14,6 +14,8 @@ export interface TierService {
   stats(): TierStats;
   /** What this service measured of its downstream while healthy (the warm-up), for calibration. */
   measured(): TierMeasurement;
+  /** Forgets what was measured so far (the priming requests before the warm-up). */
+  resetMeasurements(): void;
   /** Edge only: p99 of the whole supplier call by variant since the last call, in ms; then starts over. */
   takeCallP99(): Record<string, number>;
   /** Switches to the calibrated policy (prazo configuration only; the naive one keeps its settings). */
@@ -144,6 +146,11 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
       const [p50Ms, p95Ms, p99Ms] =
         histogram.count > 0 ? histogram.percentiles([50, 95, 99]) : [Number.NaN, Number.NaN, Number.NaN];
       return { count: histogram.count, p50Ms: p50Ms!, p95Ms: p95Ms!, p99Ms: p99Ms! };
+    },
+    resetMeasurements() {
+      warmup.reset();
+      live.reset();
+      callLatency.clear();
     },
     takeCallP99() {
       const result: Record<string, number> = {};
