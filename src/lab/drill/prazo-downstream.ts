@@ -26,7 +26,7 @@ const deadlineOf = (incoming: IncomingMessage): Deadline => (incoming as Deadlin
 /**
  * An internal hop of the prazo configuration (gateway → orders, orders → inventory): one attempt,
  * bounded by the propagated deadline, and refused before the call when the time left cannot hold the
- * next hop's p99 (0 before calibration: only the deadline applies).
+ * next hop's p99 (before calibration, the nominal p99 the drill starts from).
  */
 function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHooks): Downstream {
   const pool = new Pool(spec.downstream[0]!, { connections: 256, pipelining: 1 });
@@ -104,12 +104,13 @@ function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: Downstr
   };
 }
 
-/** The prazo configuration's client for a tier: before calibration (warm-up) only the deadline applies. */
+/** The prazo configuration's client for a tier: before calibration (warm-up), one deadline-bounded attempt. */
 export function createPrazoDownstream(
   spec: TierSpec,
   policy: TierPolicy | null,
   hooks: DownstreamHooks,
 ): Downstream {
-  if (policy === null || !spec.edge) return createHopDownstream(spec, policy?.p99Ms ?? 0, hooks);
+  if (policy === null || !spec.edge)
+    return createHopDownstream(spec, policy?.p99Ms ?? spec.startP99Ms, hooks);
   return createEdgeDownstream(spec, policy, hooks);
 }

@@ -62,6 +62,7 @@ export async function startServiceSet(
     downstreamPath,
     edge,
     naive: { timeoutMs: options.naiveTimeoutMs, attempts: options.naiveAttempts },
+    startP99Ms: options.healthyP99Ms,
     deadline: { defaultMs: options.gatewayDeadlineMs, maxMs: options.gatewayDeadlineMs },
   });
   const inventory = await started(

@@ -36,6 +36,11 @@ export interface TierSpec {
   edge: boolean;
   /** The naive settings (used by the naive configuration, and by prazo's warm-up before calibration). */
   naive: { timeoutMs: number; attempts: number };
+  /**
+   * The p99 a prazo hop assumes for its downstream until warm-up has been measured (its pre-call
+   * check needs one), in ms.
+   */
+  startP99Ms: number;
   /** Deadline limits of the prazo configuration, in ms: the local default and cap. */
   deadline: { defaultMs: number; maxMs: number };
   /** Shop only: the shared pool and the independent route's work. */
