@@ -24,8 +24,8 @@ interface LoadService {
 }
 
 const BATCH_MS = 200;
-const PRIME_REQUESTS = 40;
-const PRIME_CONCURRENCY = 4;
+const PRIME_REQUESTS = 120;
+const PRIME_CONCURRENCY = 8;
 const PRIME_TIMEOUT_MS = 8_000;
 
 function prepareLoad(spec: LoadSpec): LoadService {
