@@ -41,7 +41,11 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
       // Every chart (5 figures × naive and prazo) must have drawn points from the live timeline.
       await page.waitForFunction(
         () => {
-          const charts = Array.from(document.querySelectorAll('svg.chart'));
+          // Runs in the page; the project compiles without the DOM library, hence the local type.
+          type Page = {
+            document: { querySelectorAll(s: string): ArrayLike<{ getAttribute(n: string): string | null }> };
+          };
+          const charts = Array.from((globalThis as unknown as Page).document.querySelectorAll('svg.chart'));
           return charts.length === 10 && charts.every((c) => Number(c.getAttribute('data-points')) > 0);
         },
         null,

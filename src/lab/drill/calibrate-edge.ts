@@ -1,4 +1,5 @@
 import { calibrateTimeout } from '../../policy/calibrate.js';
+import { RETRY_BUDGET_DEFAULTS } from '../../policy/retry-budget.js';
 import type { NormalizedDrillOptions } from './drill-options.js';
 import type { TierMeasurement, TierPolicy } from './service-spec.js';
 
@@ -27,6 +28,16 @@ export function calibrateHop(
     readMs: policy.readMs,
     attempts: policy.attempts,
     userDeadlineMs: options.gatewayDeadlineMs,
+    budgetWindowMs: budgetWindowMs(options),
     warning: policy.warning?.message ?? null,
   };
+}
+
+/**
+ * The window of prazo's retry budget in the drill: the article's 10 s, or half the error burst when the
+ * phases are shorter (`--quick`). A sliding window longer than a phase carries that phase's unspent
+ * allowance into the next one, so the burst would be measured against the degradation's budget.
+ */
+export function budgetWindowMs(options: NormalizedDrillOptions): number {
+  return Math.min(RETRY_BUDGET_DEFAULTS.windowMs, Math.max(1000, Math.round(options.phases.burstMs / 2)));
 }

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The dashboard's browser code. It is embedded in the page with `Function.prototype.toString`, so it
  * must be self-contained: no imports, no references to anything outside its body.
@@ -25,6 +24,23 @@ export interface DashboardData {
  * Each chart is an inline SVG carrying `data-points` (points drawn) for tests.
  */
 export function dashboardClient(initial: DashboardData | null, live: boolean): void {
+  // The few DOM members used here, typed locally: the project compiles without the DOM library.
+  interface Node {
+    id: string;
+    className: string;
+    innerHTML: string;
+    textContent: string | null;
+    readonly firstChild: Node | null;
+    appendChild<T extends Node>(child: T): T;
+    removeChild(child: Node): void;
+    setAttribute(name: string, value: string): void;
+  }
+  interface Doc {
+    getElementById(id: string): Node | null;
+    createElement(tag: string): Node;
+    createElementNS(ns: string, tag: string): Node;
+  }
+  const document = (globalThis as unknown as { document: Doc }).document;
   const NS = 'http://www.w3.org/2000/svg';
   const COLORS: Record<string, string> = {
     checkout: '#d9480f',
@@ -120,13 +136,13 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     },
   ];
 
-  const el = <K extends keyof SVGElementTagNameMap>(name: K, attrs: Record<string, string | number>) => {
+  const el = (name: string, attrs: Record<string, string | number>): Node => {
     const node = document.createElementNS(NS, name);
     for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
     return node;
   };
 
-  function draw(svg: SVGSVGElement, spec: Spec, data: DashboardData, config: string): void {
+  function draw(svg: Node, spec: Spec, data: DashboardData, config: string): void {
     const W = 460;
     const H = 190;
     const L = 46;
@@ -244,7 +260,7 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     for (const spec of SPECS) {
       for (const config of ['naive', 'prazo']) {
         const id = `chart-${spec.id}-${config}`;
-        let svg = document.getElementById(id) as SVGSVGElement | null;
+        let svg = document.getElementById(id);
         if (!svg) {
           const row =
             document.getElementById(`row-${spec.id}`) ?? root.appendChild(document.createElement('div'));
@@ -255,9 +271,7 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
           const cell = row.appendChild(document.createElement('figure'));
           const caption = cell.appendChild(document.createElement('figcaption'));
           caption.textContent = `${config}: ${spec.title}${spec.unit ? ` (${spec.unit})` : ''}`;
-          svg = cell.appendChild(
-            el('svg', { id, class: 'chart', 'data-chart': `${spec.id}-${config}` }),
-          ) as SVGSVGElement;
+          svg = cell.appendChild(el('svg', { id, class: 'chart', 'data-chart': `${spec.id}-${config}` }));
         }
         draw(svg, spec, data, config);
       }

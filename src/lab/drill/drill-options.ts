@@ -60,6 +60,8 @@ export interface DrillOptions {
   alertWindowMs?: number;
   /** Seed of the supplier doubles' draws. @default 1 */
   seed?: number;
+  /** Unmeasured traffic before the warm-up, so that cold processes do not spoil it, in ms. @default 4000 */
+  preWarmMs?: number;
 }
 
 /** Default phase lengths: ≈ 90 s. */
@@ -73,7 +75,7 @@ export const DEFAULT_PHASES: Readonly<PhaseLengths> = Object.freeze({
 
 /** Phase lengths of `--quick`: ≈ 30 s. */
 export const QUICK_PHASES: Readonly<PhaseLengths> = Object.freeze({
-  warmupMs: 6_000,
+  warmupMs: 5_000,
   degradeMs: 6_000,
   burstMs: 6_000,
   tailMs: 7_000,
@@ -102,6 +104,7 @@ export const DRILL_DEFAULTS = Object.freeze({
   errorRateAlert: 0.05,
   alertWindowMs: 2000,
   seed: 1,
+  preWarmMs: 4000,
 });
 
 /** {@link DrillOptions} with every field present. */
@@ -137,6 +140,8 @@ export function normalizeDrillOptions(options: DrillOptions = {}): NormalizedDri
   positive('tailMs', 60_000);
   positive('alertWindowMs', 60_000);
   positive('poolAcquireTimeoutMs', 60_000);
+  if (!Number.isFinite(merged.preWarmMs) || merged.preWarmMs < 0 || merged.preWarmMs > 60_000)
+    throw new InvalidOptionError('preWarmMs', 'a number of ms in [0, 60000]', merged.preWarmMs);
   for (const name of [
     'checkoutShare',
     'burstShare',

@@ -61,6 +61,8 @@ export interface DrillRecorder {
   recordUser(result: UserResult): void;
   /** Adds one sample per configuration at `tMs`. */
   sample(tMs: number, readings: Record<DrillConfig, ConfigReading>): void;
+  /** Sets the supplier counters the first sample's differences start from. */
+  baseline(readings: Record<DrillConfig, ConfigReading>): void;
   /** Remembers the cumulative counters at a named instant (phase boundaries, the burst plateau). */
   mark(name: string, readings: Record<DrillConfig, ConfigReading>): void;
   samples(config: DrillConfig): readonly Sample[];
@@ -177,6 +179,9 @@ export function createDrillRecorder(
         sample.retryRatio = windowRatio(s.samples.slice(-windowSamples));
         s.pending = { checkoutOk: 0, checkoutFailed: 0, catalogOk: 0, catalogFailed: 0 };
       }
+    },
+    baseline(readings) {
+      for (const config of DRILL_CONFIGS) state(config).last = sumSuppliers(readings[config].suppliers);
     },
     mark(name, readings) {
       for (const config of DRILL_CONFIGS) {

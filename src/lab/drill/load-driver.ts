@@ -145,38 +145,3 @@ export function startLoad(options: LoadOptions): Load {
     },
   };
 }
-
-/**
- * Warms a configuration up before anything is measured: `count` requests per route, a few at a time,
- * so that every process has compiled its hot paths and opened its connections. Without it the first
- * second of open-loop traffic meets cold processes, queues, and spoils the warm-up the policy is
- * calibrated from. Bounded by `timeoutMs`; failures are ignored.
- */
-export async function primeTarget(
-  url: string,
-  count: number,
-  concurrency: number,
-  timeoutMs: number,
-): Promise<void> {
-  const pool = new Pool(url, { connections: concurrency, pipelining: 1 });
-  const until = performance.now() + timeoutMs;
-  let next = 0;
-  const worker = async () => {
-    while (next < 2 * count && performance.now() < until) {
-      const path = next++ % 2 === 0 ? '/checkout' : '/catalog';
-      try {
-        const response = await pool.request({
-          path,
-          method: 'GET',
-          signal: AbortSignal.timeout(Math.max(1, until - performance.now())),
-        });
-        await response.body.dump();
-      } catch {}
-    }
-  };
-  try {
-    await Promise.all(Array.from({ length: concurrency }, worker));
-  } finally {
-    await pool.destroy();
-  }
-}

@@ -59,7 +59,7 @@ function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHoo
  * a retry budget and the deadline; no hedging.
  */
 function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: DownstreamHooks): Downstream {
-  const budget = createRetryBudget();
+  const budget = createRetryBudget({ windowMs: policy.budgetWindowMs });
   const pools = spec.downstream.map((origin) => new Pool(origin, { connections: 256, pipelining: 1 }));
   let next = 0;
   return {

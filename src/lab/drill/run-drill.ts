@@ -137,6 +137,7 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
           rps: options.rps,
           checkoutShare: options.checkoutShare,
           userDeadlineMs: options.userDeadlineMs,
+          preMs: options.preWarmMs,
           durationMs: totalMs,
         });
         processes.push(loader);
@@ -159,18 +160,21 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     );
     loadDone.catch(() => {});
 
-    // Warm every process up (JIT, connections) before anything is measured, then forget the priming.
-    await Promise.all(loaders.map((loader) => loader.call('prime', undefined, 20_000)));
+    const startAtMs = Date.now() + START_DELAY_MS;
+    await Promise.all(loaders.map((loader) => loader.call('start', startAtMs)));
+    trafficStart = performance.now() + (startAtMs - Date.now()) + options.preWarmMs;
+    // The same traffic runs unmeasured for `preWarmMs` first (cold processes would spoil the warm-up
+    // the policy is calibrated from); then the tiers forget it and the timeline starts.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, trafficStart - performance.now())));
     check();
     await Promise.all(
       sets.flatMap((set) =>
         [set.gateway, set.orders, set.inventory].map((t) => t.call('reset-measurements')),
       ),
     );
-    recorder.mark('warmup', await read());
-    const startAtMs = Date.now() + START_DELAY_MS;
-    await Promise.all(loaders.map((loader) => loader.call('start', startAtMs)));
-    trafficStart = performance.now() + (startAtMs - Date.now());
+    const baseline = await read();
+    recorder.baseline(baseline);
+    recorder.mark('warmup', baseline);
 
     // Phase transitions and the burst's ramp, applied in order by one chain of async steps.
     let current: Phase = phases[0]!;

@@ -4,7 +4,7 @@
  * `close` — or exits on its own when the drill goes away (the IPC channel closes).
  */
 
-import { type Load, primeTarget, startLoad, type UserResult } from './load-driver.js';
+import { type Load, startLoad, type UserResult } from './load-driver.js';
 import type { LoadSpec, ServiceMessage, ServiceRequest, ServiceSpec } from './service-spec.js';
 import { type SupplierService, startSupplier } from './supplier-service.js';
 import { startTier, type TierService } from './tier-service.js';
@@ -18,15 +18,11 @@ let service: SupplierService | TierService | LoadService | undefined;
 /** A load driver waiting for its start instant. */
 interface LoadService {
   readonly port: number;
-  prime(): Promise<void>;
   start(startAtMs: number): void;
   close(): Promise<void>;
 }
 
 const BATCH_MS = 200;
-const PRIME_REQUESTS = 120;
-const PRIME_CONCURRENCY = 8;
-const PRIME_TIMEOUT_MS = 8_000;
 
 function prepareLoad(spec: LoadSpec): LoadService {
   let load: Load | undefined;
@@ -39,7 +35,6 @@ function prepareLoad(spec: LoadSpec): LoadService {
   };
   return {
     port: 0,
-    prime: () => primeTarget(spec.url, PRIME_REQUESTS, PRIME_CONCURRENCY, PRIME_TIMEOUT_MS),
     start(startAtMs) {
       // Both configurations' drivers start at the same wall-clock instant, so their arrivals coincide.
       setTimeout(
@@ -49,8 +44,13 @@ function prepareLoad(spec: LoadSpec): LoadService {
             rps: spec.rps,
             checkoutShare: spec.checkoutShare,
             userDeadlineMs: spec.userDeadlineMs,
-            durationMs: spec.durationMs,
-            onResult: (result) => batch.push(result),
+            durationMs: spec.preMs + spec.durationMs,
+            // The first `preMs` warm the processes up (JIT, connections, heap) and are not measured.
+            onResult: (result) => {
+              if (result.sentAtMs < spec.preMs) return;
+              result.sentAtMs -= spec.preMs;
+              batch.push(result);
+            },
           });
           flusher = setInterval(flush, BATCH_MS);
           load.done.then(() => {
@@ -82,7 +82,6 @@ async function dispatch(method: string, params: unknown): Promise<unknown> {
   }
   if (role === 'load') {
     if (method === 'start') return (service as LoadService).start(params as number);
-    if (method === 'prime') return (service as LoadService).prime();
   } else if (role === 'supplier') {
     const supplier = service as SupplierService;
     if (method === 'set') return supplier.set(params as never);

@@ -60,6 +60,8 @@ export interface LoadSpec {
   rps: number;
   checkoutShare: number;
   userDeadlineMs: number;
+  /** Unmeasured traffic before the measured `durationMs`, in ms: the processes warm up. */
+  preMs: number;
   durationMs: number;
 }
 
@@ -76,6 +78,8 @@ export interface TierPolicy {
   readMs: number;
   attempts: number;
   userDeadlineMs: number;
+  /** Window of the edge's retry budget, in ms (scaled to the phases; see `budgetWindowMs`). */
+  budgetWindowMs: number;
   /** What calibration had to say (attempts reduced to fit the deadline), or null. */
   warning: string | null;
 }
