@@ -13,6 +13,7 @@ const figures = (over: Partial<ConfigFigures>): ConfigFigures =>
       edgeHedgedP99Ms: 90,
       edgeUnhedgedP99Ms: 280,
       hedgedExtraAttemptShare: 0.05,
+      hedgeShare: 0.04,
       supplierHedges: 5,
     },
     ...over,

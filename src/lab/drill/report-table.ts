@@ -42,7 +42,10 @@ export function reportRows(report: DrillReport): Array<[string, string, string]>
       'tail supplier-call p99 hedged / unhedged (edge)',
       (c) => `${ms(c.tail.edgeHedgedP99Ms)} / ${ms(c.tail.edgeUnhedgedP99Ms)}`,
     ),
-    row('extra attempts of hedged requests, tail', (c) => pct(c.tail.hedgedExtraAttemptShare)),
+    row(
+      'hedges / all extra attempts of hedged requests, tail',
+      (c) => `${pct(c.tail.hedgeShare)} / ${pct(c.tail.hedgedExtraAttemptShare)}`,
+    ),
     row('per-attempt timeout at the edge', (c) => ms(c.edgeTimeoutMs)),
   ];
 }
