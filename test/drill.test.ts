@@ -7,7 +7,10 @@ import { runDrill } from '../src/lab/drill/run-drill.js';
 // figures are checked by `prazo drill --quick --json` (see docs/drill.md).
 const SHORT = {
   rps: 60,
-  phases: { warmupMs: 3000, degradeMs: 3000, burstMs: 3500, tailMs: 3000, recoveryMs: 1000 },
+  // A smaller pool fills within the short degradation, as 50 slots do at 100 rps in the real drill.
+  pool: 25,
+  preWarmMs: 2000,
+  phases: { warmupMs: 3000, degradeMs: 4000, burstMs: 3500, tailMs: 2500, recoveryMs: 1000 },
 };
 
 const alive = (pid: number): boolean => {

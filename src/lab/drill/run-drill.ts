@@ -124,8 +124,6 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
       pids: () => processes.map((p) => p.pid),
       calibration,
     };
-    await hooks.onReady?.(context);
-    check();
 
     // One load driver per configuration, each in its own process (see LoadSpec).
     const loaders = await Promise.all(
@@ -159,6 +157,8 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
       ),
     );
     loadDone.catch(() => {});
+    await hooks.onReady?.(context);
+    check();
 
     const startAtMs = Date.now() + START_DELAY_MS;
     await Promise.all(loaders.map((loader) => loader.call('start', startAtMs)));
