@@ -38,7 +38,7 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
         if (!request.url().startsWith(dashboard.url)) external.push(request.url());
       });
       await page.goto(dashboard.url);
-      // Every chart (5 figures × naive and prazo) must have drawn points from the live timeline.
+      // Every chart (5 figures × naive and prazo) must have drawn points from the live timeline (≥ 3 s of it).
       await page.waitForFunction(
         () => {
           // Runs in the page; the project compiles without the DOM library, hence the local type.
@@ -46,7 +46,7 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
             document: { querySelectorAll(s: string): ArrayLike<{ getAttribute(n: string): string | null }> };
           };
           const charts = Array.from((globalThis as unknown as Page).document.querySelectorAll('svg.chart'));
-          return charts.length === 10 && charts.every((c) => Number(c.getAttribute('data-points')) > 0);
+          return charts.length === 10 && charts.every((c) => Number(c.getAttribute('data-points')) >= 6);
         },
         null,
         { timeout: 60_000, polling: 500 },

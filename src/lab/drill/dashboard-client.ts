@@ -250,6 +250,8 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
   function render(data: DashboardData): void {
     const root = document.getElementById('charts');
     if (!root) return;
+    const heading = document.getElementById('title');
+    if (heading) heading.textContent = data.title;
     const status = document.getElementById('status');
     if (status) {
       const phase = data.phases.find((p) => data.elapsedMs < p.endMs) ?? data.phases[data.phases.length - 1];

@@ -34,7 +34,7 @@ export function renderDashboardPage(data: DashboardData, live: boolean): string 
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${title}</title><style>${STYLE}</style></head>
-<body><h1>${title}</h1><div id="status"></div><div id="summary"></div><div id="charts"></div>
+<body><h1 id="title">${title}</h1><div id="status"></div><div id="summary"></div><div id="charts"></div>
 <script>(${dashboardClient.toString()})(${embedJson(data)}, ${live ? 'true' : 'false'});</script>
 </body></html>
 `;
