@@ -1,14 +1,21 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { chromium } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboardServer } from '../src/lab/drill/dashboard-server.js';
 import { runDrill } from '../src/lab/drill/run-drill.js';
+import { acquireDrillLock } from './drill-lock.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 // CI installs Debian's chromium (.ci/run); elsewhere the test is skipped when it is missing.
 const skip = !existsSync(CHROMIUM) && !process.env['CI'];
 
 describe.skipIf(skip)('the live dashboard in a real browser', () => {
+  let release: () => void = () => {};
+  beforeAll(async () => {
+    release = await acquireDrillLock();
+  }, 130_000);
+  afterAll(() => release());
+
   it('draws charts that receive data points while a short drill runs, then the summary', async () => {
     const dashboard = await startDashboardServer(0);
     const browser = await chromium.launch({
