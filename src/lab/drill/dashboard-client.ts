@@ -55,7 +55,8 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     p99: '#2f9e44',
   };
   type Point = [number, number];
-  type Series = { key: string; label: string; points: Point[] };
+  /** `gaps` holds the indexes of points that follow a missing sample: the line breaks there. */
+  type Series = { key: string; label: string; points: Point[]; gaps: Set<number> };
   type Spec = {
     id: string;
     title: string;
@@ -78,12 +79,14 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     value: (s: Record<string, number | string | null>) => number | null,
   ): Series => {
     const points: Point[] = [];
+    const gaps = new Set<number>();
     for (const s of samples) {
       const y = value(s);
       const x = num(s['tMs']);
       if (y !== null && x !== null) points.push([x, y]);
+      else if (points.length > 0) gaps.add(points.length);
     }
-    return { key, label, points };
+    return { key, label, points, gaps };
   };
   const perSecond = (data: DashboardData) => 1000 / data.sampleMs;
   const SPECS: Spec[] = [
@@ -232,7 +235,9 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
       const color = COLORS[s.key] ?? '#000';
       if (s.points.length > 0) {
         const d = s.points
-          .map(([x, y], j) => `${j ? 'L' : 'M'}${sx(x).toFixed(1)},${sy(y).toFixed(1)}`)
+          .map(
+            ([x, y], j) => `${j === 0 || s.gaps.has(j) ? 'M' : 'L'}${sx(x).toFixed(1)},${sy(y).toFixed(1)}`,
+          )
           .join('');
         svg.appendChild(el('path', { d, fill: 'none', stroke: color, 'stroke-width': 1.6 }));
       }
