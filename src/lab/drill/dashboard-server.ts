@@ -64,10 +64,12 @@ export async function startDashboardServer(port = 0): Promise<DashboardServer> {
     if (path === '/metrics') {
       if (!metrics) return send(501, 'text/plain', 'prom-client is not installed\n');
       if (context) metrics.update(context);
-      metrics.text().then(
-        (text) => send(200, metrics.contentType, text),
-        (error: unknown) => send(500, 'text/plain', String(error)),
-      );
+      Promise.all([metrics.text(), context ? context.serviceMetrics() : ''])
+        .then(([own, services]) => (services ? `${own}\n${services}` : own))
+        .then(
+          (text) => send(200, metrics.contentType, text),
+          (error: unknown) => send(500, 'text/plain', String(error)),
+        );
       return;
     }
     if (path === '/' || path === '/index.html') {

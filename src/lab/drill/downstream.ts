@@ -15,6 +15,8 @@ export interface Downstream {
   call(path: string, incoming: IncomingMessage, variant: string): Promise<CallResult>;
   /** The per-attempt timeout in force, in ms. */
   timeoutMs(): number;
+  /** The client's own Prometheus metrics (text format), when it publishes any. */
+  metrics?(): Promise<string>;
   /** Closes the client: at once, or once the calls in flight have finished (`graceful`). */
   close(graceful?: boolean): Promise<void>;
 }

@@ -54,6 +54,8 @@ export interface DrillContext {
   pids(): number[];
   /** The calibration so far (empty until warm-up ends). */
   calibration: DrillReport['calibration'];
+  /** The Prometheus metrics the services' clients publish (prazo's own `prazo_*` metrics), text format. */
+  serviceMetrics(): Promise<string>;
 }
 
 const SAMPLE_MS = 500;
@@ -123,6 +125,12 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
       elapsedMs: () => (trafficStart === 0 ? 0 : Math.min(totalMs, performance.now() - trafficStart)),
       pids: () => processes.map((p) => p.pid),
       calibration,
+      serviceMetrics: async () => {
+        const texts = await Promise.all(
+          sets.map((set) => set.inventory.call<string>('metrics').catch(() => '')),
+        );
+        return texts.filter((t) => t !== '').join('\n');
+      },
     };
 
     // One load driver per configuration, each in its own process (see LoadSpec).

@@ -14,6 +14,8 @@ export interface TierService {
   stats(): TierStats;
   /** What this service measured of its downstream while healthy (the warm-up), for calibration. */
   measured(): TierMeasurement;
+  /** The Prometheus metrics of this service's client (text format; empty when it has none). */
+  metrics(): Promise<string>;
   /** Forgets what was measured so far (the priming requests before the warm-up). */
   resetMeasurements(): void;
   /** Edge only: p99 of the whole supplier call by variant since the last call, in ms; then starts over. */
@@ -147,6 +149,7 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
         histogram.count > 0 ? histogram.percentiles([50, 95, 99]) : [Number.NaN, Number.NaN, Number.NaN];
       return { count: histogram.count, p50Ms: p50Ms!, p95Ms: p95Ms!, p99Ms: p99Ms! };
     },
+    metrics: async () => (downstream.metrics ? downstream.metrics() : ''),
     resetMeasurements() {
       warmup.reset();
       live.reset();
