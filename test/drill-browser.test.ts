@@ -62,6 +62,10 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
         charts.map((c) => Number(c.getAttribute('data-points'))),
       );
       expect(points.every((n) => n > 0)).toBe(true);
+      // Prometheus can scrape the same figures while the drill runs.
+      const metrics = await (await fetch(`${dashboard.url}metrics`)).text();
+      expect(metrics).toContain('prazo_drill_pool_in_use{config="naive"}');
+      expect(metrics).toContain('prazo_drill_retry_ratio{config="prazo"}');
       mkdirSync('reports', { recursive: true });
       await page.screenshot({ path: 'reports/drill-browser.png', fullPage: true });
 
