@@ -33,7 +33,7 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
       const running = runDrill(
         {
           rps: 40,
-          phases: { warmupMs: 2000, degradeMs: 2000, burstMs: 2000, tailMs: 2000, recoveryMs: 1000 },
+          phases: { warmupMs: 1500, degradeMs: 1500, burstMs: 1500, tailMs: 1500, recoveryMs: 1000 },
         },
         { onReady: (context) => dashboard.attach(context) },
       );

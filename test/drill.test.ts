@@ -11,7 +11,7 @@ const SHORT = {
   // A smaller pool fills within the short degradation, as 50 slots do at 100 rps in the real drill.
   pool: 25,
   preWarmMs: 2000,
-  phases: { warmupMs: 3000, degradeMs: 4000, burstMs: 3500, tailMs: 2500, recoveryMs: 1000 },
+  phases: { warmupMs: 2500, degradeMs: 3500, burstMs: 3000, tailMs: 1000, recoveryMs: 500 },
 };
 
 const alive = (pid: number): boolean => {
