@@ -34,6 +34,9 @@ export function reportRows(report: DrillReport): Array<[string, string, string]>
     row(`error-rate alert (≥ ${pct(report.options.errorRateAlert)}) after 503s began`, (c) =>
       at(c.errorRateAlertAfterMs),
     ),
+    row('retry-ratio alert lead over the error-rate alert', (c) =>
+      c.retryAlertLeadMs === null ? '–' : `${(c.retryAlertLeadMs / 1000).toFixed(1)} s`,
+    ),
     row(
       'tail /checkout p99 hedged / unhedged',
       (c) => `${ms(c.tail.hedgedP99Ms)} / ${ms(c.tail.unhedgedP99Ms)}`,
