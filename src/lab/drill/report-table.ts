@@ -24,7 +24,10 @@ export function reportRows(report: DrillReport): Array<[string, string, string]>
       (c) => `${ms(c.checkout.p50Ms)} / ${ms(c.checkout.p99Ms)}`,
     ),
     row('user-facing /catalog p99, degradation', (c) => ms(c.byPhase.degrade.catalog.p99Ms)),
-    row('supplier load amplification, error burst', (c) => times(c.burstAmplification)),
+    row(
+      'supplier load amplification, error burst (plateau)',
+      (c) => `${times(c.burstAmplification)} (${times(c.burstPlateauAmplification)})`,
+    ),
     row('supplier requests after the user’s deadline', (c) => String(c.afterDeadline)),
     row(`peak pool occupancy (of ${report.options.pool})`, (c) => String(c.peakPoolInUse)),
     row('peak retry ratio, error burst', (c) => ratio(c.peakRetryRatio)),
