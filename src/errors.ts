@@ -12,7 +12,8 @@ export type PrazoErrorCode =
   | 'RETRY_BUDGET_EXHAUSTED'
   | 'RETRY_AFTER_EXCEEDS_DEADLINE'
   | 'CONNECT_TIMEOUT'
-  | 'READ_TIMEOUT';
+  | 'READ_TIMEOUT'
+  | 'REQUEST_FAILED';
 
 /** Base class of every error prazo throws. */
 export class PrazoError extends Error {
@@ -132,6 +133,49 @@ export class RetryAfterExceedsDeadlineError extends PrazoError {
     );
     this.retryAfterMs = options.retryAfterMs;
     this.remainingMs = options.remainingMs;
+  }
+}
+
+/**
+ * An attempt could not open a connection within the connect timeout (the instance looks down).
+ * `cause` holds undici's error.
+ */
+export class ConnectTimeoutError extends PrazoError {
+  /** The connect timeout in force, in ms. */
+  readonly timeoutMs: number | undefined;
+
+  constructor(message = 'Connect timeout.', options: { cause?: unknown; timeoutMs?: number } = {}) {
+    super('CONNECT_TIMEOUT', message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.timeoutMs = options.timeoutMs;
+  }
+}
+
+/**
+ * An attempt was sent but no answer came within its per-attempt timeout (the server took the work
+ * and is slow).
+ */
+export class ReadTimeoutError extends PrazoError {
+  /** The per-attempt timeout that ran out, in ms. */
+  readonly timeoutMs: number | undefined;
+
+  constructor(message = 'Read timeout.', options: { cause?: unknown; timeoutMs?: number } = {}) {
+    super('READ_TIMEOUT', message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.timeoutMs = options.timeoutMs;
+  }
+}
+
+/**
+ * An attempt failed for a reason other than a timeout (connection refused, reset, closed socket…)
+ * and was not, or could no longer be, retried. `phase` says whether the request left (`read`) or
+ * not (`connect`); `cause` holds the underlying error.
+ */
+export class RequestFailedError extends PrazoError {
+  /** Where the last attempt stopped. */
+  readonly phase: 'connect' | 'read';
+
+  constructor(message: string, options: { cause?: unknown; phase: 'connect' | 'read' }) {
+    super('REQUEST_FAILED', message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.phase = options.phase;
   }
 }
 

@@ -3,6 +3,37 @@
  *
  * @packageDocumentation
  */
+
+export type { AttemptRecord, RequestHeaders, RequestOptions } from './client/call.js';
+export type { Dependency } from './client/dependency.js';
+export { dependency } from './client/dependency.js';
+export type {
+  AttemptEndEvent,
+  AttemptStartEvent,
+  BudgetExhaustedEvent,
+  DependencyEventName,
+  DependencyEvents,
+  DependencyListener,
+  FastFailEvent,
+  HedgeEvent,
+  PolicyEvent,
+  RequestEndEvent,
+  RequestStartEvent,
+  RetryEvent,
+} from './client/events.js';
+export type { HedgePolicy } from './client/hedge.js';
+export { hedgeDelayMs, shouldHedge } from './client/hedge.js';
+export type { DependencyError } from './client/history.js';
+export type { LatencySource, PolicySnapshot } from './client/live-latency.js';
+export type {
+  DependencyOptions,
+  HedgeOptions,
+  LatencyOption,
+  NormalizedDependencyOptions,
+} from './client/options.js';
+export { DEPENDENCY_DEFAULTS, normalizeDependencyOptions } from './client/options.js';
+export type { DependencyResponse, ResponseBody, ResponseHeaders } from './client/response.js';
+export type { RequestBody } from './client/transport.js';
 export type { Clock, Timer } from './clock.js';
 export { systemClock } from './clock.js';
 export type { CallWithDeadlineOptions, DeadlineCallContext } from './deadline/call-with-deadline.js';
@@ -20,12 +51,15 @@ export {
 export type { PrazoErrorCode } from './errors.js';
 export {
   CancelledError,
+  ConnectTimeoutError,
   DeadlineExceededError,
   DeadlineInsufficientError,
   InvalidInputError,
   InvalidOptionError,
   isPrazoError,
   PrazoError,
+  ReadTimeoutError,
+  RequestFailedError,
   RetryAfterExceedsDeadlineError,
   RetryBudgetExhaustedError,
 } from './errors.js';
@@ -98,5 +132,4 @@ export {
   RETRY_BUDGET_DEFAULTS,
 } from './policy/retry-budget.js';
 export type { FakeClock } from './testing/fake-clock.js';
-
 export { createFakeClock } from './testing/fake-clock.js';

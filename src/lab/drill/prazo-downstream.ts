@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Pool } from 'undici';
+import type { Dependency } from '../../client/dependency.js';
+import { dependency } from '../../client/dependency.js';
 import { callWithDeadline } from '../../deadline/call-with-deadline.js';
 import type { Deadline } from '../../deadline/deadline.js';
 import { createRetryBudget } from '../../policy/retry-budget.js';
 import { type DeadlineIncomingMessage, withDeadlineHandler } from '../../server/http.js';
-import { ATTEMPT_HEADER } from '../attempt-header.js';
 import { type Downstream, type DownstreamHooks, failure } from './downstream.js';
-import type { CallResult } from './naive-caller.js';
 import type { TierPolicy, TierSpec } from './service-spec.js';
 
 /** A request handler of a tier. */
@@ -26,7 +26,7 @@ const deadlineOf = (incoming: IncomingMessage): Deadline => (incoming as Deadlin
 /**
  * An internal hop of the prazo configuration (gateway → orders, orders → inventory): one attempt,
  * bounded by the propagated deadline, and refused before the call when the time left cannot hold the
- * next hop's p99 (before calibration, the nominal p99 the drill starts from).
+ * next hop's p99.
  */
 function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHooks): Downstream {
   const pool = new Pool(spec.downstream[0]!, { connections: 256, pipelining: 1 });
@@ -55,56 +55,55 @@ function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHoo
 }
 
 /**
- * INTERIM edge until prazo's client (`dependency()`) lands: calibrated per-attempt timeout, attempts,
- * a retry budget and the deadline; no hedging.
+ * The edge of the prazo configuration (inventory → supplier): prazo's client with the policy calibrated
+ * from warm-up, a retry budget, deadline propagation and — for the `hedged` variant — a hedge at the
+ * live p95. Both variants share one retry budget, as calls to one dependency do.
  */
 function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: DownstreamHooks): Downstream {
-  const budget = createRetryBudget({ windowMs: policy.budgetWindowMs });
-  const pools = spec.downstream.map((origin) => new Pool(origin, { connections: 256, pipelining: 1 }));
-  let next = 0;
+  const retryBudget = createRetryBudget({ windowMs: policy.budgetWindowMs });
+  const make = (variant: string, hedge: boolean): Dependency => {
+    const client = dependency({
+      // Distinct names: each client is one `dependency` label in the metrics.
+      name: hedge ? 'supplier' : 'supplier-unhedged',
+      origins: spec.downstream,
+      latency: { p99Ms: policy.p99Ms, p95Ms: policy.p95Ms },
+      userDeadlineMs: policy.userDeadlineMs,
+      attempts: policy.attempts,
+      connections: 256,
+      retryBudget,
+      hedge: hedge ? { at: 'p95' } : false,
+    });
+    client.on('attempt-end', (event) => {
+      hooks.onAttempt(event.kind, variant, event.durationMs, event.outcome === 'success');
+    });
+    return client;
+  };
+  const clients: Record<string, Dependency> = {
+    hedged: make('hedged', true),
+    unhedged: make('unhedged', false),
+  };
   return {
     async call(path, incoming, variant) {
-      const deadline = deadlineOf(incoming);
-      budget.recordOriginal();
-      let last: unknown;
-      for (let attempt = 1; attempt <= policy.attempts; attempt++) {
-        if (attempt > 1 && !budget.tryConsume()) break;
-        const kind = attempt === 1 ? 'original' : 'retry';
-        const pool = pools[next++ % pools.length]!;
-        const startedAt = performance.now();
-        try {
-          const result = await callWithDeadline(deadline, {
-            name: 'supplier',
-            p99Ms: policy.p99Ms,
-            run: async ({ signal, headers }) => {
-              const response = await pool.request({
-                path,
-                method: 'GET',
-                headers: { ...headers, [ATTEMPT_HEADER]: `${attempt};kind=${kind}` },
-                signal: AbortSignal.any([signal, AbortSignal.timeout(policy.readMs)]),
-              });
-              return { status: response.statusCode, body: await response.body.text() };
-            },
-          });
-          hooks.onAttempt(kind, variant, performance.now() - startedAt, result.status < 500);
-          if (result.status < 500) return result;
-          last = result;
-        } catch (error) {
-          hooks.onAttempt(kind, variant, performance.now() - startedAt, false);
-          last = error;
-          if (String((error as { code?: unknown } | null)?.code).startsWith('DEADLINE')) break;
-        }
+      const client = clients[variant] ?? clients['hedged']!;
+      try {
+        const response = await client.request({ path, deadline: deadlineOf(incoming) });
+        return { status: response.status, body: await response.body.text() };
+      } catch (error) {
+        return failure(error);
       }
-      return last && typeof last === 'object' && 'status' in last ? (last as CallResult) : failure(last);
     },
-    timeoutMs: () => policy.readMs,
-    async close(graceful) {
-      await Promise.all(pools.map((pool) => (graceful ? pool.close() : pool.destroy())));
+    timeoutMs: () => clients['hedged']!.policy().readMs,
+    async close() {
+      await Promise.all(Object.values(clients).map((c) => c.close()));
     },
   };
 }
 
-/** The prazo configuration's client for a tier: before calibration (warm-up), one deadline-bounded attempt. */
+/**
+ * The prazo configuration's client for a tier. Internal hops: one deadline-bounded attempt (with the
+ * nominal p99 for the pre-call check until warm-up is measured). The edge: prazo's client, calibrated
+ * from warm-up; during warm-up itself, one deadline-bounded attempt that measures.
+ */
 export function createPrazoDownstream(
   spec: TierSpec,
   policy: TierPolicy | null,

@@ -1,0 +1,127 @@
+/**
+ * The client's own cost per call, without the network: dependency().request() over a transport
+ * that answers on the next turn of the event loop, against awaiting that transport directly; 32
+ * calls in flight. Steadier than the end-to-end benchmark on a shared machine, because no socket
+ * and no other process is involved.
+ *
+ *   node --expose-gc --import tsx bench/client-overhead.bench.ts
+ */
+import { dependency } from '../src/client/dependency.js';
+import type { Transport, TransportResponse } from '../src/client/transport.js';
+
+const CALLS = 300_000;
+const CONCURRENCY = 32;
+
+function body() {
+  return {
+    text: async () => '{"ok":true}',
+    json: async () => ({ ok: true }),
+    arrayBuffer: async () => new ArrayBuffer(0),
+    dump: async () => null,
+    destroy() {},
+    async *[Symbol.asyncIterator]() {},
+  };
+}
+
+// Answers are delivered in batches on setImmediate, like responses read from sockets.
+let queue: Array<() => void> = [];
+let scheduled = false;
+function flush() {
+  scheduled = false;
+  const batch = queue;
+  queue = [];
+  for (const run of batch) run();
+}
+function answer(): Promise<TransportResponse> {
+  return new Promise((resolve) => {
+    queue.push(() =>
+      resolve({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: body() }),
+    );
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  });
+}
+const transport = (o: { origins: readonly string[] }): Transport => ({
+  origins: o.origins,
+  request: () => answer(),
+  close: async () => {},
+});
+
+type Variant = { name: string; make(): { call(): Promise<void>; close(): Promise<void> } };
+const variants: Variant[] = [
+  {
+    name: 'transport alone',
+    make: () => ({
+      async call() {
+        await (await answer()).body.text();
+      },
+      close: async () => {},
+    }),
+  },
+  {
+    name: 'prazo, one instance, no listener',
+    make() {
+      const dep = dependency(
+        { name: 'o', origins: ['http://127.0.0.1:1'], latency: { p99Ms: 500 }, userDeadlineMs: 5_000 },
+        { transport },
+      );
+      return {
+        call: async () => void (await (await dep.request({ path: '/' })).body.text()),
+        close: () => dep.close(),
+      };
+    },
+  },
+  {
+    name: 'prazo, two instances, hedge armed, request-end listener',
+    make() {
+      const dep = dependency(
+        {
+          name: 'o',
+          origins: ['http://127.0.0.1:1', 'http://127.0.0.1:2'],
+          latency: { p99Ms: 500, p95Ms: 100 },
+          userDeadlineMs: 5_000,
+          hedge: { at: 'p95' },
+        },
+        { transport },
+      );
+      dep.on('request-end', () => {});
+      return {
+        call: async () => void (await (await dep.request({ path: '/' })).body.text()),
+        close: () => dep.close(),
+      };
+    },
+  },
+];
+
+const results = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+for (let round = 0; round < 5; round++) {
+  for (const v of round % 2 === 0 ? variants : [...variants].reverse()) {
+    globalThis.gc?.();
+    const client = v.make();
+    let next = 0;
+    const worker = async () => {
+      while (next < CALLS) {
+        next++;
+        await client.call();
+      }
+    };
+    const cpu0 = process.cpuUsage();
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    const cpu = process.cpuUsage(cpu0);
+    await client.close();
+    if (round > 0) results.get(v.name)!.push((cpu.user + cpu.system) / CALLS);
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const base = median(results.get('transport alone')!);
+console.log(
+  `${CALLS} calls per round, ${CONCURRENCY} in flight, median of 4 rounds; Node ${process.version}\n`,
+);
+console.log('| variant | CPU µs per call | added by prazo, µs |');
+console.log('| --- | ---: | ---: |');
+for (const [name, xs] of results) {
+  const m = median(xs);
+  console.log(`| ${name} | ${m.toFixed(2)} | ${name === 'transport alone' ? '—' : (m - base).toFixed(2)} |`);
+}

@@ -1,0 +1,254 @@
+/**
+ * Client benchmark: requests/s and latency of prazo's dependency() against bare undici and the
+ * usual peers, same run, alternating rounds, C requests in flight, a keep-alive node:http server in
+ * a child process on 127.0.0.1.
+ *
+ *   node --expose-gc --import tsx bench/client.bench.ts [--rounds 5] [--seconds 3] [--concurrency 32] [--only a,b]
+ */
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
+import axios from 'axios';
+import { handleAll, retry, TimeoutStrategy, timeout, wrap } from 'cockatiel';
+import got from 'got';
+import { Pool } from 'undici';
+import { dependency } from '../src/client/dependency.js';
+import { LatencyHistogram } from '../src/latency/histogram.js';
+
+interface Args {
+  rounds: number;
+  seconds: number;
+  concurrency: number;
+  only: string[] | undefined;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { rounds: 5, seconds: 3, concurrency: 32, only: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = argv[i + 1];
+    if (flag === '--rounds') args.rounds = Number(value);
+    else if (flag === '--seconds') args.seconds = Number(value);
+    else if (flag === '--concurrency') args.concurrency = Number(value);
+    else if (flag === '--only') args.only = String(value).split(',');
+    else continue;
+    i++;
+  }
+  return args;
+}
+
+interface Client {
+  call(): Promise<void>;
+  close(): Promise<void>;
+}
+
+type Contender = { name: string; create(origin: string, connections: number, second: string): Client };
+
+const contenders: Contender[] = [
+  {
+    name: 'undici Pool.request',
+    create(origin, connections) {
+      const pool = new Pool(origin, { connections });
+      return {
+        async call() {
+          const { body } = await pool.request({ path: '/', method: 'GET' });
+          await body.text();
+        },
+        close: () => pool.close(),
+      };
+    },
+  },
+  {
+    // The same single origin as every other contender: hedging is configured but has no other
+    // instance to send a copy to, so it never fires.
+    name: 'prazo (all features, 1 instance)',
+    create: (origin, connections) => prazo('prazo (all features, 1 instance)', [origin], connections),
+  },
+  {
+    // Two instances (two ports of the same server process): hedges fire at the live p95. Not the
+    // same topology as the other rows (twice the pools and connections), shown for its cost.
+    name: 'prazo (all features, 2 instances, hedging fires)',
+    create: (origin, connections, second) =>
+      prazo('prazo (all features, 2 instances, hedging fires)', [origin, second], connections),
+  },
+  {
+    name: 'cockatiel retry+timeout (undici)',
+    create(origin, connections) {
+      const pool = new Pool(origin, { connections });
+      const policy = wrap(retry(handleAll, { maxAttempts: 1 }), timeout(1_000, TimeoutStrategy.Aggressive));
+      return {
+        call: () =>
+          policy.execute(async ({ signal }) => {
+            const { body } = await pool.request({ path: '/', method: 'GET', signal });
+            await body.text();
+          }),
+        close: () => pool.close(),
+      };
+    },
+  },
+  {
+    name: 'got (keep-alive agent)',
+    create(origin, connections) {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+      const client = got.extend({ prefixUrl: origin, agent: { http: agent } });
+      return {
+        async call() {
+          await client.get('').text();
+        },
+        close: async () => agent.destroy(),
+      };
+    },
+  },
+  {
+    name: 'axios (keep-alive agent)',
+    create(origin, connections) {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+      const client = axios.create({ baseURL: origin, httpAgent: agent, responseType: 'text' });
+      return {
+        async call() {
+          await client.get('/');
+        },
+        close: async () => agent.destroy(),
+      };
+    },
+  },
+];
+
+/** Errors by code, over every contender (the report names them). */
+const errorCodes = new Map<string, number>();
+
+/** Extra attempts prazo made in the measured rounds (hedges and retries), for the report. */
+const prazoExtras = new Map<string, { calls: number; hedges: number; retries: number }>();
+
+/**
+ * prazo with every feature on: deadline (header + pre-call check), retry budget, calibrated
+ * timeouts on the shared timer, hedging at the live p95, events with listeners.
+ */
+function prazo(key: string, origins: string[], connections: number): Client {
+  const dep = dependency({
+    name: 'bench',
+    origins,
+    latency: { p99Ms: 200, p95Ms: 50 },
+    userDeadlineMs: 2_000,
+    attempts: 2,
+    connections,
+    hedge: { at: 'p95' },
+  });
+  const tally = prazoExtras.get(key) ?? { calls: 0, hedges: 0, retries: 0 };
+  prazoExtras.set(key, tally);
+  dep.on('request-end', () => {
+    tally.calls++;
+  });
+  dep.on('hedge', () => {
+    tally.hedges++;
+  });
+  dep.on('retry', () => {
+    tally.retries++;
+  });
+  return {
+    async call() {
+      const res = await dep.request({ path: '/' });
+      await res.body.text();
+    },
+    close: () => dep.close(),
+  };
+}
+
+async function round(client: Client, seconds: number, concurrency: number, histogram: LatencyHistogram) {
+  const end = performance.now() + seconds * 1000;
+  let count = 0;
+  let errors = 0;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      try {
+        await client.call();
+        histogram.record(performance.now() - t0);
+        count++;
+      } catch (error) {
+        errors++;
+        const code = String((error as { code?: unknown }).code ?? (error as Error).name);
+        errorCodes.set(code, (errorCodes.get(code) ?? 0) + 1);
+      }
+    }
+  };
+  const start = performance.now();
+  const cpu0 = process.cpuUsage();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const cpu = process.cpuUsage(cpu0);
+  return { count, errors, elapsedMs: performance.now() - start, cpuUs: cpu.user + cpu.system };
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const selected = contenders.filter((c) => !args.only || args.only.some((o) => c.name.startsWith(o)));
+  const child = fork(fileURLToPath(new URL('./keepalive-server.mjs', import.meta.url)), [], {
+    stdio: 'inherit',
+  });
+  const ports = await new Promise<number[]>((resolve) =>
+    child.once('message', (m: { ports: number[] }) => resolve(m.ports)),
+  );
+  const origin = `http://127.0.0.1:${ports[0]}`;
+  const second = `http://127.0.0.1:${ports[1]}`;
+  const connections = 64;
+  const results = new Map(
+    selected.map((c) => [
+      c.name,
+      { count: 0, errors: 0, ms: 0, cpuUs: 0, histogram: new LatencyHistogram(), perRound: [] as number[] },
+    ]),
+  );
+  try {
+    // Warm-up: JIT and connections for every contender.
+    for (const c of selected) {
+      const client = c.create(origin, connections, second);
+      await round(client, 1, args.concurrency, new LatencyHistogram());
+      await client.close();
+    }
+    for (let r = 0; r < args.rounds; r++) {
+      const order = r % 2 === 0 ? selected : [...selected].reverse();
+      for (const c of order) {
+        globalThis.gc?.();
+        const client = c.create(origin, connections, second);
+        const res = results.get(c.name)!;
+        const out = await round(client, args.seconds, args.concurrency, res.histogram);
+        await client.close();
+        res.count += out.count;
+        res.errors += out.errors;
+        res.ms += out.elapsedMs;
+        res.cpuUs += out.cpuUs;
+        res.perRound.push((out.count / out.elapsedMs) * 1000);
+        process.stderr.write(
+          `round ${r + 1} ${c.name}: ${Math.round((out.count / out.elapsedMs) * 1000)} req/s\n`,
+        );
+      }
+    }
+  } finally {
+    child.send('stop');
+  }
+  const base = results.get('undici Pool.request');
+  const baseRps = base ? (base.count / base.ms) * 1000 : Number.NaN;
+  const baseCpu = base ? base.cpuUs / base.count : Number.NaN;
+  const lines = [
+    `C = ${args.concurrency}, ${args.rounds} rounds × ${args.seconds} s per contender, alternating; Node ${process.version}`,
+    '',
+    '| client | req/s | ratio vs undici | client CPU µs/req | CPU ratio (undici ÷ client) | p50 ms | p99 ms | errors |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const [name, res] of results) {
+    const rps = (res.count / res.ms) * 1000;
+    const [p50, p99] = res.histogram.percentiles([50, 99]);
+    lines.push(
+      `| ${name} | ${Math.round(rps)} | ${(rps / baseRps).toFixed(3)} | ${(res.cpuUs / res.count).toFixed(1)} | ${(baseCpu / (res.cpuUs / res.count)).toFixed(3)} | ${p50!.toFixed(2)} | ${p99!.toFixed(2)} | ${res.errors} |`,
+    );
+  }
+  for (const [name, t] of prazoExtras)
+    lines.push(
+      '',
+      `${name}: ${t.hedges} hedges and ${t.retries} retries for ${t.calls} calls (${((100 * (t.hedges + t.retries)) / Math.max(1, t.calls)).toFixed(2)} % extra attempts, warm-up included)`,
+    );
+  if (errorCodes.size > 0)
+    lines.push('', `errors by code: ${JSON.stringify(Object.fromEntries(errorCodes))}`);
+  console.log(lines.join('\n'));
+}
+
+await main();

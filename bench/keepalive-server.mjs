@@ -1,0 +1,29 @@
+// A keep-alive HTTP server for the client benchmark, run in its own process so its CPU does not
+// share the client's event loop. Prints nothing; tells the parent its port over IPC.
+import http from 'node:http';
+
+const body = Buffer.from('{"ok":true}');
+const handler = (req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+    res.end(body);
+  });
+};
+// Two listening ports on the same process: two "instances" for the contender that hedges.
+const servers = [http.createServer(handler), http.createServer(handler)];
+const ports = [];
+for (const server of servers) {
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => {
+    ports.push(server.address().port);
+    if (ports.length === servers.length) process.send?.({ ports });
+  });
+}
+process.on('message', (message) => {
+  if (message === 'stop') {
+    for (const server of servers) server.closeAllConnections();
+    Promise.all(servers.map((s) => new Promise((r) => s.close(r)))).then(() => process.exit(0));
+  }
+});
+process.on('disconnect', () => process.exit(0));

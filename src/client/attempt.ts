@@ -1,0 +1,259 @@
+import { DeadlineExceededError, ReadTimeoutError } from '../errors.js';
+import { ATTEMPT_HEADER, type AttemptKind, DEADLINE_HEADER } from '../lab/attempt-header.js';
+import { type Classification, classify, RETRYABLE_STATUSES } from '../policy/classify.js';
+import type { Call, DependencyResponse } from './call.js';
+import type { TimerEntry } from './coarse-timer.js';
+import type { DependencyContext, Handler } from './pipeline.js';
+import type { AbortLike } from './transport.js';
+
+/**
+ * One attempt in flight. It is at once the signal handed to undici (an `AbortSignal` costs
+ * microseconds to create and to listen to; undici only needs `aborted`, `reason` and one listener)
+ * and the entry of the shared coarse timer that enforces its timeout.
+ */
+export class Attempt implements AbortLike, TimerEntry {
+  aborted = false;
+  reason: unknown = undefined;
+  dueAt = 0;
+  /** The deadline, not the read timeout, ends this attempt. */
+  byDeadline = false;
+  timeoutMs = 0;
+  done = false;
+  classification: Classification | null = null;
+  readonly call: Call;
+  readonly instance: number;
+  readonly kind: AttemptKind;
+  readonly number: number;
+  readonly startMs: number;
+  #listener: (() => void) | null = null;
+
+  constructor(call: Call, instance: number, kind: AttemptKind, number: number, startMs: number) {
+    this.call = call;
+    this.instance = instance;
+    this.kind = kind;
+    this.number = number;
+    this.startMs = startMs;
+  }
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    this.#listener = listener;
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    if (this.#listener === listener) this.#listener = null;
+  }
+
+  /** Aborts the attempt with `reason` (the error its transport promise rejects with). */
+  abort(reason: unknown): void {
+    if (this.aborted || this.done) return;
+    this.aborted = true;
+    this.reason = reason;
+    const listener = this.#listener;
+    this.#listener = null;
+    if (listener !== null) listener();
+  }
+
+  /** The shared timer says time is up. */
+  onDue(): void {
+    this.abort(
+      this.byDeadline
+        ? new DeadlineExceededError(`Deadline exceeded after ${this.timeoutMs} ms of attempt ${this.number}.`)
+        : new ReadTimeoutError(
+            `No answer within the ${this.timeoutMs} ms read timeout (attempt ${this.number}).`,
+            {
+              timeoutMs: this.timeoutMs,
+            },
+          ),
+    );
+  }
+}
+
+/** The reason a losing hedge copy (or a call closed under it) is aborted with. */
+export class AttemptAbandoned extends Error {
+  readonly code = 'ATTEMPT_ABANDONED';
+  override get name(): string {
+    return 'AttemptAbandoned';
+  }
+}
+
+/** Shared reason for losing hedge copies: nobody reads its stack, and `new Error()` costs ~4 µs. */
+export const HEDGE_LOST = new AttemptAbandoned('Another copy of the request answered first.');
+
+const KINDS: readonly AttemptKind[] = ['original', 'retry', 'hedge'];
+// Attempt header values for the first attempts, built once ('1;kind=original' …).
+const HEADER_VALUES = new Map<AttemptKind, string[]>(
+  KINDS.map((kind) => [kind, Array.from({ length: 16 }, (_, i) => `${i + 1};kind=${kind}`)]),
+);
+
+function attemptHeaderValue(number: number, kind: AttemptKind): string {
+  return HEADER_VALUES.get(kind)![number - 1] ?? `${number};kind=${kind}`;
+}
+
+/**
+ * The last step: sends one attempt. It chooses the instance, bounds the attempt by
+ * min(read timeout, remaining deadline) on the shared timer (a hedge copy shares the end of the
+ * copy it backs up), sends the deadline and attempt headers, records the latency in the live window
+ * and reports the attempt. Connect failures mark the instance down for every call.
+ */
+export function attemptHandler(ctx: DependencyContext): Handler {
+  return (call) => runAttempt(ctx, call);
+}
+
+async function runAttempt(ctx: DependencyContext, call: Call): Promise<DependencyResponse> {
+  const clock = ctx.clock;
+  const now = clock.now();
+  const kind = call.nextKind;
+  let instance = call.forcedInstance;
+  if (instance === -1) instance = ctx.instances.pick(call.avoid, now);
+  else call.forcedInstance = -1;
+  const number = ++call.attemptCount;
+  const attempt = new Attempt(call, instance, kind, number, now);
+  if (kind === 'hedge') {
+    attempt.dueAt = call.tryDueAt;
+    attempt.byDeadline = call.tryByDeadline;
+    attempt.timeoutMs = call.tryTimeoutMs;
+  } else {
+    const readMs = ctx.policy.readMs;
+    const remaining = call.limitMs - now;
+    if (remaining <= readMs) {
+      attempt.timeoutMs = Math.max(remaining, 1);
+      attempt.byDeadline = true;
+    } else {
+      attempt.timeoutMs = readMs;
+    }
+    attempt.dueAt = now + attempt.timeoutMs;
+    call.tryDueAt = attempt.dueAt;
+    call.tryByDeadline = attempt.byDeadline;
+    call.tryTimeoutMs = attempt.timeoutMs;
+  }
+  ctx.timer.add(attempt);
+  call.track(attempt);
+  const events = ctx.events;
+  if (events.has('attempt-start')) {
+    events.emit('attempt-start', {
+      dependency: ctx.name,
+      requestId: call.id,
+      attempt: number,
+      kind,
+      instance: ctx.transport.origins[instance]!,
+    });
+  }
+  const own = [DEADLINE_HEADER, call.limitHeader, ATTEMPT_HEADER, attemptHeaderValue(number, kind)];
+  const headers = call.headerPairs === null ? own : own.concat(call.headerPairs);
+  try {
+    const res = await ctx.transport.request(
+      instance,
+      call.method,
+      call.path,
+      headers,
+      call.body,
+      attempt.timeoutMs,
+      attempt,
+    );
+    const end = clock.now();
+    attempt.done = true;
+    ctx.timer.delete(attempt);
+    call.untrack(attempt);
+    const status = res.statusCode;
+    const durationMs = end - now;
+    ctx.live.record(durationMs, status >= 500, end);
+    ctx.instances.markUp(instance);
+    // "success" means "final": below 400, or a status no retry would change (404, 422 …).
+    const success = status < 400 || !RETRYABLE_STATUSES.has(status);
+    const won = success && !call.trySettled;
+    if (won) call.trySettled = true;
+    call.attempts.push({
+      attempt: number,
+      instance: ctx.transport.origins[instance]!,
+      kind,
+      phase: 'response',
+      durationMs,
+      outcome: success ? 'success' : 'failure',
+      status,
+    });
+    if (events.has('attempt-end')) {
+      events.emit('attempt-end', {
+        dependency: ctx.name,
+        requestId: call.id,
+        attempt: number,
+        kind,
+        instance: ctx.transport.origins[instance]!,
+        durationMs,
+        outcome: success ? 'success' : 'failure',
+        status,
+        phase: 'response',
+        won,
+      });
+    }
+    const response = { status, headers: res.headers, body: res.body, attempts: call.attempts };
+    // The first copy of a hedged try lets the referee say which answer the try gives.
+    if (kind !== 'hedge' && call.hedge !== null) return call.hedge.firstAnswered(response);
+    return response;
+  } catch (error) {
+    const end = clock.now();
+    attempt.done = true;
+    ctx.timer.delete(attempt);
+    call.untrack(attempt);
+    const durationMs = end - now;
+    const abandoned =
+      error instanceof AttemptAbandoned || (call.cancelled !== null && error === call.cancelled);
+    const classification = classify(
+      { kind: 'error', error },
+      { idempotent: call.idempotent, replayable: call.replayable },
+    );
+    attempt.classification = classification;
+    const errorCode = codeOf(error);
+    const timeout =
+      errorCode === 'READ_TIMEOUT' ||
+      errorCode === 'UND_ERR_HEADERS_TIMEOUT' ||
+      errorCode === 'UND_ERR_BODY_TIMEOUT'
+        ? 'read'
+        : errorCode === 'UND_ERR_CONNECT_TIMEOUT'
+          ? 'connect'
+          : undefined;
+    if (!abandoned) {
+      if (classification.phase === 'connect') {
+        ctx.instances.markDown(instance, end);
+        call.avoid = instance;
+      }
+      // A timeout cut by prazo says nothing about the latency distribution, only that it failed.
+      ctx.live.record(undefined, true, end);
+    }
+    const record: AttemptRecordDraft = {
+      attempt: number,
+      instance: ctx.transport.origins[instance]!,
+      kind,
+      phase: classification.phase,
+      durationMs,
+      outcome: abandoned ? 'aborted' : 'failure',
+    };
+    if (errorCode !== undefined) record.errorCode = errorCode;
+    call.attempts.push(record);
+    if (events.has('attempt-end')) {
+      events.emit('attempt-end', {
+        ...record,
+        dependency: ctx.name,
+        requestId: call.id,
+        ...(timeout === undefined ? {} : { timeout }),
+        won: false,
+      });
+    }
+    if (kind !== 'hedge' && call.hedge !== null) return call.hedge.firstFailed(error, classification.retry);
+    throw error;
+  }
+}
+
+type AttemptRecordDraft = DependencyResponse['attempts'][number] & { errorCode?: string };
+
+/** The `code` of an error (following one level of `cause`), if it has one. */
+export function codeOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  const cause = (error as { cause?: unknown }).cause;
+  if (typeof cause === 'object' && cause !== null) {
+    const inner = (cause as { code?: unknown }).code;
+    if (typeof inner === 'string') return inner;
+  }
+  return undefined;
+}

@@ -1,0 +1,457 @@
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { isPrazoError } from '../errors.js';
+import { createRetryBudget } from '../policy/retry-budget.js';
+import { createFakeClock } from '../testing/fake-clock.js';
+import { createFakeTransport, type FakeExchange, type FakeTransport } from '../testing/fake-transport.js';
+import { type Dependency, dependency } from './dependency.js';
+import type { DependencyEvents } from './events.js';
+import type { DependencyOptions } from './options.js';
+
+const START = 1_800_000_000_000;
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function setup(options: Partial<DependencyOptions> = {}, onRequest?: (exchange: FakeExchange) => void) {
+  const clock = createFakeClock(START);
+  let transport: FakeTransport | undefined;
+  const dep: Dependency = dependency(
+    {
+      name: 'inventory',
+      origins: ['http://10.0.0.1:80', 'http://10.0.0.2:80'],
+      latency: { p99Ms: 100, p95Ms: 50 },
+      userDeadlineMs: 1_000,
+      clock,
+      random: () => 0.5,
+      ...options,
+    },
+    {
+      transport: (o) => {
+        transport = createFakeTransport(o.origins, onRequest);
+        return transport;
+      },
+    },
+  );
+  return { clock, dep, transport: transport! };
+}
+
+async function settle<T>(promise: Promise<T>): Promise<{ value?: T; error?: unknown }> {
+  return promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+}
+
+/** Advances the fake clock in small steps, letting promises run in between. */
+async function advance(clock: ReturnType<typeof createFakeClock>, ms: number, step = 5): Promise<void> {
+  for (let t = 0; t < ms; t += step) {
+    clock.advance(Math.min(step, ms - t));
+    await flush();
+  }
+}
+
+describe('dependency() calibration and policy', () => {
+  it('calibrates connect and read timeouts from the static p99 and reports where each figure comes from', async () => {
+    const { dep } = setup();
+    expect(dep.policy()).toEqual({
+      connectMs: 140,
+      readMs: 140,
+      attempts: 2,
+      warning: null,
+      p95Ms: 50,
+      p99Ms: 100,
+      sources: { p95: 'static', p99: 'static' },
+    });
+    await dep.close();
+  });
+
+  it("starts 'auto' from the largest p99 whose attempts fit the deadline, marked as a start value", async () => {
+    const { dep } = setup({ latency: 'auto' });
+    const policy = dep.policy();
+    expect(policy.p99Ms).toBe(335); // (1000 / 2 − 30) / 1.4
+    expect(policy.attempts).toBe(2);
+    expect(policy.warning).toBeNull();
+    expect(policy.sources).toEqual({ p95: 'start', p99: 'start' });
+    await dep.close();
+    const started = setup({ latency: { auto: true, startP99Ms: 80, startP95Ms: 30 } });
+    expect(started.dep.policy()).toMatchObject({ p95Ms: 30, p99Ms: 80, readMs: 112 });
+    await started.dep.close();
+  });
+
+  it('names the option that is wrong', () => {
+    expect(() => setup({ origins: ['ftp://x'] })).toThrow(/origins\[0\]/);
+    expect(() => setup({ userDeadlineMs: -1 })).toThrow(/userDeadlineMs/);
+    expect(() => setup({ hedge: { at: 'p50' as 'p95' } })).toThrow(/hedge\.at/);
+    expect(() => setup({ latency: { p99Ms: 10, p95Ms: 20 } })).toThrow(/latency\.p95Ms/);
+  });
+
+  it('replaces the static p95/p99 with live ones once the healthy window holds enough samples', async () => {
+    const { dep, clock } = setup({ liveMinSamples: 50 }, (e) => {
+      clock.advance(7);
+      e.respond(200);
+    });
+    const changes: DependencyEvents['policy'][] = [];
+    dep.on('policy', (e) => changes.push(e));
+    for (let i = 0; i < 120; i++) {
+      const res = await dep.request({ path: '/stock' });
+      await res.body.dump();
+      clock.advance(20);
+    }
+    const policy = dep.policy();
+    expect(policy.sources).toEqual({ p95: 'live', p99: 'live' });
+    expect(policy.p99Ms).toBeCloseTo(7, 0);
+    expect(policy.readMs).toBe(140); // timeouts move only through recalibrate()/setPolicy()
+    expect(changes.length).toBeGreaterThan(0);
+    expect(dep.recalibrate(policy.p99Ms).readMs).toBe(10);
+    expect(dep.policy().readMs).toBe(10);
+    await dep.close();
+  });
+});
+
+describe('dependency() attempts', () => {
+  it('sends the absolute deadline and the attempt header on every attempt', async () => {
+    const { dep, transport } = setup({}, (e) => e.respond(200, {}, 'ok'));
+    const res = await dep.request({ path: '/stock/1', deadline: { limitMs: START + 900 } });
+    expect(await res.body.text()).toBe('ok');
+    expect(transport.exchanges[0]!.headers).toMatchObject({
+      'x-deadline-epoch-ms': String(START + 900),
+      'x-prazo-attempt': '1;kind=original',
+    });
+    await dep.close();
+  });
+
+  it('caps a deadline beyond localMaxMs', async () => {
+    const { dep, transport } = setup({ localMaxMs: 500 }, (e) => e.respond(200));
+    await dep.request({ path: '/', deadline: { limitMs: START + 60_000 } });
+    expect(transport.exchanges[0]!.headers['x-deadline-epoch-ms']).toBe(String(START + 500));
+    await dep.close();
+  });
+
+  it('returns a 404 after one attempt', async () => {
+    const { dep, transport } = setup({}, (e) => e.respond(404));
+    const res = await dep.request({ path: '/missing' });
+    expect(res.status).toBe(404);
+    expect(transport.exchanges).toHaveLength(1);
+    await dep.close();
+  });
+
+  it('retries a 503 on the other instance and returns the success', async () => {
+    const { dep, clock, transport } = setup({}, (e) =>
+      e.headers['x-prazo-attempt'] === '1;kind=original' ? e.respond(503) : e.respond(200),
+    );
+    const pending = settle(dep.request({ path: '/' }));
+    await advance(clock, 200);
+    const { value } = await pending;
+    expect(value!.status).toBe(200);
+    expect(transport.exchanges.map((e) => e.headers['x-prazo-attempt'])).toEqual([
+      '1;kind=original',
+      '2;kind=retry',
+    ]);
+    expect(transport.exchanges[0]!.instance).not.toBe(transport.exchanges[1]!.instance);
+    expect(transport.exchanges[0]!.bodyConsumed).toBe(true); // the discarded 503 was drained
+    expect(value!.attempts.map((a) => a.status)).toEqual([503, 200]);
+    await dep.close();
+  });
+
+  it('returns the last 503 when no attempt is left', async () => {
+    const { dep, clock, transport } = setup({}, (e) => e.respond(503));
+    const pending = settle(dep.request({ path: '/' }));
+    await advance(clock, 300);
+    expect((await pending).value!.status).toBe(503);
+    expect(transport.exchanges).toHaveLength(2);
+    await dep.close();
+  });
+
+  it('fails with DEADLINE_INSUFFICIENT and never touches the dependency when the deadline cannot hold the p99', async () => {
+    const { dep, transport } = setup();
+    const fastFails: unknown[] = [];
+    dep.on('fast-fail', (e) => fastFails.push(e));
+    const { error } = await settle(dep.request({ path: '/', deadline: { limitMs: START + 60 } }));
+    expect(isPrazoError(error, 'DEADLINE_INSUFFICIENT')).toBe(true);
+    expect(error).toMatchObject({ remainingMs: 60, requiredMs: 100, attempts: [] });
+    expect(transport.exchanges).toHaveLength(0);
+    expect(fastFails).toEqual([{ dependency: 'inventory', requestId: 1, remainingMs: 60, requiredMs: 100 }]);
+    await dep.close();
+  });
+
+  it('cuts each attempt at the read timeout and fails with READ_TIMEOUT after the calibrated attempts', async () => {
+    const { dep, clock, transport } = setup();
+    const pending = settle(dep.request({ path: '/slow' }));
+    await advance(clock, 600);
+    const { error } = await pending;
+    expect(isPrazoError(error, 'READ_TIMEOUT')).toBe(true);
+    expect(transport.exchanges).toHaveLength(2);
+    const attempts = (error as { attempts: { durationMs: number; errorCode: string }[] }).attempts;
+    expect(attempts.map((a) => a.errorCode)).toEqual(['READ_TIMEOUT', 'READ_TIMEOUT']);
+    for (const a of attempts) expect(a.durationMs).toBeLessThanOrEqual(140 + 5);
+    clock.advance(5); // the shared timer stops on the tick after the last attempt
+    expect(clock.pendingTimers()).toBe(0);
+    await dep.close();
+  });
+
+  it('ends the attempt at the deadline with DEADLINE_EXCEEDED when the deadline comes before the read timeout', async () => {
+    const { dep, clock } = setup();
+    const pending = settle(dep.request({ path: '/', deadline: { limitMs: START + 120 } }));
+    await advance(clock, 200);
+    const { error } = await pending;
+    expect(isPrazoError(error, 'DEADLINE_EXCEEDED')).toBe(true);
+    expect((error as { attempts: unknown[] }).attempts).toHaveLength(1);
+    await dep.close();
+  });
+
+  it('never sends a POST twice after a read-phase failure', async () => {
+    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    const { dep, clock, transport } = setup({}, (e) => e.fail(reset));
+    const pending = settle(dep.request({ method: 'POST', path: '/orders', body: '{}' }));
+    await advance(clock, 50);
+    const { error } = await pending;
+    expect(isPrazoError(error, 'REQUEST_FAILED')).toBe(true);
+    expect((error as Error).cause).toBe(reset);
+    expect((error as Error).message).toMatch(/not idempotent/);
+    expect(transport.exchanges).toHaveLength(1);
+    await dep.close();
+  });
+
+  it('retries a POST whose connect was refused, at once, on the other instance', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const { dep, transport } = setup({}, (e) => (e.instance === 0 ? e.fail(refused) : e.respond(201)));
+    const res = await dep.request({ method: 'POST', path: '/orders', body: '{}' });
+    expect(res.status).toBe(201);
+    expect(transport.exchanges.map((e) => e.instance)).toEqual([0, 1]);
+    // The refusing instance is now passed over by the next calls too.
+    await dep.request({ method: 'POST', path: '/orders', body: '{}' });
+    expect(transport.exchanges.map((e) => e.instance)).toEqual([0, 1, 1]);
+    await dep.close();
+  });
+
+  it('sends a stream body once and says why it was not retried', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const { dep, transport } = setup({}, (e) => e.fail(refused));
+    const { error } = await settle(
+      dep.request({ method: 'PUT', path: '/blob', body: Readable.from(['a', 'b']) }),
+    );
+    expect(transport.exchanges).toHaveLength(1);
+    expect((error as Error).message).toMatch(/stream/);
+    await dep.close();
+  });
+
+  it('waits for Retry-After on a 429 when the deadline allows it', async () => {
+    const { dep, clock, transport } = setup({ userDeadlineMs: 2_000 }, (e) =>
+      e.headers['x-prazo-attempt'] === '1;kind=original'
+        ? e.respond(429, { 'retry-after': '1' })
+        : e.respond(200),
+    );
+    const pending = settle(dep.request({ path: '/' }));
+    await advance(clock, 990, 10);
+    expect(transport.exchanges).toHaveLength(1);
+    await advance(clock, 30, 5);
+    expect((await pending).value!.status).toBe(200);
+    expect(transport.exchanges).toHaveLength(2);
+    await dep.close();
+  });
+
+  it('fails at once with RETRY_AFTER_EXCEEDS_DEADLINE when the wait does not fit', async () => {
+    const { dep, transport } = setup({}, (e) => e.respond(429, { 'retry-after': '1' }));
+    const { error } = await settle(dep.request({ path: '/' }));
+    expect(isPrazoError(error, 'RETRY_AFTER_EXCEEDS_DEADLINE')).toBe(true);
+    expect(transport.exchanges).toHaveLength(1);
+    expect(transport.exchanges[0]!.bodyConsumed).toBe(true);
+    await dep.close();
+  });
+
+  it('cancels the attempt in flight when the caller aborts, with CANCELLED', async () => {
+    const { dep, clock, transport } = setup();
+    const controller = new AbortController();
+    const pending = settle(dep.request({ path: '/', signal: controller.signal }));
+    await flush();
+    controller.abort(new Error('user left'));
+    const { error } = await pending;
+    expect(isPrazoError(error, 'CANCELLED')).toBe(true);
+    expect(transport.exchanges[0]!.settled).toBe(true);
+    clock.advance(5); // the shared timer stops on the tick after the last attempt
+    expect(clock.pendingTimers()).toBe(0);
+    await dep.close();
+  });
+
+  it('spends the shared retry budget and fails with RETRY_BUDGET_EXHAUSTED when it is empty', async () => {
+    const clock0 = createFakeClock(START);
+    const budget = createRetryBudget({ clock: clock0, minPerSecond: 0.1, windowMs: 10_000, maxRatio: 0.1 });
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const { dep } = setup({ retryBudget: budget }, (e) => e.fail(refused));
+    const codes: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const { error } = await settle(dep.request({ path: '/' }));
+      codes.push((error as { code: string }).code);
+    }
+    expect(codes).toContain('RETRY_BUDGET_EXHAUSTED');
+    expect(dep.budget().extras).toBeLessThanOrEqual(1);
+    await dep.close();
+  });
+});
+
+describe('dependency() hedging', () => {
+  it('sends a copy to the other instance at the p95, takes the first answer and aborts the other', async () => {
+    const { dep, clock, transport } = setup({ hedge: { at: 'p95' } });
+    const hedges: unknown[] = [];
+    const ends: DependencyEvents['attempt-end'][] = [];
+    dep.on('hedge', (e) => hedges.push(e));
+    dep.on('attempt-end', (e) => ends.push(e));
+    const pending = settle(dep.request({ path: '/' }));
+    await advance(clock, 45);
+    expect(transport.exchanges).toHaveLength(1);
+    await advance(clock, 10);
+    expect(transport.exchanges).toHaveLength(2);
+    const [first, copy] = transport.exchanges;
+    expect(copy!.headers['x-prazo-attempt']).toBe('2;kind=hedge');
+    expect(copy!.instance).not.toBe(first!.instance);
+    copy!.respond(200, {}, 'fast');
+    const { value } = await pending;
+    expect(await value!.body.text()).toBe('fast');
+    expect(first!.settled).toBe(true); // aborted
+    await flush();
+    expect(hedges).toEqual([{ dependency: 'inventory', requestId: 1, afterMs: 50 }]);
+    expect(ends.map((e) => [e.kind, e.outcome, e.won])).toEqual([
+      ['hedge', 'success', true],
+      ['original', 'aborted', false],
+    ]);
+    expect(dep.budget().extras).toBe(1);
+    clock.advance(5); // the shared timer stops on the tick after the last attempt
+    expect(clock.pendingTimers()).toBe(0);
+    await dep.close();
+  });
+
+  it('waits for the other copy when one fails with a retryable error', async () => {
+    const { dep, clock, transport } = setup({ hedge: { at: 'p95' } });
+    const pending = settle(dep.request({ path: '/' }));
+    await advance(clock, 60);
+    const [first, copy] = transport.exchanges;
+    first!.respond(503);
+    await flush();
+    copy!.respond(200, {}, 'copy');
+    const { value } = await pending;
+    expect(value!.status).toBe(200);
+    expect(first!.bodyConsumed).toBe(true);
+    await dep.close();
+  });
+
+  it('keeps waiting for the first copy when the hedge copy fails', async () => {
+    const { dep, clock, transport } = setup({ hedge: { at: 'p95' } });
+    const pending = settle(dep.request({ path: '/' }));
+    await advance(clock, 60);
+    const [first, copy] = transport.exchanges;
+    copy!.respond(502);
+    await flush();
+    expect(first!.settled).toBe(false);
+    first!.respond(200, {}, 'first');
+    const { value } = await pending;
+    expect(await value!.body.text()).toBe('first');
+    expect(copy!.bodyConsumed).toBe(true);
+    await dep.close();
+  });
+
+  it('retries when both copies fail', async () => {
+    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    const { dep, clock, transport } = setup({ hedge: { at: 'p95' } });
+    const pending = settle(dep.request({ path: '/' }));
+    await advance(clock, 60);
+    const [first, copy] = transport.exchanges;
+    copy!.fail(reset);
+    await flush();
+    first!.respond(503);
+    for (let i = 0; i < 40 && transport.exchanges.length < 3; i++) await advance(clock, 5);
+    expect(transport.exchanges.length).toBe(3);
+    expect(transport.exchanges[2]!.headers['x-prazo-attempt']).toBe('3;kind=retry');
+    transport.exchanges[2]!.respond(200);
+    expect((await pending).value!.status).toBe(200);
+    await dep.close();
+  });
+
+  it('never hedges a POST without an Idempotency-Key', async () => {
+    const { dep, clock, transport } = setup({ hedge: { at: 'p95' } });
+    const pending = settle(dep.request({ method: 'POST', path: '/', body: 'x' }));
+    await advance(clock, 100);
+    expect(transport.exchanges).toHaveLength(1);
+    transport.exchanges[0]!.respond(200);
+    await pending;
+    await dep.close();
+  });
+
+  it('hedges a POST that carries an Idempotency-Key', async () => {
+    const { dep, clock, transport } = setup({ hedge: { at: 'p95' } });
+    const pending = settle(
+      dep.request({ method: 'POST', path: '/', body: 'x', headers: { 'Idempotency-Key': 'k1' } }),
+    );
+    await advance(clock, 60);
+    expect(transport.exchanges).toHaveLength(2);
+    transport.exchanges[1]!.respond(200);
+    await pending;
+    await dep.close();
+  });
+});
+
+describe('dependency() hygiene', () => {
+  it('leaves no timer after calls finish, and close() fails calls in flight with CANCELLED', async () => {
+    const { dep, clock, transport } = setup({ hedge: { at: 'p95' } }, (e) => {
+      if (e.path === '/ok') e.respond(200);
+    });
+    for (let i = 0; i < 20; i++) await (await dep.request({ path: '/ok' })).body.dump();
+    clock.advance(5); // the shared timer stops on the tick after the last attempt
+    expect(clock.pendingTimers()).toBe(0);
+    const pending = settle(dep.request({ path: '/hang' }));
+    await flush();
+    await dep.close();
+    const { error } = await pending;
+    expect(isPrazoError(error, 'CANCELLED')).toBe(true);
+    clock.advance(5); // the shared timer stops on the tick after the last attempt
+    expect(clock.pendingTimers()).toBe(0);
+    expect(transport.closed).toBe(true);
+    const after = await settle(dep.request({ path: '/ok' }));
+    expect(after.error).toBeInstanceOf(Error);
+  });
+
+  it('emits request and attempt events with the fields metrics need', async () => {
+    const { dep } = setup({}, (e) => e.respond(200));
+    const seen: Array<[string, unknown]> = [];
+    dep.on('request-start', (e) => seen.push(['request-start', e]));
+    dep.on('attempt-start', (e) => seen.push(['attempt-start', e]));
+    dep.on('attempt-end', (e) => seen.push(['attempt-end', e]));
+    dep.on('request-end', (e) => seen.push(['request-end', e]));
+    await dep.request({ path: '/' });
+    expect(seen).toEqual([
+      [
+        'request-start',
+        { dependency: 'inventory', requestId: 1, method: 'GET', idempotent: true, remainingMs: 1000 },
+      ],
+      [
+        'attempt-start',
+        { dependency: 'inventory', requestId: 1, attempt: 1, kind: 'original', instance: 'http://10.0.0.1' },
+      ],
+      [
+        'attempt-end',
+        {
+          dependency: 'inventory',
+          requestId: 1,
+          attempt: 1,
+          kind: 'original',
+          instance: 'http://10.0.0.1',
+          durationMs: 0,
+          outcome: 'success',
+          status: 200,
+          phase: 'response',
+          won: true,
+        },
+      ],
+      [
+        'request-end',
+        {
+          dependency: 'inventory',
+          requestId: 1,
+          outcome: 'success',
+          status: 200,
+          durationMs: 0,
+          attempts: 1,
+        },
+      ],
+    ]);
+    await dep.close();
+  });
+});

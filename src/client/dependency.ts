@@ -1,0 +1,240 @@
+import { CancelledError, InvalidOptionError } from '../errors.js';
+import { createSlicedWindow, type SlicedWindow } from '../latency/sliced-window.js';
+import { type CalibratedPolicy, calibrateTimeout } from '../policy/calibrate.js';
+import { createRetryBudget, type RetryBudget, type RetryBudgetState } from '../policy/retry-budget.js';
+import { Attempt, attemptHandler } from './attempt.js';
+import { budgetStep } from './budget-step.js';
+import { Call, type DependencyResponse, type RequestOptions } from './call.js';
+import { cancelStep } from './cancel-step.js';
+import { CoarseTimer } from './coarse-timer.js';
+import { deadlineStep } from './deadline-step.js';
+import { type DependencyEventName, type DependencyListener, EventHub } from './events.js';
+import { fetchThrough } from './fetch.js';
+import { hedgeStep } from './hedge.js';
+import { withHistory } from './history.js';
+import { InstancePicker } from './instances.js';
+import { LiveLatency, type PolicySnapshot } from './live-latency.js';
+import { type DependencyOptions, normalizeDependencyOptions } from './options.js';
+import { compose, type DependencyContext, type Handler } from './pipeline.js';
+import { requestEventsStep } from './request-events-step.js';
+import { closedError, retryStep } from './retry.js';
+import { createUndiciTransport, type Transport } from './transport.js';
+
+/**
+ * One remote dependency: its instances, its calibrated policy, its retry budget, its live latency
+ * window — and the call that uses them all. Create one per dependency and share it.
+ */
+export interface Dependency {
+  /** The dependency's name (events, errors, metrics). */
+  readonly name: string;
+  /**
+   * One call: deadline, budget, pre-call check, attempts with calibrated timeouts, retries, hedge.
+   * @throws (rejects) a prazo error with `code`, `attempts` and `cause` — see docs/client.md.
+   */
+  request(options: RequestOptions): Promise<DependencyResponse>;
+  /** The same call behind the Fetch API: a standard `Response`; `init.signal` is honoured. */
+  fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
+  /** The policy in force now, with the provenance of p95 and p99. */
+  policy(): PolicySnapshot;
+  /** The state of the dependency's retry budget. */
+  budget(): RetryBudgetState;
+  /** The dependency's time-sliced latency window (read it; do not record into it). */
+  window(): SlicedWindow;
+  /** Replaces the connect/read timeouts and attempts in force (the connect timeout of already-open pools stays). */
+  setPolicy(policy: CalibratedPolicy): void;
+  /** Recalibrates timeouts and attempts from a new healthy p99 (the drift monitor's hook) and applies them. */
+  recalibrate(p99Ms: number): CalibratedPolicy;
+  on<K extends DependencyEventName>(event: K, listener: DependencyListener<K>): this;
+  off<K extends DependencyEventName>(event: K, listener: DependencyListener<K>): this;
+  /** Aborts calls in flight, closes every connection and releases every timer. */
+  close(): Promise<void>;
+}
+
+/** Test seam: build a dependency over another transport (a fake, in unit tests). */
+export interface DependencyInternals {
+  transport?: (options: {
+    origins: readonly string[];
+    connections: number;
+    connectTimeoutMs: number;
+  }) => Transport;
+}
+
+/**
+ * Creates a {@link Dependency}.
+ *
+ * @throws {InvalidOptionError} naming the first unusable option.
+ * @example
+ * const inventory = dependency({
+ *   name: 'inventory',
+ *   origins: ['http://10.0.0.7:8080', 'http://10.0.0.8:8080'],
+ *   latency: { p99Ms: 180, p95Ms: 90 },
+ *   userDeadlineMs: 1500,
+ *   hedge: { at: 'p95' },
+ * });
+ * const res = await inventory.request({ path: '/stock/42' });
+ * const stock = await res.body.json();
+ */
+export function dependency(options: DependencyOptions, internals: DependencyInternals = {}): Dependency {
+  const o = normalizeDependencyOptions(options);
+  const clock = o.clock;
+  const calibrate = (p99Ms: number): CalibratedPolicy =>
+    calibrateTimeout(
+      {
+        p99Ms,
+        userDeadlineMs: o.userDeadlineMs,
+        attempts: o.attempts,
+        ...(o.latency.connectP99Ms === undefined ? {} : { connectP99Ms: o.latency.connectP99Ms }),
+      },
+      o.calibration,
+    );
+  const initial = calibrate(o.latency.p99Ms);
+  const budget: RetryBudget = isRetryBudget(o.retryBudget)
+    ? o.retryBudget
+    : createRetryBudget({ clock, ...o.retryBudget });
+  const events = new EventHub();
+  const window = createSlicedWindow({ clock });
+  const transportFactory = internals.transport ?? createUndiciTransport;
+  const transport = transportFactory({
+    origins: o.origins,
+    connections: o.connections,
+    connectTimeoutMs: initial.connectMs,
+    timeoutMs: initial.readMs,
+  });
+
+  // Built after ctx: the live window reports changes through it.
+  let ctx: DependencyContext;
+  const snapshot = (): PolicySnapshot => ({
+    connectMs: ctx.policy.connectMs,
+    readMs: ctx.policy.readMs,
+    attempts: ctx.policy.attempts,
+    warning: ctx.policy.warning,
+    p95Ms: ctx.live.p95Ms,
+    p99Ms: ctx.live.p99Ms,
+    sources: { p95: ctx.live.p95Source, p99: ctx.live.p99Source },
+  });
+  const announce = (): void => {
+    if (events.has('policy')) events.emit('policy', { dependency: o.name, policy: snapshot() });
+  };
+  const live = new LiveLatency({
+    window,
+    p99Ms: o.latency.p99Ms,
+    p95Ms: o.latency.p95Ms,
+    source: o.latency.source,
+    minSamples: o.liveMinSamples,
+    refreshMs: o.liveRefreshMs,
+    onChange: announce,
+  });
+  ctx = {
+    name: o.name,
+    clock,
+    random: o.random,
+    transport,
+    instances: new InstancePicker(o.origins.length),
+    timer: new CoarseTimer(clock),
+    events,
+    budget,
+    live,
+    policy: Object.freeze({ ...initial }),
+    hedge: o.hedge,
+    userDeadlineMs: o.userDeadlineMs,
+    localMaxMs: o.localMaxMs,
+    sleepers: new Set(),
+    closed: false,
+  };
+
+  // The order of a call, written once.
+  const send: Handler = compose(
+    [
+      deadlineStep(ctx),
+      requestEventsStep(ctx),
+      cancelStep(ctx),
+      budgetStep(ctx),
+      retryStep(ctx),
+      hedgeStep(ctx),
+    ],
+    attemptHandler(ctx),
+  );
+
+  let nextId = 1;
+  let closing: Promise<void> | undefined;
+  const dep: Dependency = {
+    name: o.name,
+    request(requestOptions) {
+      let call: Call;
+      try {
+        call = new Call(nextId++, requestOptions);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (ctx.closed) return Promise.reject(withHistory(closedError(o.name), call, o.name));
+      try {
+        return send(call);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    fetch(input, init) {
+      return fetchThrough(dep, input, init);
+    },
+    policy: snapshot,
+    budget: () => budget.state(),
+    window: () => window,
+    setPolicy(policy) {
+      if (
+        typeof policy !== 'object' ||
+        policy === null ||
+        !(policy.readMs > 0) ||
+        !(policy.connectMs > 0) ||
+        !Number.isInteger(policy.attempts) ||
+        policy.attempts < 1
+      )
+        throw new InvalidOptionError(
+          'policy',
+          'a calibrated policy { connectMs, readMs, attempts, warning }',
+          policy,
+        );
+      ctx.policy = Object.freeze({ ...policy });
+      announce();
+    },
+    recalibrate(p99Ms) {
+      const policy = calibrate(p99Ms);
+      dep.setPolicy(policy);
+      return policy;
+    },
+    on(event, listener) {
+      events.on(event, listener);
+      return dep;
+    },
+    off(event, listener) {
+      events.off(event, listener);
+      return dep;
+    },
+    close() {
+      if (closing !== undefined) return closing;
+      ctx.closed = true;
+      const error = new CancelledError(`Dependency ${o.name} closed during the call.`);
+      for (const entry of ctx.timer.entries()) {
+        if (entry instanceof Attempt) {
+          if (entry.call.cancelled === null) entry.call.cancelled = error;
+          entry.abort(error);
+        }
+      }
+      for (const call of [...ctx.sleepers]) call.wake?.();
+      closing = transport.close().finally(() => {
+        ctx.timer.clear();
+        events.clear();
+      });
+      return closing;
+    },
+  };
+  return dep;
+}
+
+function isRetryBudget(value: unknown): value is RetryBudget {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as RetryBudget).tryConsume === 'function' &&
+    typeof (value as RetryBudget).recordOriginal === 'function'
+  );
+}

@@ -1,0 +1,174 @@
+import type { AttemptKind } from '../lab/attempt-header.js';
+import type { AttemptPhase } from '../policy/classify.js';
+import type { PolicySnapshot } from './live-latency.js';
+
+/** A call began (after its deadline was resolved). */
+export interface RequestStartEvent {
+  dependency: string;
+  requestId: number;
+  method: string;
+  idempotent: boolean;
+  /** Time left before the call's deadline, in ms. */
+  remainingMs: number;
+}
+
+/** One attempt left for an instance. */
+export interface AttemptStartEvent {
+  dependency: string;
+  requestId: number;
+  /** 1-based attempt number within the call (hedges count). */
+  attempt: number;
+  kind: AttemptKind;
+  /** The instance's origin. */
+  instance: string;
+}
+
+/** One attempt ended. */
+export interface AttemptEndEvent {
+  dependency: string;
+  requestId: number;
+  attempt: number;
+  kind: AttemptKind;
+  instance: string;
+  /** From send to response headers (or failure), in ms. */
+  durationMs: number;
+  /** `success`: a status below 400 or a final one; `failure`: an error or a retryable status; `aborted`: prazo cut it (hedge lost, caller cancelled, closed). */
+  outcome: 'success' | 'failure' | 'aborted';
+  status?: number;
+  phase?: AttemptPhase;
+  /** Set when the attempt ran out of time. */
+  timeout?: 'connect' | 'read';
+  /** `code` of the error, when the attempt failed with one. */
+  errorCode?: string;
+  /** Whether this attempt's answer is the one the call went on with (false for a losing hedge copy). */
+  won: boolean;
+}
+
+/** A retry was granted and will be sent after `delayMs`. */
+export interface RetryEvent {
+  dependency: string;
+  requestId: number;
+  /** Number of the attempt that failed. */
+  attempt: number;
+  delayMs: number;
+  /** Classification reason of the failure (`status-503`, `connect-refused` …). */
+  reason: string;
+  anotherInstance: boolean;
+}
+
+/** A hedge copy was sent. */
+export interface HedgeEvent {
+  dependency: string;
+  requestId: number;
+  /** Delay after the first copy, in ms. */
+  afterMs: number;
+}
+
+/** An extra attempt (retry or hedge) was refused by the retry budget. */
+export interface BudgetExhaustedEvent {
+  dependency: string;
+  requestId: number;
+  purpose: 'retry' | 'hedge';
+}
+
+/** The call was refused before touching the dependency: the deadline cannot hold its p99. */
+export interface FastFailEvent {
+  dependency: string;
+  requestId: number;
+  remainingMs: number;
+  requiredMs: number;
+}
+
+/** A call ended (the caller got a response or an error). */
+export interface RequestEndEvent {
+  dependency: string;
+  requestId: number;
+  outcome: 'success' | 'failure';
+  status?: number;
+  /** prazo error code when the call failed. */
+  code?: string;
+  durationMs: number;
+  /** Attempts sent, hedges included. */
+  attempts: number;
+}
+
+/** The policy in force changed (live p95/p99, or a new calibration). */
+export interface PolicyEvent {
+  dependency: string;
+  policy: PolicySnapshot;
+}
+
+/** Every event a dependency emits, by name. */
+export interface DependencyEvents {
+  'request-start': RequestStartEvent;
+  'attempt-start': AttemptStartEvent;
+  'attempt-end': AttemptEndEvent;
+  retry: RetryEvent;
+  hedge: HedgeEvent;
+  'budget-exhausted': BudgetExhaustedEvent;
+  'fast-fail': FastFailEvent;
+  'request-end': RequestEndEvent;
+  policy: PolicyEvent;
+}
+
+/** Name of a dependency event. */
+export type DependencyEventName = keyof DependencyEvents;
+
+/** A listener of event `K`. */
+export type DependencyListener<K extends DependencyEventName> = (event: DependencyEvents[K]) => void;
+
+type ListenerTable = { [K in DependencyEventName]: Array<DependencyListener<K>> };
+
+/**
+ * A small typed emitter. Steps ask {@link EventHub.has} before building a payload, so an event
+ * nobody listens to costs one property read. A listener that throws is reported as a process
+ * warning and never breaks the call.
+ */
+export class EventHub {
+  readonly #table: ListenerTable = {
+    'request-start': [],
+    'attempt-start': [],
+    'attempt-end': [],
+    retry: [],
+    hedge: [],
+    'budget-exhausted': [],
+    'fast-fail': [],
+    'request-end': [],
+    policy: [],
+  };
+
+  /** Whether anyone listens to `name`. */
+  has(name: DependencyEventName): boolean {
+    return this.#table[name].length !== 0;
+  }
+
+  on<K extends DependencyEventName>(name: K, listener: DependencyListener<K>): void {
+    const list = this.#table[name] as Array<DependencyListener<K>> | undefined;
+    if (list === undefined) throw new TypeError(`Unknown prazo event "${String(name)}".`);
+    if (typeof listener !== 'function') throw new TypeError('A prazo event listener must be a function.');
+    list.push(listener);
+  }
+
+  off<K extends DependencyEventName>(name: K, listener: DependencyListener<K>): void {
+    const list = this.#table[name] as Array<DependencyListener<K>> | undefined;
+    if (list === undefined) return;
+    const i = list.indexOf(listener);
+    if (i !== -1) list.splice(i, 1);
+  }
+
+  emit<K extends DependencyEventName>(name: K, event: DependencyEvents[K]): void {
+    const list = this.#table[name] as Array<DependencyListener<K>>;
+    for (let i = 0; i < list.length; i++) {
+      try {
+        list[i]!(event);
+      } catch (error) {
+        process.emitWarning(`A listener of the prazo "${name}" event threw: ${String(error)}`);
+      }
+    }
+  }
+
+  /** Removes every listener. */
+  clear(): void {
+    for (const list of Object.values(this.#table)) list.length = 0;
+  }
+}

@@ -1,0 +1,184 @@
+import { RETRYABLE_STATUSES } from '../policy/classify.js';
+import { type Attempt, AttemptAbandoned, HEDGE_LOST } from './attempt.js';
+import type { Call } from './call.js';
+import type { TimerEntry } from './coarse-timer.js';
+import type { DependencyContext, Handler, Step } from './pipeline.js';
+import { type DependencyResponse, discard } from './response.js';
+
+/** The hedging setting of a dependency: off, a fixed delay in ms, or the live p95. */
+export type HedgePolicy = { at: 'p95' | number } | false;
+
+/**
+ * How long to wait before sending a hedge copy, in ms, or `undefined` for no hedge: hedging off,
+ * or `'p95'` while no p95 is known. Pure, shared with the simulator.
+ *
+ * @example hedgeDelayMs({ at: 'p95' }, 38) // 38
+ * @see Dean & Barroso, "The Tail at Scale" (CACM 2013): defer the second request until the first
+ * has been outstanding longer than the 95th-percentile expected latency.
+ */
+export function hedgeDelayMs(policy: HedgePolicy, p95Ms: number | undefined): number | undefined {
+  if (policy === false) return undefined;
+  if (policy.at === 'p95') return p95Ms === undefined || !(p95Ms >= 0) ? undefined : p95Ms;
+  return policy.at;
+}
+
+/**
+ * Whether a try may be hedged: hedging on, a delay known, the request idempotent (GET/HEAD/OPTIONS
+ * or an `Idempotency-Key`) with a replayable body, and the delay ending before the try's own
+ * timeout (a copy sent when the first is about to be cut has no time to win). Pure.
+ */
+export function shouldHedge(
+  delayMs: number | undefined,
+  request: { idempotent: boolean; replayable: boolean },
+  tryTimeoutMs: number,
+): delayMs is number {
+  return delayMs !== undefined && request.idempotent && request.replayable && delayMs < tryTimeoutMs;
+}
+
+/**
+ * The hedging step: sends the try; when it has not answered after the hedge delay, and the retry
+ * budget grants an extra attempt, sends one copy to another instance. The first acceptable answer
+ * (a status below 400, or a final one) wins and the other copy is aborted; a retryable failure of
+ * one copy waits for the other. Non-idempotent requests and stream bodies are never hedged.
+ *
+ * To cost almost nothing when no copy is sent (the usual case), the step does not wrap the try in
+ * a promise of its own: it hangs a {@link HedgedTry} on the call and returns the first copy's
+ * promise. The attempt step hands the first copy's outcome to `call.hedge`, which answers with the
+ * winner: the first copy's own outcome, the copy's answer, or the copy's promise to wait for.
+ */
+export function hedgeStep(ctx: DependencyContext): Step {
+  return (next) => (call) => {
+    // One instance: no other instance to send a copy to (see InstancePicker.pickHedge).
+    if (ctx.hedge === false || !call.hedgeable || ctx.instances.count === 1) return next(call);
+    const delay = hedgeDelayMs(ctx.hedge, ctx.live.p95Ms);
+    const remaining = call.limitMs - ctx.clock.now();
+    const tryMs = Math.min(remaining, ctx.policy.readMs);
+    if (!shouldHedge(delay, call, tryMs)) return next(call);
+    const hedged = new HedgedTry(ctx, call, next, delay);
+    call.hedge = hedged;
+    const first = next(call);
+    hedged.first = call.lastStarted;
+    ctx.timer.add(hedged);
+    return first;
+  };
+}
+
+/**
+ * One try that may get a hedge copy: a coarse-timer entry that fires at the hedge delay, and the
+ * referee between the first copy (which reports through {@link HedgedTry.firstAnswered} and
+ * {@link HedgedTry.firstFailed}) and the hedge copy.
+ */
+export class HedgedTry implements TimerEntry {
+  dueAt: number;
+  /** The first copy's attempt. */
+  first: Attempt | null = null;
+  readonly #ctx: DependencyContext;
+  readonly #call: Call;
+  readonly #next: Handler;
+  readonly #delayMs: number;
+  #firstDone = false;
+  #copy: Attempt | null = null;
+  #copyPromise: Promise<DependencyResponse> | null = null;
+  #copyDone = false;
+  /** The copy's acceptable answer, once it has beaten the first copy. */
+  #winner: DependencyResponse | null = null;
+  /** The copy's retryable failure response, kept in case the first copy does worse. */
+  #copyFailure: DependencyResponse | null = null;
+
+  constructor(ctx: DependencyContext, call: Call, next: Handler, delayMs: number) {
+    this.#ctx = ctx;
+    this.#call = call;
+    this.#next = next;
+    this.#delayMs = delayMs;
+    this.dueAt = ctx.clock.now() + delayMs;
+  }
+
+  onDue(): void {
+    const ctx = this.#ctx;
+    const call = this.#call;
+    if (this.#firstDone || this.#copyPromise !== null || call.cancelled !== null) return;
+    const instance = ctx.instances.pickHedge(this.first === null ? -1 : this.first.instance, ctx.clock.now());
+    if (instance === -1) return;
+    if (!ctx.budget.tryConsume()) {
+      if (ctx.events.has('budget-exhausted'))
+        ctx.events.emit('budget-exhausted', { dependency: ctx.name, requestId: call.id, purpose: 'hedge' });
+      return;
+    }
+    if (ctx.events.has('hedge'))
+      ctx.events.emit('hedge', { dependency: ctx.name, requestId: call.id, afterMs: this.#delayMs });
+    call.nextKind = 'hedge';
+    call.forcedInstance = instance;
+    call.lastStarted = null;
+    const promise = this.#next(call);
+    this.#copy = call.lastStarted as Attempt | null;
+    this.#copyPromise = promise;
+    promise.then(
+      (response) => this.#copyAnswered(response),
+      () => {
+        this.#copyDone = true;
+      },
+    );
+  }
+
+  /** The first copy answered: returns what the try answers. */
+  firstAnswered(response: DependencyResponse): DependencyResponse | Promise<DependencyResponse> {
+    this.#firstDone = true;
+    this.#ctx.timer.delete(this);
+    if (this.#winner !== null) {
+      discard(response);
+      return this.#winner;
+    }
+    if (this.#copyPromise === null) return response;
+    if (isFinal(response)) {
+      this.#abortCopy();
+      if (this.#copyFailure !== null) discard(this.#copyFailure);
+      this.#copyFailure = null;
+      return response;
+    }
+    // A retryable answer: the copy may do better — unless it already failed too.
+    if (this.#copyDone) {
+      if (this.#copyFailure !== null) discard(this.#copyFailure);
+      this.#copyFailure = null;
+      return response;
+    }
+    discard(response);
+    return this.#copyPromise;
+  }
+
+  /** The first copy failed with `error`: returns (or throws) what the try answers. */
+  firstFailed(error: unknown, retryable: boolean): DependencyResponse | Promise<DependencyResponse> {
+    this.#firstDone = true;
+    this.#ctx.timer.delete(this);
+    if (this.#winner !== null) return this.#winner;
+    if (this.#copyPromise !== null && !this.#copyDone && (retryable || error instanceof AttemptAbandoned)) {
+      if (this.#copyFailure !== null) discard(this.#copyFailure);
+      return this.#copyPromise;
+    }
+    if (this.#copyFailure !== null) {
+      // Both failed: the copy's answer is the later one — and an answer beats an error.
+      const failure = this.#copyFailure;
+      this.#copyFailure = null;
+      return failure;
+    }
+    throw error;
+  }
+
+  #copyAnswered(response: DependencyResponse): void {
+    this.#copyDone = true;
+    if (this.#firstDone) return; // the first copy is waiting on the copy's promise, or did not need it
+    if (isFinal(response)) {
+      this.#winner = response;
+      if (this.first !== null && !this.first.done) this.first.abort(HEDGE_LOST);
+    } else {
+      this.#copyFailure = response;
+    }
+  }
+
+  #abortCopy(): void {
+    if (this.#copy !== null && !this.#copy.done) this.#copy.abort(HEDGE_LOST);
+  }
+}
+
+function isFinal(response: DependencyResponse): boolean {
+  return response.status < 400 || !RETRYABLE_STATUSES.has(response.status);
+}

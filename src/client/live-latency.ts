@@ -1,0 +1,116 @@
+import type { SlicedWindow } from '../latency/sliced-window.js';
+import type { CalibrationWarning } from '../policy/calibrate.js';
+
+/** Where a latency figure in force comes from. */
+export type LatencySource = 'static' | 'start' | 'live';
+
+/** Options of {@link LiveLatency}. */
+export interface LiveLatencyOptions {
+  /** The dependency's own time-sliced window; every attempt is recorded in it. */
+  window: SlicedWindow;
+  /** Starting p99, in ms (static from `prazo calibrate`, or the start value of `'auto'`). */
+  p99Ms: number;
+  /** Starting p95, in ms, if known. */
+  p95Ms: number | undefined;
+  /** `static` for a calibrated profile, `start` for the start value of `'auto'`. */
+  source: 'static' | 'start';
+  /** Healthy samples needed before the live figures replace the starting ones. */
+  minSamples: number;
+  /** Least time between two readings of the window, in ms. */
+  refreshMs: number;
+  /** Called after a refresh that changed p95 or p99. */
+  onChange: () => void;
+}
+
+/**
+ * The dependency's p95 and p99 in force, with their provenance. Starts from the configured values;
+ * once the healthy part of the window holds `minSamples` samples, its percentiles replace them (and
+ * the starting values come back if the healthy window later thins out, e.g. in a long outage).
+ *
+ * The window is read at most once per `refreshMs` (a percentile query scans thousands of buckets:
+ * cheap once a second, not per request); `record` itself is O(1).
+ */
+export class LiveLatency {
+  /** p99 in force, in ms. */
+  p99Ms: number;
+  /** p95 in force, in ms (undefined until known). */
+  p95Ms: number | undefined;
+  p99Source: LatencySource;
+  p95Source: LatencySource;
+  readonly #options: LiveLatencyOptions;
+  #nextRefreshAt = Number.NEGATIVE_INFINITY;
+
+  constructor(options: LiveLatencyOptions) {
+    this.#options = options;
+    this.p99Ms = options.p99Ms;
+    this.p95Ms = options.p95Ms;
+    this.p99Source = options.source;
+    this.p95Source = options.source;
+  }
+
+  /** The window this reads from. */
+  get window(): SlicedWindow {
+    return this.#options.window;
+  }
+
+  /**
+   * Records one attempt. `latencyMs` undefined for a failure whose duration says nothing about the
+   * dependency (a timeout cut by prazo).
+   */
+  record(latencyMs: number | undefined, error: boolean, nowMs: number): void {
+    this.#options.window.record(latencyMs, error);
+    if (nowMs >= this.#nextRefreshAt) {
+      if (this.#nextRefreshAt === Number.NEGATIVE_INFINITY) {
+        this.#nextRefreshAt = nowMs + this.#options.refreshMs;
+        return;
+      }
+      this.refresh(nowMs);
+    }
+  }
+
+  /** Reads the window now; returns whether p95 or p99 changed. */
+  refresh(nowMs: number): boolean {
+    const o = this.#options;
+    this.#nextRefreshAt = nowMs + o.refreshMs;
+    const { histogram } = o.window.healthy();
+    let p95 = o.p95Ms;
+    let p99 = o.p99Ms;
+    let source: LatencySource = o.source;
+    if (histogram.count >= o.minSamples) {
+      const [live95, live99] = histogram.percentiles([95, 99]);
+      p95 = round(live95!);
+      p99 = round(live99!);
+      source = 'live';
+    }
+    const changed = p95 !== this.p95Ms || p99 !== this.p99Ms || source !== this.p99Source;
+    this.p95Ms = p95;
+    this.p99Ms = p99;
+    this.p95Source = source;
+    this.p99Source = source;
+    if (changed) o.onChange();
+    return changed;
+  }
+}
+
+// Two decimals: below that a change is histogram noise, and every change emits a `policy` event.
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}
+
+/** The policy in force for a dependency, as `dependency.policy()` reports it. */
+export interface PolicySnapshot {
+  /** Connect timeout of one attempt, in ms. */
+  connectMs: number;
+  /** Per-attempt timeout, in ms (an attempt also stops at the deadline, whichever comes first). */
+  readMs: number;
+  /** Attempts per call, the first included. */
+  attempts: number;
+  /** The calibration's warning (attempts reduced to fit the deadline …), or null. */
+  warning: CalibrationWarning | null;
+  /** p95 driving the hedge delay, in ms (undefined until known). */
+  p95Ms: number | undefined;
+  /** p99 driving the pre-call check, in ms. */
+  p99Ms: number;
+  /** Where each figure comes from: the static profile, the start value of `'auto'`, or the live window. */
+  sources: { p95: LatencySource; p99: LatencySource };
+}

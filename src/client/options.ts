@@ -1,0 +1,224 @@
+import type { Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
+import { InvalidOptionError } from '../errors.js';
+import type { CalibrationOptions } from '../policy/calibrate.js';
+import { CALIBRATION_DEFAULTS } from '../policy/calibrate.js';
+import type { RetryBudget, RetryBudgetOptions } from '../policy/retry-budget.js';
+
+/**
+ * The dependency's latency profile.
+ * - `{ p99Ms, p95Ms?, connectP99Ms? }`: measured on a healthy window (e.g. `prazo calibrate`).
+ * - `'auto'`: no profile yet; start from the largest p99 whose attempts fit `userDeadlineMs`.
+ * - `{ auto: true, startP99Ms, startP95Ms? }`: no profile yet; start from these.
+ *
+ * In every case the dependency records its own attempts, and once its healthy window holds
+ * `liveMinSamples` samples the live p95/p99 drive the hedge delay and the pre-call check.
+ */
+export type LatencyOption =
+  | { p99Ms: number; p95Ms?: number; connectP99Ms?: number }
+  | 'auto'
+  | { auto: true; startP99Ms: number; startP95Ms?: number };
+
+/** Hedging: a second copy to another instance when the first has not answered by `at`. */
+export interface HedgeOptions {
+  /** `'p95'`: the live p95 of the dependency; a number: fixed delay in ms. */
+  at: 'p95' | number;
+  /** Copies beyond the first; only 1 is supported. @default 1 */
+  max?: 1;
+}
+
+/** Options of `dependency()`. */
+export interface DependencyOptions {
+  /** Name of the dependency, used in events, metrics and errors (low cardinality). */
+  name: string;
+  /** Instances as `http(s)://host:port` origins, at least one. */
+  origins: readonly string[];
+  /** Latency profile (see {@link LatencyOption}). */
+  latency: LatencyOption;
+  /** How long the end user waits for a call that has no deadline of its own, in ms. */
+  userDeadlineMs: number;
+  /** Attempts wanted per call, the first included; calibration may reduce them. @default 2 */
+  attempts?: number;
+  /** Connections per origin. @default 64 */
+  connections?: number;
+  /** Options of this dependency's own retry budget, or a budget shared with other dependencies. @default {} (10 s, 10 %, 3/s) */
+  retryBudget?: RetryBudgetOptions | RetryBudget;
+  /** Hedging, off by default. @default false */
+  hedge?: HedgeOptions | false;
+  /** Calibration knobs (slack, connect cap, overhead per attempt). @default CALIBRATION_DEFAULTS */
+  calibration?: CalibrationOptions;
+  /** Longest a call may hold this dependency, in ms: caps explicit and ambient deadlines. @default userDeadlineMs */
+  localMaxMs?: number;
+  /** Healthy samples needed before live p95/p99 replace the starting values. @default 200 */
+  liveMinSamples?: number;
+  /** Least time between two readings of the live window, in ms. @default 1000 */
+  liveRefreshMs?: number;
+  /** @default systemClock */
+  clock?: Clock;
+  /** Uniform source in [0, 1) for backoff jitter. @default Math.random */
+  random?: () => number;
+}
+
+/** Defaults of {@link DependencyOptions}. */
+export const DEPENDENCY_DEFAULTS = Object.freeze({
+  attempts: CALIBRATION_DEFAULTS.attempts,
+  connections: 64,
+  hedge: false as const,
+  liveMinSamples: 200,
+  liveRefreshMs: 1_000,
+});
+
+/** {@link DependencyOptions} after validation, every default applied. */
+export interface NormalizedDependencyOptions {
+  name: string;
+  origins: readonly string[];
+  latency: {
+    p99Ms: number;
+    p95Ms: number | undefined;
+    connectP99Ms: number | undefined;
+    source: 'static' | 'start';
+  };
+  userDeadlineMs: number;
+  attempts: number;
+  connections: number;
+  retryBudget: RetryBudgetOptions | RetryBudget;
+  hedge: { at: 'p95' | number } | false;
+  calibration: CalibrationOptions;
+  localMaxMs: number;
+  liveMinSamples: number;
+  liveRefreshMs: number;
+  clock: Clock;
+  random: () => number;
+}
+
+/**
+ * Validates `options` and applies {@link DEPENDENCY_DEFAULTS}.
+ * @throws {InvalidOptionError} naming the first unusable option.
+ */
+export function normalizeDependencyOptions(options: DependencyOptions): NormalizedDependencyOptions {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError('options', 'an object', options);
+  const { name } = options;
+  if (typeof name !== 'string' || name.trim() === '')
+    throw new InvalidOptionError('name', 'a non-empty string', name);
+  const origins = normalizeOrigins(options.origins);
+  const userDeadlineMs = positive('userDeadlineMs', options.userDeadlineMs);
+  const attempts = options.attempts ?? DEPENDENCY_DEFAULTS.attempts;
+  if (!Number.isInteger(attempts) || attempts < 1 || attempts > 10)
+    throw new InvalidOptionError('attempts', 'an integer from 1 to 10', attempts);
+  const connections = options.connections ?? DEPENDENCY_DEFAULTS.connections;
+  if (!Number.isInteger(connections) || connections < 1 || connections > 10_000)
+    throw new InvalidOptionError('connections', 'an integer from 1 to 10000', connections);
+  const calibration = options.calibration ?? {};
+  if (typeof calibration !== 'object' || calibration === null)
+    throw new InvalidOptionError('calibration', 'an object', calibration);
+  const latency = normalizeLatency(options.latency, userDeadlineMs, attempts, calibration);
+  const hedge = normalizeHedge(options.hedge ?? DEPENDENCY_DEFAULTS.hedge);
+  const localMaxMs =
+    options.localMaxMs === undefined ? userDeadlineMs : positive('localMaxMs', options.localMaxMs);
+  const liveMinSamples = options.liveMinSamples ?? DEPENDENCY_DEFAULTS.liveMinSamples;
+  if (!Number.isInteger(liveMinSamples) || liveMinSamples < 1)
+    throw new InvalidOptionError('liveMinSamples', 'an integer ≥ 1', liveMinSamples);
+  const liveRefreshMs = positive('liveRefreshMs', options.liveRefreshMs ?? DEPENDENCY_DEFAULTS.liveRefreshMs);
+  const clock = options.clock ?? systemClock;
+  if (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function')
+    throw new InvalidOptionError('clock', 'a Clock (now, setTimeout, clearTimeout)', clock);
+  const random = options.random ?? Math.random;
+  if (typeof random !== 'function') throw new InvalidOptionError('random', 'a function', random);
+  const retryBudget = options.retryBudget ?? {};
+  if (typeof retryBudget !== 'object' || retryBudget === null)
+    throw new InvalidOptionError('retryBudget', 'retry budget options or a RetryBudget', retryBudget);
+  return {
+    name,
+    origins,
+    latency,
+    userDeadlineMs,
+    attempts,
+    connections,
+    retryBudget,
+    hedge,
+    calibration,
+    localMaxMs,
+    liveMinSamples,
+    liveRefreshMs,
+    clock,
+    random,
+  };
+}
+
+function normalizeOrigins(origins: unknown): string[] {
+  if (!Array.isArray(origins) || origins.length === 0)
+    throw new InvalidOptionError('origins', 'a non-empty array of http(s) origins', origins);
+  return origins.map((origin, i) => {
+    const option = `origins[${i}]`;
+    if (typeof origin !== 'string') throw new InvalidOptionError(option, 'an http(s) URL string', origin);
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      throw new InvalidOptionError(option, 'an http(s) URL', origin);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new InvalidOptionError(option, 'an http: or https: URL', origin);
+    if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '')
+      throw new InvalidOptionError(
+        option,
+        'an origin without path, query or fragment (scheme://host:port)',
+        origin,
+      );
+    return url.origin;
+  });
+}
+
+function normalizeLatency(
+  latency: unknown,
+  userDeadlineMs: number,
+  attempts: number,
+  calibration: CalibrationOptions,
+): NormalizedDependencyOptions['latency'] {
+  if (latency === 'auto') {
+    // Without a start value, assume the slowest dependency whose requested attempts still fit.
+    const slack = calibration.slack ?? CALIBRATION_DEFAULTS.slack;
+    const overhead = calibration.overheadPerAttemptMs ?? CALIBRATION_DEFAULTS.overheadPerAttemptMs;
+    const p99Ms = Math.max(1, Math.floor((userDeadlineMs / attempts - overhead) / slack));
+    return { p99Ms, p95Ms: undefined, connectP99Ms: undefined, source: 'start' };
+  }
+  if (typeof latency !== 'object' || latency === null)
+    throw new InvalidOptionError(
+      'latency',
+      "{ p99Ms, p95Ms? }, 'auto' or { auto: true, startP99Ms }",
+      latency,
+    );
+  const record = latency as Record<string, unknown>;
+  if (record['auto'] === true) {
+    const p99Ms = positive('latency.startP99Ms', record['startP99Ms']);
+    const p95Ms =
+      record['startP95Ms'] === undefined ? undefined : positive('latency.startP95Ms', record['startP95Ms']);
+    return { p99Ms, p95Ms, connectP99Ms: undefined, source: 'start' };
+  }
+  const p99Ms = positive('latency.p99Ms', record['p99Ms']);
+  const p95Ms = record['p95Ms'] === undefined ? undefined : positive('latency.p95Ms', record['p95Ms']);
+  if (p95Ms !== undefined && p95Ms > p99Ms)
+    throw new InvalidOptionError('latency.p95Ms', `a number ≤ latency.p99Ms (${p99Ms})`, p95Ms);
+  const connectP99Ms =
+    record['connectP99Ms'] === undefined
+      ? undefined
+      : positive('latency.connectP99Ms', record['connectP99Ms']);
+  return { p99Ms, p95Ms, connectP99Ms, source: 'static' };
+}
+
+function normalizeHedge(hedge: unknown): NormalizedDependencyOptions['hedge'] {
+  if (hedge === false) return false;
+  if (typeof hedge !== 'object' || hedge === null)
+    throw new InvalidOptionError('hedge', "false or { at: 'p95' | ms }", hedge);
+  const { at, max } = hedge as { at?: unknown; max?: unknown };
+  if (max !== undefined && max !== 1) throw new InvalidOptionError('hedge.max', '1', max);
+  if (at === 'p95') return { at };
+  return { at: positive('hedge.at', at) };
+}
+
+function positive(option: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new InvalidOptionError(option, 'a finite number of ms > 0', value);
+  return value;
+}

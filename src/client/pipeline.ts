@@ -1,0 +1,47 @@
+import type { Clock } from '../clock.js';
+import type { CalibratedPolicy } from '../policy/calibrate.js';
+import type { RetryBudget } from '../policy/retry-budget.js';
+import type { Call, DependencyResponse } from './call.js';
+import type { CoarseTimer } from './coarse-timer.js';
+import type { EventHub } from './events.js';
+import type { InstancePicker } from './instances.js';
+import type { LiveLatency } from './live-latency.js';
+import type { Transport } from './transport.js';
+
+/** Sends a call (or one try of it) and resolves with the response. */
+export type Handler = (call: Call) => Promise<DependencyResponse>;
+
+/** One concern of the client, wrapped around the rest: `(next) => (call) => Promise<response>`. */
+export type Step = (next: Handler) => Handler;
+
+/** What the steps of one dependency share. `policy` is replaced whole, never mutated. */
+export interface DependencyContext {
+  readonly name: string;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly transport: Transport;
+  readonly instances: InstancePicker;
+  readonly timer: CoarseTimer;
+  readonly events: EventHub;
+  readonly budget: RetryBudget;
+  readonly live: LiveLatency;
+  /** Connect/read timeouts and attempts in force (swapped atomically by `setPolicy`). */
+  policy: CalibratedPolicy;
+  readonly hedge: { at: 'p95' | number } | false;
+  readonly userDeadlineMs: number;
+  readonly localMaxMs: number;
+  /** Calls waiting out a retry delay (woken by `close()`). */
+  readonly sleepers: Set<Call>;
+  /** Set by `close()`. */
+  closed: boolean;
+}
+
+/**
+ * Wraps `last` in `steps`, the first step outermost. The order of a call is written once, here
+ * and in `dependency.ts`, nowhere else.
+ */
+export function compose(steps: readonly Step[], last: Handler): Handler {
+  let handler = last;
+  for (let i = steps.length - 1; i >= 0; i--) handler = steps[i]!(handler);
+  return handler;
+}

@@ -1,0 +1,196 @@
+import {
+  CancelledError,
+  ConnectTimeoutError,
+  DeadlineInsufficientError,
+  isPrazoError,
+  ReadTimeoutError,
+  RequestFailedError,
+  RetryAfterExceedsDeadlineError,
+  RetryBudgetExhaustedError,
+} from '../errors.js';
+import { type AttemptOutcome, type Classification, classify } from '../policy/classify.js';
+import { planRetry } from '../policy/plan-retry.js';
+import { codeOf } from './attempt.js';
+import type { Call, DependencyResponse } from './call.js';
+import { withHistory } from './history.js';
+import type { DependencyContext, Handler, Step } from './pipeline.js';
+import { discard } from './response.js';
+
+/**
+ * The attempt loop. Before the first try, the pre-call check: a deadline that cannot hold the
+ * dependency's healthy p99 fails at once with `DEADLINE_INSUFFICIENT` and the dependency is never
+ * touched. After a failed try, `classify` then `planRetry` decide: retry only with attempts left,
+ * the budget granting an extra, and the server's `Retry-After` (or the backoff) plus a p99 fitting
+ * the deadline. The next try prefers another instance.
+ *
+ * What the caller gets at the end: a status below 400 or a final status (404, 422 …) is returned;
+ * a retryable status with no retry left (a 503) is returned too, as the response it is; a
+ * `Retry-After` that does not fit the deadline throws `RETRY_AFTER_EXCEEDS_DEADLINE`; an error is
+ * thrown as a prazo error with the history of attempts and the last cause.
+ */
+export function retryStep(ctx: DependencyContext): Step {
+  return (next) => (call) => retryLoop(ctx, call, next);
+}
+
+async function retryLoop(ctx: DependencyContext, call: Call, next: Handler): Promise<DependencyResponse> {
+  const required = ctx.live.p99Ms;
+  const remaining = call.limitMs - ctx.clock.now();
+  if (remaining < required) {
+    if (ctx.events.has('fast-fail'))
+      ctx.events.emit('fast-fail', {
+        dependency: ctx.name,
+        requestId: call.id,
+        remainingMs: remaining,
+        requiredMs: required,
+      });
+    throw withHistory(new DeadlineInsufficientError(ctx.name, remaining, required), call, ctx.name);
+  }
+  for (;;) {
+    call.tries++;
+    call.trySettled = false;
+    call.hedge = null;
+    let response: DependencyResponse | undefined;
+    let error: unknown;
+    try {
+      response = await next(call);
+      if (response.status < 400) return response;
+    } catch (caught) {
+      error = caught;
+    }
+    if (call.cancelled !== null) {
+      if (response !== undefined) discard(response);
+      throw withHistory(call.cancelled, call, ctx.name);
+    }
+    const now = ctx.clock.now();
+    const outcome: AttemptOutcome =
+      response === undefined
+        ? { kind: 'error', error }
+        : { kind: 'response', status: response.status, headers: response.headers };
+    const classification = classify(outcome, {
+      idempotent: call.idempotent,
+      replayable: call.replayable,
+      nowMs: now,
+    });
+    if (!classification.retry) {
+      if (response !== undefined) return response;
+      throw finalError(ctx, call, error, classification, explain(classification.reason));
+    }
+    const plan = planRetry({
+      classification,
+      attemptsMade: call.tries,
+      maxAttempts: ctx.policy.attempts,
+      remainingMs: call.limitMs - now,
+      p99Ms: ctx.live.p99Ms,
+      budget: ctx.budget,
+      random: ctx.random,
+    });
+    if (!plan.retry) {
+      const events = ctx.events;
+      if (plan.code === 'RETRY_BUDGET_EXHAUSTED' && events.has('budget-exhausted'))
+        events.emit('budget-exhausted', { dependency: ctx.name, requestId: call.id, purpose: 'retry' });
+      if (plan.code === 'DEADLINE_INSUFFICIENT' && events.has('fast-fail'))
+        events.emit('fast-fail', {
+          dependency: ctx.name,
+          requestId: call.id,
+          remainingMs: call.limitMs - now,
+          requiredMs: ctx.live.p99Ms,
+        });
+      if (plan.code === 'RETRY_AFTER_EXCEEDS_DEADLINE') {
+        if (response !== undefined) discard(response);
+        const err = new RetryAfterExceedsDeadlineError({
+          retryAfterMs: classification.retryAfterMs ?? 0,
+          remainingMs: call.limitMs - now,
+        });
+        err.message += ` ${plan.reason}`;
+        throw withHistory(err, call, ctx.name);
+      }
+      if (response !== undefined) return response;
+      const last = finalError(ctx, call, error, classification, plan.reason);
+      if (plan.code === 'RETRY_BUDGET_EXHAUSTED')
+        throw withHistory(
+          new RetryBudgetExhaustedError({ cause: last, dependency: ctx.name }),
+          call,
+          ctx.name,
+        );
+      throw last;
+    }
+    if (response !== undefined) discard(response);
+    if (ctx.events.has('retry'))
+      ctx.events.emit('retry', {
+        dependency: ctx.name,
+        requestId: call.id,
+        attempt: call.attemptCount,
+        delayMs: plan.delayMs,
+        reason: classification.reason,
+        anotherInstance: plan.anotherInstance,
+      });
+    call.nextKind = 'retry';
+    // Read-phase failures too: the same instance is probably still in the same state.
+    if (call.lastStarted !== null) call.avoid = call.lastStarted.instance;
+    if (plan.delayMs > 0) await sleep(ctx, call, plan.delayMs);
+    if (call.cancelled !== null) throw withHistory(call.cancelled, call, ctx.name);
+    if (ctx.closed) throw withHistory(closedError(ctx.name), call, ctx.name);
+  }
+}
+
+/** Waits `ms` on the dependency's clock; the caller's cancellation or `close()` wakes it early. */
+function sleep(ctx: DependencyContext, call: Call, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const wake = (): void => {
+      ctx.clock.clearTimeout(timer);
+      ctx.sleepers.delete(call);
+      call.wake = null;
+      resolve();
+    };
+    const timer = ctx.clock.setTimeout(wake, ms);
+    call.wake = wake;
+    ctx.sleepers.add(call);
+  });
+}
+
+/** The error a closed dependency fails calls with (the owner of the dependency gave up on them). */
+export function closedError(name: string): Error {
+  return new CancelledError(`Dependency ${name} is closed.`);
+}
+
+/** The prazo error that ends a call whose last try failed with `error`. */
+function finalError(
+  ctx: DependencyContext,
+  call: Call,
+  error: unknown,
+  classification: Classification,
+  why: string,
+): Error {
+  let result: Error;
+  const code = codeOf(error);
+  const origin = call.lastStarted === null ? ctx.name : ctx.transport.origins[call.lastStarted.instance]!;
+  if (isPrazoError(error)) {
+    result = error;
+  } else if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+    result = new ConnectTimeoutError(`Could not connect to ${origin} within ${ctx.policy.connectMs} ms.`, {
+      cause: error,
+      timeoutMs: ctx.policy.connectMs,
+    });
+  } else if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    result = new ReadTimeoutError(`No answer from ${origin} within the read timeout.`, { cause: error });
+  } else {
+    const phase = classification.phase === 'connect' ? 'connect' : 'read';
+    result = new RequestFailedError(
+      `${ctx.name}: ${phase === 'connect' ? 'could not reach' : 'request failed on'} ${origin} (${classification.reason}${code === undefined ? '' : `, ${code}`}).`,
+      { cause: error, phase },
+    );
+  }
+  if (!isPrazoError(result, 'CANCELLED') && !isPrazoError(result, 'DEADLINE_EXCEEDED') && why !== '')
+    result.message += ` Not retried: ${why}`;
+  return withHistory(result, call, ctx.name);
+}
+
+const EXPLANATIONS: Readonly<Record<string, string>> = {
+  'stream-body': 'the body is a stream, sent once and never replayed.',
+  'not-idempotent': 'the request is not idempotent and may have reached the server.',
+  'unknown-error': 'the error is not known to be safe to retry.',
+};
+
+function explain(reason: string): string {
+  return EXPLANATIONS[reason] ?? `${reason}.`;
+}

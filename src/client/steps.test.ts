@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { createFakeClock } from '../testing/fake-clock.js';
+import { CoarseTimer } from './coarse-timer.js';
+import { hedgeDelayMs, shouldHedge } from './hedge.js';
+import { InstancePicker } from './instances.js';
+
+describe('CoarseTimer', () => {
+  it('fires an entry on the first tick at or after its due time and disarms when empty', () => {
+    const clock = createFakeClock(0);
+    const timer = new CoarseTimer(clock, 5);
+    const fired: number[] = [];
+    timer.add({ dueAt: 12, onDue: (now) => fired.push(now) });
+    expect(clock.pendingTimers()).toBe(1);
+    clock.advance(10);
+    expect(fired).toEqual([]);
+    clock.advance(5);
+    expect(fired).toEqual([15]);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('holds one timer whatever the number of entries, and none a tick after they leave', () => {
+    const clock = createFakeClock(0);
+    const timer = new CoarseTimer(clock, 5);
+    const entries = Array.from({ length: 100 }, (_, i) => ({ dueAt: 1_000 + i, onDue: () => {} }));
+    for (const e of entries) timer.add(e);
+    expect(clock.pendingTimers()).toBe(1);
+    for (const e of entries) timer.delete(e);
+    clock.advance(5);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('clear() disarms at once', () => {
+    const clock = createFakeClock(0);
+    const timer = new CoarseTimer(clock, 5);
+    timer.add({ dueAt: 100, onDue: () => {} });
+    timer.clear();
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('keeps a single timer when an entry adds another while firing', () => {
+    const clock = createFakeClock(0);
+    const timer = new CoarseTimer(clock, 5);
+    const later = { dueAt: 20, onDue: () => {} };
+    timer.add({ dueAt: 5, onDue: () => timer.add(later) });
+    clock.advance(5);
+    expect(clock.pendingTimers()).toBe(1);
+    timer.delete(later);
+    clock.advance(5);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+});
+
+describe('InstancePicker', () => {
+  it('goes round-robin', () => {
+    const picker = new InstancePicker(3);
+    expect([0, 1, 2, 3].map(() => picker.pick(-1, 0))).toEqual([0, 1, 2, 0]);
+  });
+
+  it('never picks the instance to avoid while another exists', () => {
+    const picker = new InstancePicker(2);
+    for (let i = 0; i < 5; i++) expect(picker.pick(1, 0)).toBe(0);
+    expect(new InstancePicker(1).pick(0, 0)).toBe(0);
+  });
+
+  it('passes over an instance whose connect failed for a second, then tries it again', () => {
+    const picker = new InstancePicker(2, 1_000);
+    picker.markDown(0, 0);
+    expect([0, 1, 2].map(() => picker.pick(-1, 500))).toEqual([1, 1, 1]);
+    expect(picker.pick(-1, 1_001)).toBe(0);
+  });
+
+  it('still answers when every instance is down', () => {
+    const picker = new InstancePicker(2, 1_000);
+    picker.markDown(0, 0);
+    picker.markDown(1, 10);
+    expect(picker.pick(-1, 100)).toBe(0); // the one that failed first
+  });
+
+  it('finds no hedge target when the only other instance is down, or there is only one', () => {
+    const picker = new InstancePicker(2, 1_000);
+    picker.markDown(1, 0);
+    expect(picker.pickHedge(0, 10)).toBe(-1);
+    expect(new InstancePicker(1).pickHedge(0, 0)).toBe(-1);
+  });
+});
+
+describe('hedgeDelayMs / shouldHedge', () => {
+  it('follows the live p95, or a fixed delay, or nothing', () => {
+    expect(hedgeDelayMs({ at: 'p95' }, 38)).toBe(38);
+    expect(hedgeDelayMs({ at: 'p95' }, undefined)).toBeUndefined();
+    expect(hedgeDelayMs({ at: 25 }, 38)).toBe(25);
+    expect(hedgeDelayMs(false, 38)).toBeUndefined();
+  });
+
+  it('hedges only idempotent, replayable requests whose copy can still finish in time', () => {
+    const get = { idempotent: true, replayable: true };
+    expect(shouldHedge(40, get, 140)).toBe(true);
+    expect(shouldHedge(40, { idempotent: false, replayable: true }, 140)).toBe(false);
+    expect(shouldHedge(40, { idempotent: true, replayable: false }, 140)).toBe(false);
+    expect(shouldHedge(150, get, 140)).toBe(false);
+    expect(shouldHedge(undefined, get, 140)).toBe(false);
+  });
+});

@@ -1,0 +1,31 @@
+// A node:http server in its own process for timing-sensitive client tests, so the server's work
+// does not share the client's event loop. argv[2]: 'fast' or 'slow-every-20th' (sleeps argv[3] ms,
+// default 200, on every 20th request it gets). Messages: 'stats' → { original, retry, hedge, total }; 'stop'.
+import http from 'node:http';
+
+const mode = process.argv[2] ?? 'fast';
+const sleepMs = Number(process.argv[3] ?? 200);
+const seen = { total: 0, original: 0, retry: 0, hedge: 0 };
+const server = http.createServer((req, res) => {
+  seen.total++;
+  const kind = /kind=(original|retry|hedge)/.exec(String(req.headers['x-prazo-attempt'] ?? ''))?.[1];
+  if (kind) seen[kind]++;
+  const answer = () => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('ok');
+  };
+  if (mode === 'slow-every-20th' && seen.total % 20 === 0) {
+    const timer = setTimeout(answer, sleepMs);
+    res.on('close', () => clearTimeout(timer));
+  } else answer();
+});
+server.keepAliveTimeout = 5_000;
+server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+process.on('message', (message) => {
+  if (message === 'stats') process.send({ stats: seen });
+  if (message === 'stop') {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  }
+});
+process.on('disconnect', () => process.exit(0));
