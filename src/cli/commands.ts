@@ -17,6 +17,11 @@ registerCommand('double', 'run a dependency double (latency, errors, hangs, rese
   return (argv, io) => runDouble(argv, io);
 });
 registerCommand(
+  'simulate',
+  'deterministic incident simulator: retry amplification, hedged fan-outs',
+  async () => (await import('./simulate.js')).simulate,
+);
+registerCommand(
   'drill',
   'degrade a dependency under load: naive settings vs prazo, side by side',
   async () => (await import('./drill.js')).drill,

@@ -27,3 +27,57 @@ export type {
 export { MAX_DELAY_MS, sampleLatencyMs } from './latency-distribution.js';
 export type { Random } from './random.js';
 export { createRandom, lognormalMs, standardNormal } from './random.js';
+// The incident simulator (`prazo simulate`).
+export type {
+  ClientStrategy,
+  RetryDecision,
+  SimUserRequest,
+  StrategyContext,
+  StrategyName,
+  StrategyOptions,
+  StrategySettings,
+} from './simulate/client-strategies.js';
+export { createStrategy, STRATEGY_NAMES } from './simulate/client-strategies.js';
+export type { SimEvent, Simulation } from './simulate/engine.js';
+export { createSimulation } from './simulate/engine.js';
+export { formatSimulationHtml } from './simulate/html.js';
+export type { SimRandom } from './simulate/random.js';
+export { createSimRandom } from './simulate/random.js';
+export type { SimulationResult } from './simulate/report.js';
+export { formatSimulationJson, formatSimulationTable } from './simulate/report.js';
+export type {
+  AmplificationOptions,
+  AmplificationResult,
+  AmplificationSeries,
+  AmplificationStrategyResult,
+  CalibrationSource,
+  PhaseFigures,
+  ProgressListener,
+} from './simulate/scenarios/amplification.js';
+export {
+  AMPLIFICATION_DEFAULTS,
+  normalizeAmplificationOptions,
+  simulateAmplification,
+} from './simulate/scenarios/amplification.js';
+export type {
+  HedgeStrategyName,
+  TailOptions,
+  TailPercentiles,
+  TailResult,
+  TailStrategyResult,
+} from './simulate/scenarios/tail.js';
+export {
+  HEDGE_STRATEGY_NAMES,
+  normalizeTailOptions,
+  simulateTail,
+  TAIL_AT_SCALE_PAPER,
+  TAIL_DEFAULTS,
+} from './simulate/scenarios/tail.js';
+export type {
+  JobStatus,
+  ServerModel,
+  ServerModelOptions,
+  ServerStats,
+  SimJob,
+} from './simulate/server-model.js';
+export { createServerModel } from './simulate/server-model.js';

@@ -1,0 +1,157 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isPrazoError } from '../errors.js';
+import {
+  AMPLIFICATION_DEFAULTS,
+  normalizeAmplificationOptions,
+} from '../lab/simulate/scenarios/amplification.js';
+import { normalizeTailOptions, TAIL_DEFAULTS } from '../lab/simulate/scenarios/tail.js';
+import { runCli } from './run.js';
+import { parseSimulateArgs, UsageError } from './simulate.js';
+
+async function run(...argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(['simulate', ...argv], {
+    stdout: {
+      write: (chunk: string) => {
+        stdout += chunk;
+        return true;
+      },
+    },
+    stderr: {
+      write: (chunk: string) => {
+        stderr += chunk;
+        return true;
+      },
+    },
+  });
+  return { code, stdout, stderr };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'prazo-simulate-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+// Generous timeouts: two tests run the full default scenarios on a machine that may be busy.
+describe('prazo simulate', { timeout: 120_000 }, () => {
+  it.each([
+    [[], /which scenario/],
+    [['outage'], /unknown scenario "outage"/],
+    [['tail', '--bogus', '1'], /unknown option --bogus/],
+    [['tail', '--fanout'], /--fanout needs a value/],
+    [['tail', '--fanout', 'many'], /--fanout expects a number, got "many"/],
+    [['tail', '--fanout', '0'], /--fanout to be an integer/],
+    [['amplification', '--strategies', 'naive,turbo'], /--strategies/],
+    [['amplification', 'extra'], /unexpected argument "extra"/],
+  ])('rejects %j with one line on stderr and exit status 2', async (argv, message) => {
+    const { code, stdout, stderr } = await run(...(argv as string[]));
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(message);
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('reads any command line into options or one usage error, never anything else', () => {
+    const token = fc.oneof(
+      fc.constantFrom('amplification', 'tail', '--json', '--help', '--html', '--seed', '--rps', '--fanout'),
+      fc.constantFrom(
+        '--strategies',
+        '--cancel-abandoned',
+        '--cancel-abandoned=false',
+        '--duration-ms=5',
+        '--x',
+      ),
+      fc.constantFrom('1', '-3', '0.5', 'NaN', '1e309', '', 'naive,prazo', 'true'),
+      fc.string({ maxLength: 12 }),
+    );
+    fc.assert(
+      fc.property(fc.array(token, { maxLength: 8 }), (argv) => {
+        try {
+          const parsed = parseSimulateArgs(argv);
+          if (parsed.help) return;
+          try {
+            if (parsed.scenario === 'amplification') normalizeAmplificationOptions(parsed.options);
+            else normalizeTailOptions(parsed.options);
+          } catch (error) {
+            expect(isPrazoError(error, 'INVALID_OPTION')).toBe(true);
+          }
+        } catch (error) {
+          expect(error).toBeInstanceOf(UsageError);
+          expect((error as Error).message).not.toContain('\n');
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('documents a flag for every option of both scenarios in --help', async () => {
+    const { code, stdout } = await run('--help');
+    expect(code).toBe(0);
+    for (const key of [...Object.keys(AMPLIFICATION_DEFAULTS), ...Object.keys(TAIL_DEFAULTS)])
+      expect(stdout).toContain(`--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+    expect(stdout).toContain('--seed');
+    expect(stdout).toContain('--html FILE');
+  });
+
+  it('prints the same JSON twice for the same seed', async () => {
+    const argv = [
+      'amplification',
+      '--duration-ms',
+      '20000',
+      '--trigger-start-ms',
+      '5000',
+      '--trigger-duration-ms',
+      '5000',
+      '--seed',
+      '9',
+      '--json',
+    ];
+    const first = await run(...argv);
+    const second = await run(...argv);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toBe(second.stdout);
+    expect(JSON.parse(first.stdout).options.seed).toBe(9);
+  });
+
+  it('writes a self-contained HTML page with inline SVG charts', async () => {
+    const file = join(dir, 'tail.html');
+    const { code, stdout } = await run('tail', '--duration-ms', '20000', '--html', file);
+    expect(code).toBe(0);
+    expect(stdout).toContain('hedge at the live p95');
+    const html = readFileSync(file, 'utf8');
+    expect(html).toMatch(/^<!doctype html>/);
+    expect(html.match(/<svg /g)?.length).toBeGreaterThanOrEqual(3);
+    expect(html).not.toMatch(/<script|<link|https?:\/\/|src=/i);
+  });
+
+  it('with the defaults, shows naive retries at ≥ 2.5× the offered load during the trigger, prazo at ≤ 1.1× and recovering', async () => {
+    const { code, stdout } = await run('amplification', '--json');
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout);
+    const by = Object.fromEntries(result.strategies.map((s: { name: string }) => [s.name, s]));
+    expect(by.naive.load.trigger).toBeGreaterThanOrEqual(2.5);
+    expect(by.prazo.load.trigger).toBeLessThanOrEqual(1.1);
+    expect(by.prazo.recovery.recovered).toBe(true);
+    expect(by.prazo.recovery.afterTriggerEndMs).toBeLessThanOrEqual(3 * result.options.budgetWindowMs);
+    // The metastable failure: the trigger is gone, naive's own retries keep the dependency down.
+    expect(by.naive.recovery.recovered).toBe(false);
+    const table = await run('amplification', '--strategies', 'naive', '--duration-ms', '100000');
+    expect(table.stdout).toMatch(/naive .* NO — metastable/);
+  });
+
+  it('with the defaults, cuts the fan-out p99.9 ≥ 10× hedging at the live p95 with ≤ 5 % extra requests, next to the paper', async () => {
+    const { code, stdout } = await run('tail', '--json');
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout);
+    const p95 = result.strategies.find((s: { name: string }) => s.name === 'p95');
+    expect(p95.p999Cut).toBeGreaterThanOrEqual(10);
+    expect(p95.extraLoad).toBeLessThanOrEqual(0.05);
+    const table = await run('tail', '--duration-ms', '20000');
+    expect(table.stdout).toContain("The paper's figures");
+    expect(table.stdout).toMatch(/no hedging\s+1800 ms/);
+    expect(table.stdout).toMatch(/hedge after 10 ms\s+74 ms\s+2 %/);
+  });
+});

@@ -1,0 +1,130 @@
+import type { AmplificationResult } from './scenarios/amplification.js';
+import type { TailResult } from './scenarios/tail.js';
+
+/** The result of any scenario. */
+export type SimulationResult = AmplificationResult | TailResult;
+
+/**
+ * The result as JSON. It holds no wall-clock figure, so the same seed and options give the same
+ * text, byte for byte.
+ */
+export function formatSimulationJson(result: SimulationResult): string {
+  return `${JSON.stringify(result, null, 2)}\n`;
+}
+
+/** The result as a table for a terminal. */
+export function formatSimulationTable(result: SimulationResult): string {
+  return result.scenario === 'amplification' ? formatAmplification(result) : formatTail(result);
+}
+
+const x = (v: number) => `${v.toFixed(2)}×`;
+const pct = (v: number, digits = 1) => `${(v * 100).toFixed(digits)} %`;
+const ms = (v: number) => (v >= 100 ? `${Math.round(v)} ms` : `${v.toFixed(1)} ms`);
+const s = (msValue: number) => `${+(msValue / 1000).toFixed(1)} s`;
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((w) => '─'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+function formatAmplification(r: AmplificationResult): string {
+  const o = r.options;
+  const d = r.dependency;
+  const triggerEnd = o.triggerStartMs + o.triggerDurationMs;
+  const trigger = [
+    o.triggerCapacityFactor < 1 ? `capacity × ${o.triggerCapacityFactor}` : '',
+    o.triggerErrorRate > 0 ? `${pct(o.triggerErrorRate, 0)} of responses fail with 500` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
+  const head = [
+    `prazo simulate amplification — seed ${o.seed}, ${s(o.durationMs)} at ${o.rps} rps, user deadline ${o.userDeadlineMs} ms`,
+    `dependency: ${o.servers} workers × ${o.serviceMeanMs} ms mean = ${Math.round(d.capacityRps)} rps (${pct(d.utilisation, 0)} utilised), queue ${o.queueLimit}, healthy p50 ${ms(d.healthyP50Ms)} / p99 ${ms(d.healthyP99Ms)}`,
+    `trigger: ${s(o.triggerStartMs)}–${s(triggerEnd)}${trigger ? `, ${trigger}` : ' (none)'}; abandoned requests ${o.cancelAbandoned ? 'are dropped from the queue' : 'still occupy the workers'}`,
+    '',
+  ];
+  const rows = r.strategies.map((st) => [
+    st.name,
+    `${st.settings.attemptTimeoutMs} ms`,
+    String(st.settings.attempts),
+    x(st.load.trigger),
+    x(st.load.after),
+    x(st.load.overall),
+    pct(st.userSuccess.trigger),
+    pct(st.userSuccess.after),
+    String(Math.round(st.goodputRps.overall)),
+    st.recovery.recovered
+      ? `yes, ${s(st.recovery.afterTriggerEndMs ?? 0)} after`
+      : `NO — metastable (${s(o.durationMs - triggerEnd)} later)`,
+  ]);
+  const body = table(
+    [
+      'strategy',
+      'timeout',
+      'attempts',
+      'load·trigger',
+      'load·after',
+      'load·all',
+      'success·trigger',
+      'success·after',
+      'goodput rps',
+      'recovered',
+    ],
+    rows,
+  );
+  const notes = [
+    '',
+    'load = attempts reaching the dependency ÷ user requests; success = user requests answered within the deadline.',
+    `recovered = dependency p99 ≤ ${o.healthLatencyFactor} × healthy p99 and ≥ ${pct(o.healthMinSuccess, 0)} success for ${s(o.sustainMs)} in a row after the trigger.`,
+    'Published reference (Google SRE book, "Handling Overload"): 3 attempts per request can mean ~3× load;',
+    'a 10 % retry budget ≈ 1.1×.',
+  ];
+  if (d.calibratedOn !== 'healthy-slices')
+    notes.push(
+      `warning: no healthy second in the warm-up; prazo calibrated on ${d.calibratedOn === 'all-slices' ? 'every latency seen' : 'the mean service time'} (a timeout from a degraded window protects nothing).`,
+    );
+  for (const st of r.strategies)
+    if (st.settings.calibrationWarning) notes.push(`${st.name}: ${st.settings.calibrationWarning}`);
+  return `${[...head, body, ...notes].join('\n')}\n`;
+}
+
+function formatTail(r: TailResult): string {
+  const o = r.options;
+  const p = r.paper;
+  const head = [
+    `prazo simulate tail — seed ${o.seed}, ${s(o.durationMs)} (first ${s(o.warmupMs)} not counted), ${o.fanoutsPerSecond} fan-outs/s × ${o.fanout} sub-requests over ${o.servers} servers`,
+    `servers: ${o.serviceMeanMs} ms mean service; pauses of ${o.pauseMeanMs} ms mean every ${s(o.pauseEveryMs)} per server (${pct(r.pausedShare, 3)} of the time); timers tick every ${o.timerResolutionMs} ms`,
+    '',
+  ];
+  const rows = r.strategies.map((st) => [
+    st.label,
+    ms(st.fanoutMs.p50),
+    ms(st.fanoutMs.p99),
+    ms(st.fanoutMs.p999),
+    pct(st.extraLoad, 2),
+    st.name === 'none' ? '—' : x(st.p999Cut),
+  ]);
+  const body = table(
+    ['policy (simulated)', 'fan-out p50', 'p99', 'p99.9', 'extra requests', 'p99.9 cut'],
+    rows,
+  );
+  const paper = [
+    '',
+    `The paper's figures (${p.source}) — published, not simulated:`,
+    table(
+      ['policy (paper)', 'p99.9', 'extra requests'],
+      [
+        ['no hedging', `${p.p999WithoutHedgingMs} ms`, pct(0, 0)],
+        ['hedge after 10 ms', `${p.p999WithHedgingMs} ms`, pct(p.extraRequests, 0)],
+        ['hedge at the p95', '—', `≈ ${pct(p.deferToP95ExtraLoad, 0)}`],
+      ],
+    ),
+    `(${p.case})`,
+  ];
+  return `${[...head, body, ...paper].join('\n')}\n`;
+}
