@@ -45,7 +45,7 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
         if (!request.url().startsWith(dashboard.url)) external.push(request.url());
       });
       await page.goto(dashboard.url);
-      // Every chart (5 figures × naive and prazo) must have drawn points from the live timeline (≥ 3 s of it).
+      // Every chart (5 figures × naive and prazo) must have drawn points from the live timeline (a second of it at least).
       await page.waitForFunction(
         () => {
           // Runs in the page; the project compiles without the DOM library, hence the local type.
@@ -53,7 +53,7 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
             document: { querySelectorAll(s: string): ArrayLike<{ getAttribute(n: string): string | null }> };
           };
           const charts = Array.from((globalThis as unknown as Page).document.querySelectorAll('svg.chart'));
-          return charts.length === 10 && charts.every((c) => Number(c.getAttribute('data-points')) >= 6);
+          return charts.length === 10 && charts.every((c) => Number(c.getAttribute('data-points')) >= 2);
         },
         null,
         { timeout: 60_000, polling: 500 },
@@ -61,7 +61,7 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
       const points = await page.$$eval('svg.chart', (charts) =>
         charts.map((c) => Number(c.getAttribute('data-points'))),
       );
-      expect(points.every((n) => n > 0)).toBe(true);
+      expect(points.every((n) => n >= 2)).toBe(true);
       // Prometheus can scrape the same figures while the drill runs.
       const metrics = await (await fetch(`${dashboard.url}metrics`)).text();
       expect(metrics).toContain('prazo_drill_pool_in_use{config="naive"}');
