@@ -18,7 +18,8 @@ export const EXIT = Object.freeze({
   badInput: 2,
 });
 
-const commands: Record<string, { summary: string; load: () => Promise<Command> }> = {};
+// No prototype: `prazo valueOf` or `prazo __proto__` must be an unknown command, not Object's method.
+const commands: Record<string, { summary: string; load: () => Promise<Command> }> = Object.create(null);
 
 /** Registers a sub-command (each command module calls this through `commands.ts`). */
 export function registerCommand(name: string, summary: string, load: () => Promise<Command>): void {

@@ -1,6 +1,7 @@
 import { DeadlineExceededError, ReadTimeoutError } from '../errors.js';
 import { ATTEMPT_HEADER, type AttemptKind, DEADLINE_HEADER } from '../lab/attempt-header.js';
 import { type Classification, classify, RETRYABLE_STATUSES } from '../policy/classify.js';
+import { guardBody } from './body-deadline.js';
 import type { Call, DependencyResponse } from './call.js';
 import type { TimerEntry } from './coarse-timer.js';
 import type { DependencyContext, Handler } from './pipeline.js';
@@ -185,6 +186,7 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
         won,
       });
     }
+    guardBody(ctx, call, res.body);
     const response = { status, headers: res.headers, body: res.body, attempts: call.attempts };
     // The first copy of a hedged try lets the referee say which answer the try gives.
     if (kind !== 'hedge' && call.hedge !== null) return call.hedge.firstAnswered(response);

@@ -1,59 +1,48 @@
 import { CancelledError } from '../errors.js';
-import type { Call } from './call.js';
 import { withHistory } from './history.js';
 import type { DependencyContext, Step } from './pipeline.js';
 
-/**
- * The calls following one caller signal. Many concurrent calls often share a signal (one per
- * incoming request, fanned out): one abort listener per signal, not per call, so the signal never
- * collects enough listeners to raise `MaxListenersExceededWarning`.
- */
-interface Followers {
-  calls: Set<Call>;
-  listener: () => void;
+/** The calls following one caller signal, behind a single abort listener. */
+interface SignalWatch {
+  readonly calls: Set<() => void>;
+  readonly fire: () => void;
 }
 
-const followed = new WeakMap<AbortSignal, Followers>();
+// One abort listener per caller signal, however many calls share it: a signal shared by many
+// concurrent calls (a server's shutdown signal) would otherwise carry one listener per call in
+// flight, and Node warns (MaxListenersExceededWarning) past 10.
+const watches = new WeakMap<AbortSignal, SignalWatch>();
 
-function follow(signal: AbortSignal, call: Call, name: string): void {
-  let followers = followed.get(signal);
-  if (followers === undefined) {
-    const calls = new Set<Call>();
-    const listener = (): void => {
-      followed.delete(signal);
-      for (const c of calls) cancel(c, signal, name);
+function follow(signal: AbortSignal, onAbort: () => void): () => void {
+  let watch = watches.get(signal);
+  if (watch === undefined) {
+    const calls = new Set<() => void>();
+    const fire = (): void => {
+      watches.delete(signal);
+      for (const call of calls) call();
       calls.clear();
     };
-    followers = { calls, listener };
-    followed.set(signal, followers);
-    signal.addEventListener('abort', listener, { once: true });
+    watch = { calls, fire };
+    watches.set(signal, watch);
+    signal.addEventListener('abort', fire, { once: true });
   }
-  followers.calls.add(call);
-}
-
-function unfollow(signal: AbortSignal, call: Call): void {
-  const followers = followed.get(signal);
-  if (followers === undefined) return;
-  followers.calls.delete(call);
-  if (followers.calls.size === 0) {
-    followed.delete(signal);
-    signal.removeEventListener('abort', followers.listener);
-  }
-}
-
-function cancel(call: Call, signal: AbortSignal, name: string): void {
-  if (call.cancelled !== null) return;
-  const error = new CancelledError(`Call to ${name} cancelled by the caller.`, { cause: signal.reason });
-  call.cancelled = error;
-  call.abortInflight(error);
-  call.wake?.();
+  const current = watch;
+  current.calls.add(onAbort);
+  return () => {
+    current.calls.delete(onAbort);
+    // The last call left: an idle signal keeps nothing of prazo's.
+    if (current.calls.size === 0 && watches.get(signal) === current) {
+      watches.delete(signal);
+      signal.removeEventListener('abort', current.fire);
+    }
+  };
 }
 
 /**
  * Follows the caller's `signal`: when it aborts, every attempt in flight is aborted and the call
  * fails with `CANCELLED` (never `DEADLINE_EXCEEDED`: the caller gave up, time did not run out).
- * Costs nothing when no signal is given; the call stops following the signal when it settles.
- * The signal covers the call up to the response headers; to stop reading a body, destroy it.
+ * Costs nothing when no signal is given; the call stops following the signal when it settles, and
+ * calls sharing one signal share one listener on it.
  */
 export function cancelStep(ctx: DependencyContext): Step {
   return (next) => (call) => {
@@ -67,7 +56,15 @@ export function cancelStep(ctx: DependencyContext): Step {
           ctx.name,
         ),
       );
-    follow(signal, call, ctx.name);
-    return next(call).finally(() => unfollow(signal, call));
+    const onAbort = (): void => {
+      const error = new CancelledError(`Call to ${ctx.name} cancelled by the caller.`, {
+        cause: signal.reason,
+      });
+      call.cancelled = error;
+      call.abortInflight(error);
+      call.wake?.();
+    };
+    const unfollow = follow(signal, onAbort);
+    return next(call).finally(unfollow);
   };
 }

@@ -1,5 +1,7 @@
+import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
+import { createConnector } from './connector.js';
 import type { ResponseBody, ResponseHeaders } from './response.js';
 
 export type { ResponseBody, ResponseHeaders } from './response.js';
@@ -56,8 +58,10 @@ export interface UndiciTransportOptions {
   origins: readonly string[];
   /** Connections per origin. */
   connections: number;
-  /** Connect timeout, in ms (undici's own, ~0.5 s granularity). */
+  /** Connect timeout, in ms, enforced to the millisecond (see {@link createConnector}). */
   connectTimeoutMs: number;
+  /** Name lookup of the pools' connects (a test fails one origin's DNS locally). @default dns.lookup */
+  lookup?: LookupFunction;
   /**
    * The usual per-attempt timeout, in ms: set once on the pools as undici's headers/body timeout,
    * so that a request with this timeout passes none of its own (less work in undici per request).
@@ -76,7 +80,10 @@ export function createUndiciTransport(options: UndiciTransportOptions): Transpor
     (origin) =>
       new Pool(origin, {
         connections: options.connections,
-        connect: { timeout: options.connectTimeoutMs },
+        connect: createConnector({
+          timeoutMs: options.connectTimeoutMs,
+          ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
+        }),
         ...(usual === undefined ? {} : { headersTimeout: usual, bodyTimeout: usual }),
       }),
   );

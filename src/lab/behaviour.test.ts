@@ -179,6 +179,15 @@ describe('parseBehaviour', () => {
   });
 });
 
+describe('parseBehaviour and negative zero', () => {
+  it('reads -0 as 0 so a behaviour survives a JSON round trip (found by the property test)', () => {
+    for (const input of [{ resetMidBody: -0 }, { latency: { type: 'fixed', ms: -0 } }]) {
+      const behaviour = parseBehaviour(input);
+      expect(parseBehaviour(JSON.parse(JSON.stringify(behaviour)))).toEqual(behaviour);
+    }
+  });
+});
+
 describe('parseBehaviourJson', () => {
   it('reads JSON text', () => {
     expect(parseBehaviourJson('{"hang":true}').hang).toBe(1);

@@ -234,7 +234,8 @@ function share(value: unknown, path: string, booleans = true): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1) {
     fail(`\`${path}\` must be a number in [0, 1]${booleans ? ' or a boolean' : ''}, got ${show(value)}`);
   }
-  return value;
+  // -0 is a valid share of nothing; normalise it so a behaviour survives a JSON round trip unchanged.
+  return value === 0 ? 0 : value;
 }
 
 function flag(value: unknown, path: string): boolean {
@@ -247,7 +248,7 @@ function delay(value: unknown, path: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_DELAY_MS) {
     fail(`\`${path}\` must be a number of milliseconds in [0, ${MAX_DELAY_MS}], got ${show(value)}`);
   }
-  return value;
+  return value === 0 ? 0 : value; // -0 → 0, as for shares
 }
 
 function integer(value: unknown, path: string, min: number, max: number): number {

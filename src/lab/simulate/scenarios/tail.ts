@@ -1,9 +1,9 @@
+import { type HedgePolicy, hedgeDelayMs } from '../../../client/hedge.js';
 import { InvalidOptionError } from '../../../errors.js';
 import { LatencyHistogram } from '../../../latency/histogram.js';
 import { createSlicedWindow } from '../../../latency/sliced-window.js';
 import { createRetryBudget } from '../../../policy/retry-budget.js';
 import { createSimulation, type Simulation } from '../engine.js';
-import { grantHedge, hedgeDelayMs } from '../hedge-rule.js';
 import { createSimRandom, type SimRandom } from '../random.js';
 
 /** The hedging policies compared by the `tail` scenario. */
@@ -287,8 +287,10 @@ function runPolicy(
   let hedges = 0;
   let refused = 0;
 
-  const delayFor = (): number | undefined =>
-    name === 'none' ? undefined : name === 'fixed' ? o.fixedHedgeMs : hedgeDelayMs(liveP95);
+  // prazo's own hedge setting and delay rule (the client's hedging step uses the same function).
+  const policy: HedgePolicy =
+    name === 'none' ? false : name === 'fixed' ? { at: o.fixedHedgeMs } : { at: 'p95' };
+  const delayFor = (): number | undefined => hedgeDelayMs(policy, liveP95);
 
   const res = o.timerResolutionMs;
   const tick = (ms: number): number => (res > 0 ? Math.ceil(ms / res) * res : ms);
@@ -335,7 +337,9 @@ function runPolicy(
       // Still unanswered after the delay: the hedge timer fires.
       sim.at(fireMs, () => {
         let doneMs = firstMs;
-        const granted = name === 'fixed' || grantHedge(0, budget);
+        // One hedge at most, and only if the shared retry budget grants it (the paper's fixed-delay
+        // policy has no budget).
+        const granted = name === 'fixed' || budget.tryConsume();
         if (granted) {
           const hedgeMs = servers[pickServer(server)]!.finishMs(
             sim.now(),

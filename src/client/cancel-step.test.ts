@@ -1,0 +1,82 @@
+import { getEventListeners } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { isPrazoError } from '../errors.js';
+import { createFakeClock } from '../testing/fake-clock.js';
+import { createFakeTransport, type FakeTransport } from '../testing/fake-transport.js';
+import { dependency } from './dependency.js';
+
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function setup() {
+  let transport: FakeTransport | undefined;
+  const dep = dependency(
+    {
+      name: 'inventory',
+      origins: ['http://10.0.0.1:80', 'http://10.0.0.2:80'],
+      latency: { p99Ms: 100 },
+      userDeadlineMs: 1_000,
+      clock: createFakeClock(1_800_000_000_000),
+    },
+    {
+      transport: (o) => {
+        transport = createFakeTransport(o.origins);
+        return transport;
+      },
+    },
+  );
+  return { dep, transport: transport! };
+}
+
+describe('the caller signal', () => {
+  it('is followed through one abort listener however many calls share it, gone when the last settles', async () => {
+    const { dep, transport } = setup();
+    const shutdown = new AbortController();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    const calls = Array.from({ length: 64 }, () => dep.request({ path: '/', signal: shutdown.signal }));
+    await flush();
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(1);
+    for (const exchange of transport.pending()) exchange.respond(200);
+    await Promise.all(calls);
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+    await flush();
+    process.off('warning', onWarning);
+    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    await dep.close();
+  });
+
+  it('cancels every call sharing it when it aborts, each with CANCELLED', async () => {
+    const { dep } = setup();
+    const shutdown = new AbortController();
+    const calls = Array.from({ length: 20 }, () =>
+      dep.request({ path: '/', signal: shutdown.signal }).then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+    );
+    await flush();
+    shutdown.abort(new Error('shutting down'));
+    const errors = await Promise.all(calls);
+    expect(errors.every((error) => isPrazoError(error, 'CANCELLED'))).toBe(true);
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+    await dep.close();
+  });
+
+  it('a call that settles leaves the others following the signal', async () => {
+    const { dep, transport } = setup();
+    const shutdown = new AbortController();
+    const first = dep.request({ path: '/a', signal: shutdown.signal });
+    const second = dep.request({ path: '/b', signal: shutdown.signal }).catch((error: unknown) => error);
+    await flush();
+    transport
+      .pending()
+      .find((exchange) => exchange.path === '/a')!
+      .respond(200);
+    await first;
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(1);
+    shutdown.abort();
+    expect(isPrazoError(await second, 'CANCELLED')).toBe(true);
+    await dep.close();
+  });
+});

@@ -1,0 +1,51 @@
+import type { LookupFunction } from 'node:net';
+import { buildConnector, errors } from 'undici';
+
+/** Options of {@link createConnector}. */
+export interface ConnectorOptions {
+  /** Connect timeout, in ms, enforced by a plain timer (to the millisecond, not undici's ~0.5 s tick). */
+  timeoutMs: number;
+  /** Name lookup, as `net.connect` takes it. @default dns.lookup */
+  lookup?: LookupFunction;
+}
+
+/**
+ * The connector of prazo's undici pools: undici's own, with the connect timeout enforced by a
+ * plain `setTimeout` instead of undici's fast timers. undici's timers tick about every 500 ms, so a
+ * 70 ms connect timeout fires after 0.5–1 s; and an attempt aborted while its socket is still
+ * connecting is only dropped once the connect settles. Together, a black-holed instance would hold
+ * a call past a sub-second deadline. Here the connect ends at `timeoutMs` with undici's
+ * `UND_ERR_CONNECT_TIMEOUT`, which classifies as a connect-phase failure (nothing was sent).
+ */
+export function createConnector(options: ConnectorOptions): buildConnector.connector {
+  const base = buildConnector({
+    // 0 disables undici's coarse timer: ours below replaces it.
+    timeout: 0,
+    ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
+  } as buildConnector.BuildOptions);
+  const timeoutMs = options.timeoutMs;
+  return (connectOptions, callback) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // undici's connector returns the socket it opens, though its type says void.
+    const socket: unknown = base(connectOptions, (error, connected) => {
+      clearTimeout(timer);
+      if (error) callback(error, null);
+      else callback(null, connected!);
+    });
+    if (
+      typeof socket === 'object' &&
+      socket !== null &&
+      typeof (socket as { destroy?: unknown }).destroy === 'function'
+    ) {
+      timer = setTimeout(() => {
+        const s = socket as unknown as { destroy(error: Error): void };
+        s.destroy(
+          new errors.ConnectTimeoutError(
+            `Connect Timeout Error (attempted address: ${connectOptions.hostname}:${connectOptions.port}, timeout: ${timeoutMs}ms)`,
+          ),
+        );
+      }, timeoutMs);
+    }
+    return socket;
+  };
+}
