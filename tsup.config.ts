@@ -29,12 +29,14 @@ export default defineConfig([
     define,
   },
   {
-    entry: { cli: 'src/cli/main.ts' },
+    entry: { cli: 'src/cli/main.ts', 'drill-service': 'src/lab/drill/service-main.ts' },
     format: ['esm'],
     sourcemap: true,
     target: 'node20',
     platform: 'node',
     banner: { js: '#!/usr/bin/env node' },
+    // Optional at run time (prom-client) or only used from a source checkout (esbuild): never bundled.
+    external: ['prom-client', 'esbuild', 'playwright-core'],
     define,
   },
 ]);

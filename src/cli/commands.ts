@@ -21,3 +21,8 @@ registerCommand(
   'deterministic incident simulator: retry amplification, hedged fan-outs',
   async () => (await import('./simulate.js')).simulate,
 );
+registerCommand(
+  'drill',
+  'degrade a dependency under load: naive settings vs prazo, side by side',
+  async () => (await import('./drill.js')).drill,
+);

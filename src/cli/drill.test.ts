@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { runCli } from './run.js';
+
+function capture() {
+  const out = { stdout: '', stderr: '' };
+  const io = {
+    stdout: {
+      write: (chunk: string) => {
+        out.stdout += chunk;
+        return true;
+      },
+    },
+    stderr: {
+      write: (chunk: string) => {
+        out.stderr += chunk;
+        return true;
+      },
+    },
+  };
+  return { io, out };
+}
+
+describe('prazo drill (arguments)', () => {
+  it('prints its help with every option', async () => {
+    const { io, out } = capture();
+    expect(await runCli(['drill', '--help'], io)).toBe(0);
+    for (const flag of [
+      '--quick',
+      '--warmup',
+      '--rps',
+      '--pool',
+      '--json',
+      '--report',
+      '--port',
+      '--no-page',
+    ])
+      expect(out.stdout).toContain(flag);
+  });
+
+  it('refuses an unknown option with exit status 2, before starting anything', async () => {
+    const { io, out } = capture();
+    expect(await runCli(['drill', '--fast'], io)).toBe(2);
+    expect(out.stderr).toContain('unknown option "--fast"');
+  });
+
+  it('names the option whose value is out of range', async () => {
+    const { io, out } = capture();
+    expect(await runCli(['drill', '--rps', 'lots'], io)).toBe(2);
+    expect(out.stderr).toContain('--rps expects a number');
+    const second = capture();
+    expect(await runCli(['drill', '--pool', '2.5', '--no-page'], second.io)).toBe(2);
+    expect(second.out.stderr).toContain('--pool');
+  });
+});

@@ -1,0 +1,198 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { isPrazoError } from '../errors.js';
+import { renderDashboardPage } from '../lab/drill/dashboard-page.js';
+import { type DashboardServer, dashboardData, startDashboardServer } from '../lab/drill/dashboard-server.js';
+import type { DrillOptions, PhaseLengths } from '../lab/drill/drill-options.js';
+import type { DrillReport } from '../lab/drill/drill-report.js';
+import { formatReportTable } from '../lab/drill/report-table.js';
+import { type DrillContext, type DrillProgress, runDrill } from '../lab/drill/run-drill.js';
+import { type CliIo, type Command, EXIT } from './run.js';
+
+const HELP = `Usage: prazo drill [options]
+
+Degrades a dependency under load and compares, on the same traffic, a service with naive settings
+(30 s timeout, 3 attempts, no budget, no deadline, no hedging) and one calibrated by prazo.
+Each service runs in its own process on 127.0.0.1. Phases: healthy warm-up (prazo is calibrated from
+it) → full degradation (the supplier answers at the naive timeout) → error burst (503s) → one slow
+instance (tail) → recovery. About 90 s by default, 30 s with --quick.
+
+Options:
+  --quick              short phases (about 30 s in all)
+  --warmup S           warm-up length, seconds (also --degrade, --burst, --tail, --recovery)
+  --rps N              offered load per configuration, requests per second (default 100)
+  --pool N             slots of the shop's shared pool (default 50)
+  --seed N             seed of the supplier doubles (default 1)
+  --json               print the report as JSON on stdout (instead of the table)
+  --report FILE        where to write the HTML report (default reports/drill-<timestamp>.html)
+  --port N             port of the live dashboard on 127.0.0.1 (default: any free port)
+  --no-page            do not serve the live dashboard
+  --strict             exit 1 when an acceptance check fails
+  -h, --help           show this help
+
+The live dashboard's URL is printed on stderr at start, with the progress; /metrics on the same
+port serves Prometheus metrics. Exit codes: 0 done, 1 a check failed (--strict), 2 bad input,
+130 interrupted.
+`;
+
+interface ParsedArgs {
+  options: DrillOptions;
+  json: boolean;
+  report: string | null;
+  port: number;
+  page: boolean;
+  strict: boolean;
+  help: boolean;
+}
+
+const PHASE_FLAGS: Record<string, keyof PhaseLengths> = {
+  '--warmup': 'warmupMs',
+  '--degrade': 'degradeMs',
+  '--burst': 'burstMs',
+  '--tail': 'tailMs',
+  '--recovery': 'recoveryMs',
+};
+
+class BadArgument extends Error {}
+
+function parseArgs(argv: string[]): ParsedArgs {
+  const parsed: ParsedArgs = {
+    options: {},
+    json: false,
+    report: null,
+    port: 0,
+    page: true,
+    strict: false,
+    help: false,
+  };
+  const phases: Partial<PhaseLengths> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
+    const value = (): string => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new BadArgument(`${flag} needs a value`);
+      return v;
+    };
+    const number = (min: number, max: number, integer = false): number => {
+      const text = value();
+      const n = Number(text);
+      if (
+        text.trim() === '' ||
+        !Number.isFinite(n) ||
+        n < min ||
+        n > max ||
+        (integer && !Number.isInteger(n))
+      )
+        throw new BadArgument(
+          `${flag} expects ${integer ? 'an integer' : 'a number'} in [${min}, ${max}], got "${text}"`,
+        );
+      return n;
+    };
+    const phaseKey = PHASE_FLAGS[flag];
+    if (phaseKey) phases[phaseKey] = Math.round(number(0.5, 600) * 1000);
+    else if (flag === '--quick') parsed.options.quick = true;
+    else if (flag === '--rps') parsed.options.rps = number(1, 2000);
+    else if (flag === '--pool') parsed.options.pool = number(1, 10_000, true);
+    else if (flag === '--seed') parsed.options.seed = number(-2_147_483_648, 2_147_483_647, true);
+    else if (flag === '--json') parsed.json = true;
+    else if (flag === '--report') parsed.report = value();
+    else if (flag === '--port') parsed.port = number(0, 65_535, true);
+    else if (flag === '--no-page') parsed.page = false;
+    else if (flag === '--strict') parsed.strict = true;
+    else if (flag === '--help' || flag === '-h') parsed.help = true;
+    else throw new BadArgument(`unknown option "${arg}"`);
+  }
+  if (Object.keys(phases).length > 0) parsed.options.phases = phases;
+  return parsed;
+}
+
+function progressWriter(io: CliIo): (p: DrillProgress) => void {
+  const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
+  let lastPhase = '';
+  let lastPlain = -Infinity;
+  return (p) => {
+    const left = Math.max(0, Math.ceil((p.totalMs - p.elapsedMs) / 1000));
+    const line = `drill: ${p.label} — ${Math.ceil(p.phaseLeftMs / 1000)} s left in phase, ${left} s left in all`;
+    if (tty) {
+      io.stderr.write(`\r\x1b[2K${line}`);
+    } else if (p.phase !== lastPhase || p.elapsedMs - lastPlain >= 10_000) {
+      io.stderr.write(`${line}\n`);
+      lastPlain = p.elapsedMs;
+    }
+    lastPhase = p.phase;
+  };
+}
+
+/** `prazo drill`: runs the drill and prints the report. */
+export const drill: Command = async (argv, io) => {
+  let args: ParsedArgs;
+  try {
+    args = parseArgs(argv);
+  } catch (error) {
+    if (!(error instanceof BadArgument)) throw error;
+    io.stderr.write(`prazo drill: ${error.message}. Run \`prazo drill --help\`.\n`);
+    return EXIT.badInput;
+  }
+  if (args.help) {
+    io.stdout.write(HELP);
+    return EXIT.ok;
+  }
+
+  const controller = new AbortController();
+  const interrupt = () => controller.abort();
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  let dashboard: DashboardServer | undefined;
+  let context: DrillContext | undefined;
+  const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
+  try {
+    if (args.page) {
+      dashboard = await startDashboardServer(args.port);
+      io.stderr.write(
+        `drill: live dashboard at ${dashboard.url} (Prometheus metrics at ${dashboard.url}metrics)\n`,
+      );
+    }
+    io.stderr.write('drill: starting the services (naive and prazo, each in its own processes)…\n');
+    let report: DrillReport;
+    try {
+      report = await runDrill(args.options, {
+        signal: controller.signal,
+        onReady: (c) => {
+          context = c;
+          dashboard?.attach(c);
+        },
+        onProgress: progressWriter(io),
+      });
+    } finally {
+      if (tty) io.stderr.write('\n');
+    }
+    dashboard?.finish(report);
+    const file = resolve(args.report ?? `reports/drill-${report.startedAt.replace(/[:.]/g, '-')}.html`);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, renderDashboardPage(dashboardData(context!, report), false));
+    io.stderr.write(`drill: HTML report written to ${file}\n`);
+    if (args.json) io.stdout.write(`${JSON.stringify({ ...report, reportFile: file }, null, 2)}\n`);
+    else io.stdout.write(formatReportTable(report));
+    return args.strict && report.checks.some((c) => !c.pass) ? EXIT.warning : EXIT.ok;
+  } catch (error) {
+    if (isPrazoError(error, 'CANCELLED') || controller.signal.aborted) {
+      io.stderr.write('drill: interrupted; every service was stopped.\n');
+      return 130;
+    }
+    if (isPrazoError(error, 'INVALID_OPTION')) {
+      io.stderr.write(`prazo drill: ${error.message}\n`);
+      return EXIT.badInput;
+    }
+    throw error;
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+    await dashboard?.close();
+  }
+};
+
+export default drill;

@@ -1,0 +1,67 @@
+import type { IncomingMessage } from 'node:http';
+import type { AttemptKind } from '../attempt-header.js';
+import { DEADLINE_HEADER } from '../attempt-header.js';
+import { type CallResult, createNaiveCaller } from './naive-caller.js';
+import type { TierSpec } from './service-spec.js';
+
+/** Callbacks a tier uses to count what its client does. */
+export interface DownstreamHooks {
+  onAttempt(kind: AttemptKind, variant: string, durationMs: number, ok: boolean): void;
+}
+
+/** How a service of the chain calls the next one. */
+export interface Downstream {
+  /** Calls `path` on behalf of the incoming request; never rejects (failures become a 5xx result). */
+  call(path: string, incoming: IncomingMessage, variant: string): Promise<CallResult>;
+  /** The per-attempt timeout in force, in ms. */
+  timeoutMs(): number;
+  /** The client's own Prometheus metrics (text format), when it publishes any. */
+  metrics?(): Promise<string>;
+  /** Closes the client: at once, or once the calls in flight have finished (`graceful`). */
+  close(graceful?: boolean): Promise<void>;
+}
+
+/**
+ * The naive configuration's client: fixed timeout, blind retries at the edge, and no deadline. The
+ * user's deadline header is passed along untouched, like a trace header, only so the supplier double
+ * can count the requests that arrive after the user has gone; no service of this configuration reads it.
+ */
+export function createNaiveDownstream(spec: TierSpec, hooks: DownstreamHooks): Downstream {
+  const caller = createNaiveCaller({
+    name: spec.downstreamName,
+    origins: spec.downstream,
+    timeoutMs: spec.naive.timeoutMs,
+    attempts: spec.edge ? spec.naive.attempts : 1,
+    onAttempt: (kind, durationMs, ok, variant) => hooks.onAttempt(kind, variant, durationMs, ok),
+  });
+  return {
+    async call(path, incoming, variant) {
+      const headers: Record<string, string> = {};
+      const deadline = incoming.headers[DEADLINE_HEADER];
+      if (typeof deadline === 'string') headers[DEADLINE_HEADER] = deadline;
+      try {
+        return await caller.call(path, headers, variant);
+      } catch (error) {
+        return failure(error);
+      }
+    },
+    timeoutMs: () => spec.naive.timeoutMs,
+    close: (graceful) => caller.close(graceful),
+  };
+}
+
+/** Maps a client error to what a service answers its own caller. */
+export function failure(error: unknown): CallResult {
+  const code = (error as { code?: unknown } | null)?.code;
+  const name = (error as { name?: unknown } | null)?.name;
+  const timedOut =
+    code === 'DEADLINE_EXCEEDED' ||
+    code === 'DEADLINE_INSUFFICIENT' ||
+    code === 'READ_TIMEOUT' ||
+    code === 'CONNECT_TIMEOUT' ||
+    name === 'AbortError';
+  return {
+    status: timedOut ? 504 : 502,
+    body: JSON.stringify({ error: typeof code === 'string' ? code : String(name ?? 'error') }),
+  };
+}

@@ -1,0 +1,170 @@
+import { InvalidOptionError } from '../../errors.js';
+
+/** Lengths of the drill's phases, in ms. */
+export interface PhaseLengths {
+  /** Healthy traffic; the prazo policy is calibrated from what it measures. */
+  warmupMs: number;
+  /** The supplier answers at the naive timeout (30 s): effectively hung. */
+  degradeMs: number;
+  /** The supplier answers a share of 503s. */
+  burstMs: number;
+  /** One supplier instance is slow on a share of its requests (tail latency). */
+  tailMs: number;
+  /** Healthy again. */
+  recoveryMs: number;
+}
+
+/** Options of the drill (`prazo drill`). Durations in ms. */
+export interface DrillOptions {
+  /** Shorter phases (≈ 30 s in all) instead of the default ≈ 90 s. @default false */
+  quick?: boolean;
+  /** Phase lengths; those given override the (quick or default) lengths. */
+  phases?: Partial<PhaseLengths>;
+  /** Offered load per configuration, requests per second, split between the two routes. @default 100 */
+  rps?: number;
+  /** Share of the load on `/checkout` (the route that calls the supplier); the rest on `/catalog`. @default 0.5 */
+  checkoutShare?: number;
+  /** Slots of the shop's shared pool. @default 50 */
+  pool?: number;
+  /** Requests allowed to wait for a slot. @default 100 */
+  poolMaxWaiting?: number;
+  /** Longest wait for a slot before a 503, in ms. @default 1000 */
+  poolAcquireTimeoutMs?: number;
+  /** When the user gives up (the load driver aborts), in ms. @default 2000 */
+  userDeadlineMs?: number;
+  /** The gateway's local deadline cap (prazo configuration), in ms. @default 1900 */
+  gatewayDeadlineMs?: number;
+  /** The naive per-attempt timeout, in ms. @default 30000 */
+  naiveTimeoutMs?: number;
+  /** The naive attempts per call. @default 3 */
+  naiveAttempts?: number;
+  /** Attempts prazo is asked for (calibration may reduce them to fit the deadline). @default 2 */
+  prazoAttempts?: number;
+  /** The supplier's healthy latency: log-normal with this median and p99, in ms. @default 40 / 180 */
+  healthyMedianMs?: number;
+  healthyP99Ms?: number;
+  /** Share of 503s at the height of the error burst. @default 0.95 */
+  burstShare?: number;
+  /**
+   * Share of the slow instance's requests that are slow in the tail phase. @default 0.05 (≈ 2.5 % of
+   * all: enough to own the p99, too few to move the p95 that triggers hedges)
+   */
+  tailShare?: number;
+  /** Latency of a slow request in the tail phase, in ms. @default 1000 */
+  tailMs?: number;
+  /** Threshold of the retry-ratio alert (retries + hedges over originals). @default 0.05 */
+  retryRatioAlert?: number;
+  /** Threshold of the error-rate alert (share of failed checkouts). @default 0.05 */
+  errorRateAlert?: number;
+  /** Window both alert conditions are evaluated over, in ms. @default 2000 */
+  alertWindowMs?: number;
+  /** Seed of the supplier doubles' draws. @default 1 */
+  seed?: number;
+  /** Unmeasured traffic before the warm-up, so that cold processes do not spoil it, in ms. @default 4000 */
+  preWarmMs?: number;
+}
+
+/** Default phase lengths: ≈ 90 s. */
+export const DEFAULT_PHASES: Readonly<PhaseLengths> = Object.freeze({
+  warmupMs: 15_000,
+  degradeMs: 20_000,
+  burstMs: 20_000,
+  tailMs: 20_000,
+  recoveryMs: 15_000,
+});
+
+/** Phase lengths of `--quick`: ≈ 30 s. */
+export const QUICK_PHASES: Readonly<PhaseLengths> = Object.freeze({
+  warmupMs: 5_000,
+  degradeMs: 6_000,
+  burstMs: 6_000,
+  tailMs: 7_000,
+  recoveryMs: 4_000,
+});
+
+/** Defaults of {@link DrillOptions}, taken from the article where it gives a figure. */
+export const DRILL_DEFAULTS = Object.freeze({
+  quick: false,
+  rps: 100,
+  checkoutShare: 0.5,
+  pool: 50,
+  poolMaxWaiting: 100,
+  poolAcquireTimeoutMs: 1000,
+  userDeadlineMs: 2000,
+  gatewayDeadlineMs: 1900,
+  naiveTimeoutMs: 30_000,
+  naiveAttempts: 3,
+  prazoAttempts: 2,
+  healthyMedianMs: 40,
+  healthyP99Ms: 180,
+  burstShare: 0.95,
+  tailShare: 0.05,
+  tailMs: 1000,
+  retryRatioAlert: 0.05,
+  errorRateAlert: 0.05,
+  alertWindowMs: 2000,
+  seed: 1,
+  preWarmMs: 4000,
+});
+
+/** {@link DrillOptions} with every field present. */
+export type NormalizedDrillOptions = Omit<Required<DrillOptions>, 'phases'> & { phases: PhaseLengths };
+
+/**
+ * Fills in defaults and validates.
+ * @throws InvalidOptionError naming the option.
+ */
+export function normalizeDrillOptions(options: DrillOptions = {}): NormalizedDrillOptions {
+  const merged = { ...DRILL_DEFAULTS, ...stripUndefined(options) } as Required<DrillOptions>;
+  const base = merged.quick ? QUICK_PHASES : DEFAULT_PHASES;
+  const phases: PhaseLengths = { ...base, ...stripUndefined(options.phases ?? {}) };
+  for (const [key, value] of Object.entries(phases)) {
+    if (!Number.isFinite(value) || value < 500 || value > 600_000)
+      throw new InvalidOptionError(`phases.${key}`, 'a number of ms in [500, 600000]', value);
+  }
+  const positive = (name: keyof typeof DRILL_DEFAULTS, max: number, integer = false) => {
+    const value = merged[name] as number;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > max)
+      throw new InvalidOptionError(name, `a number in (0, ${max}]`, value);
+    if (integer && !Number.isInteger(value)) throw new InvalidOptionError(name, 'an integer', value);
+  };
+  positive('rps', 2000);
+  positive('pool', 10_000, true);
+  positive('userDeadlineMs', 60_000);
+  positive('gatewayDeadlineMs', 60_000);
+  positive('naiveTimeoutMs', 600_000);
+  positive('naiveAttempts', 10, true);
+  positive('prazoAttempts', 10, true);
+  positive('healthyMedianMs', 10_000);
+  positive('healthyP99Ms', 60_000);
+  positive('tailMs', 60_000);
+  positive('alertWindowMs', 60_000);
+  positive('poolAcquireTimeoutMs', 60_000);
+  if (!Number.isFinite(merged.preWarmMs) || merged.preWarmMs < 0 || merged.preWarmMs > 60_000)
+    throw new InvalidOptionError('preWarmMs', 'a number of ms in [0, 60000]', merged.preWarmMs);
+  for (const name of [
+    'checkoutShare',
+    'burstShare',
+    'tailShare',
+    'retryRatioAlert',
+    'errorRateAlert',
+  ] as const) {
+    const value = merged[name];
+    if (typeof value !== 'number' || !(value >= 0 && value <= 1))
+      throw new InvalidOptionError(name, 'a number in [0, 1]', value);
+  }
+  if (!Number.isInteger(merged.poolMaxWaiting) || merged.poolMaxWaiting < 0)
+    throw new InvalidOptionError('poolMaxWaiting', 'an integer ≥ 0', merged.poolMaxWaiting);
+  if (merged.healthyP99Ms < merged.healthyMedianMs)
+    throw new InvalidOptionError(
+      'healthyP99Ms',
+      `a number ≥ healthyMedianMs (${merged.healthyMedianMs})`,
+      merged.healthyP99Ms,
+    );
+  if (!Number.isInteger(merged.seed)) throw new InvalidOptionError('seed', 'an integer', merged.seed);
+  return { ...merged, phases };
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

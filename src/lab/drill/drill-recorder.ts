@@ -1,0 +1,212 @@
+import { LatencyHistogram } from '../../latency/histogram.js';
+import type { UserResult } from './load-driver.js';
+import { type Phase, type PhaseName, phaseAt } from './phase-plan.js';
+import { DRILL_CONFIGS, type DrillConfig, type TierStats } from './service-spec.js';
+import type { SupplierCounts } from './supplier-service.js';
+
+/** One point of a configuration's timeline: what happened during one sample interval. */
+export interface Sample {
+  /** End of the interval, ms since the traffic started. */
+  tMs: number;
+  phase: PhaseName;
+  /** User requests that ended in the interval, by route. */
+  checkoutOk: number;
+  checkoutFailed: number;
+  catalogOk: number;
+  catalogFailed: number;
+  /** Slots in use at the sample, and the peak during the interval. */
+  poolInUse: number;
+  poolPeak: number;
+  poolWaiting: number;
+  /** Requests the supplier instances received in the interval, by kind. */
+  originals: number;
+  retries: number;
+  hedges: number;
+  /** Supplier requests in the interval that arrived after the user's deadline. */
+  afterDeadline: number;
+  /** (retries + hedges) / originals over the alert window, at the supplier; null with no original. */
+  retryRatio: number | null;
+  /** p99 of the supplier calls over the last seconds, as the edge service measures them (ms). */
+  liveP99Ms: number | null;
+  /** The per-attempt timeout in force at the edge (ms). */
+  timeoutMs: number;
+}
+
+/** Counters of a set of user requests, grouped by the phase they were sent in. */
+export interface RouteTally {
+  sent: number;
+  ok: number;
+  histogram: LatencyHistogram;
+}
+
+/** Cumulative counters of a configuration at an instant, for differences between two instants. */
+export interface Mark {
+  supplier: SupplierCounts;
+  byVariant: TierStats['byVariant'];
+}
+
+/** What the drill reads from a configuration's services at each sample. */
+export interface ConfigReading {
+  gateway: TierStats;
+  inventory: TierStats;
+  suppliers: SupplierCounts[];
+}
+
+type Bucketed = { sent: number; failed: number };
+
+/** Collects everything the report and the dashboard draw. */
+export interface DrillRecorder {
+  readonly sampleMs: number;
+  readonly phases: readonly Phase[];
+  recordUser(result: UserResult): void;
+  /** Adds one sample per configuration at `tMs`. */
+  sample(tMs: number, readings: Record<DrillConfig, ConfigReading>): void;
+  /** Sets the supplier counters the first sample's differences start from. */
+  baseline(readings: Record<DrillConfig, ConfigReading>): void;
+  /** Remembers the cumulative counters at a named instant (phase boundaries, the burst plateau). */
+  mark(name: string, readings: Record<DrillConfig, ConfigReading>): void;
+  samples(config: DrillConfig): readonly Sample[];
+  marks(config: DrillConfig): ReadonlyMap<string, Mark>;
+  /** User requests sent in `phase` on `key` (`checkout`, `catalog`, `checkout:hedged`, `checkout:unhedged`). */
+  tally(config: DrillConfig, phase: PhaseName | 'all', key: string): RouteTally;
+  /** Checkouts by the sample interval they were SENT in (for the error rate, free of leftovers). */
+  checkoutsBySent(config: DrillConfig): readonly Bucketed[];
+}
+
+/** Sums the counters of the supplier instances. */
+export function sumSuppliers(counts: readonly SupplierCounts[]): SupplierCounts {
+  const total: SupplierCounts = {
+    received: 0,
+    originals: 0,
+    retries: 0,
+    hedges: 0,
+    afterDeadline: 0,
+    inFlight: 0,
+    byStatus: {},
+  };
+  for (const c of counts) {
+    total.received += c.received;
+    total.originals += c.originals;
+    total.retries += c.retries;
+    total.hedges += c.hedges;
+    total.afterDeadline += c.afterDeadline;
+    total.inFlight += c.inFlight;
+    for (const [s, n] of Object.entries(c.byStatus)) total.byStatus[s] = (total.byStatus[s] ?? 0) + n;
+  }
+  return total;
+}
+
+/** Creates the drill's recorder. */
+export function createDrillRecorder(
+  phases: readonly Phase[],
+  sampleMs: number,
+  alertWindowMs: number,
+): DrillRecorder {
+  const perConfig = new Map(
+    DRILL_CONFIGS.map((config) => [
+      config,
+      {
+        samples: [] as Sample[],
+        marks: new Map<string, Mark>(),
+        pending: { checkoutOk: 0, checkoutFailed: 0, catalogOk: 0, catalogFailed: 0 },
+        last: null as SupplierCounts | null,
+        tallies: new Map<string, RouteTally>(),
+        bySent: [] as Bucketed[],
+      },
+    ]),
+  );
+  const windowSamples = Math.max(1, Math.round(alertWindowMs / sampleMs));
+  const state = (config: DrillConfig) => perConfig.get(config)!;
+  const tallyOf = (config: DrillConfig, phase: string, key: string): RouteTally => {
+    const tallies = state(config).tallies;
+    const id = `${phase}/${key}`;
+    let tally = tallies.get(id);
+    if (!tally) {
+      tally = { sent: 0, ok: 0, histogram: new LatencyHistogram() };
+      tallies.set(id, tally);
+    }
+    return tally;
+  };
+
+  return {
+    sampleMs,
+    phases,
+    recordUser(result) {
+      const s = state(result.config);
+      if (result.route === 'checkout') s.pending[result.ok ? 'checkoutOk' : 'checkoutFailed']++;
+      else s.pending[result.ok ? 'catalogOk' : 'catalogFailed']++;
+      const phase = phaseAt(phases, result.sentAtMs).name;
+      const keys = result.route === 'checkout' ? ['checkout', `checkout:${result.variant}`] : ['catalog'];
+      for (const p of [phase, 'all']) {
+        for (const key of keys) {
+          const tally = tallyOf(result.config, p, key);
+          tally.sent++;
+          if (result.ok) tally.ok++;
+          tally.histogram.record(result.durationMs);
+        }
+      }
+      if (result.route === 'checkout') {
+        const index = Math.floor(result.sentAtMs / sampleMs);
+        while (s.bySent.length <= index) s.bySent.push({ sent: 0, failed: 0 });
+        s.bySent[index]!.sent++;
+        if (!result.ok) s.bySent[index]!.failed++;
+      }
+    },
+    sample(tMs, readings) {
+      for (const config of DRILL_CONFIGS) {
+        const s = state(config);
+        const reading = readings[config];
+        const supplier = sumSuppliers(reading.suppliers);
+        const last = s.last ?? { ...supplier, originals: 0, retries: 0, hedges: 0, afterDeadline: 0 };
+        s.last = supplier;
+        const pool = reading.gateway.pool;
+        const sample: Sample = {
+          tMs,
+          phase: phaseAt(phases, Math.max(0, tMs - 1)).name,
+          ...s.pending,
+          poolInUse: pool?.inUse ?? 0,
+          poolPeak: pool?.peakInUse ?? 0,
+          poolWaiting: pool?.waiting ?? 0,
+          originals: supplier.originals - last.originals,
+          retries: supplier.retries - last.retries,
+          hedges: supplier.hedges - last.hedges,
+          afterDeadline: supplier.afterDeadline - last.afterDeadline,
+          retryRatio: null,
+          liveP99Ms: Number.isFinite(reading.inventory.liveP99Ms) ? reading.inventory.liveP99Ms : null,
+          timeoutMs: reading.inventory.timeoutMs,
+        };
+        s.samples.push(sample);
+        sample.retryRatio = windowRatio(s.samples.slice(-windowSamples));
+        s.pending = { checkoutOk: 0, checkoutFailed: 0, catalogOk: 0, catalogFailed: 0 };
+      }
+    },
+    baseline(readings) {
+      for (const config of DRILL_CONFIGS) state(config).last = sumSuppliers(readings[config].suppliers);
+    },
+    mark(name, readings) {
+      for (const config of DRILL_CONFIGS) {
+        state(config).marks.set(name, {
+          supplier: sumSuppliers(readings[config].suppliers),
+          byVariant: readings[config].inventory.byVariant,
+        });
+      }
+    },
+    samples: (config) => state(config).samples,
+    marks: (config) => state(config).marks,
+    tally: (config, phase, key) => tallyOf(config, phase, key),
+    checkoutsBySent: (config) => state(config).bySent,
+  };
+}
+
+/** (retries + hedges) / originals over some samples; null with no original. */
+export function windowRatio(
+  samples: readonly Pick<Sample, 'originals' | 'retries' | 'hedges'>[],
+): number | null {
+  let originals = 0;
+  let extras = 0;
+  for (const s of samples) {
+    originals += s.originals;
+    extras += s.retries + s.hedges;
+  }
+  return originals > 0 ? extras / originals : null;
+}

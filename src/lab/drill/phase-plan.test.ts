@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeDrillOptions } from './drill-options.js';
+import {
+  burstPlateauStartMs,
+  burstRampStartMs,
+  phaseAt,
+  planPhases,
+  supplierBehaviour,
+} from './phase-plan.js';
+
+describe('the drill phases', () => {
+  const options = normalizeDrillOptions({ quick: true });
+  const phases = planPhases(options.phases);
+
+  it('lay warm-up, degradation, burst, tail and recovery end to end in about 30 s with --quick', () => {
+    expect(phases.map((p) => p.name)).toEqual(['warmup', 'degrade', 'burst', 'tail', 'recovery']);
+    for (let i = 1; i < phases.length; i++) expect(phases[i]!.startMs).toBe(phases[i - 1]!.endMs);
+    expect(phases[phases.length - 1]!.endMs).toBeGreaterThanOrEqual(25_000);
+    expect(phases[phases.length - 1]!.endMs).toBeLessThanOrEqual(32_000);
+    expect(normalizeDrillOptions().phases.recoveryMs).toBeGreaterThan(options.phases.recoveryMs);
+  });
+
+  it('find the phase an instant falls in, the last one past the end', () => {
+    expect(phaseAt(phases, 0).name).toBe('warmup');
+    expect(phaseAt(phases, phases[1]!.startMs).name).toBe('degrade');
+    expect(phaseAt(phases, 10 ** 9).name).toBe('recovery');
+  });
+
+  it('degrade the supplier to answer at the naive timeout, as the article’s load-test double does', () => {
+    expect(supplierBehaviour('degrade', 0, 0.5, options)).toEqual({ answerAtMs: options.naiveTimeoutMs });
+  });
+
+  it('ramp the 503 share up after the supplier returns, then hold it at its height', () => {
+    const burst = phases.find((p) => p.name === 'burst')!;
+    const share = (progress: number) => {
+      return supplierBehaviour('burst', 0, progress, options).statuses?.[0]?.share;
+    };
+    expect(share(0)).toBe(0);
+    expect(share(0.2)).toBeGreaterThan(0);
+    expect(share(0.2)).toBeLessThan(options.burstShare);
+    expect(share(0.9)).toBeCloseTo(options.burstShare);
+    expect(burstRampStartMs(burst)).toBeGreaterThan(burst.startMs);
+    expect(burstPlateauStartMs(burst)).toBeGreaterThan(burstRampStartMs(burst));
+    expect(burstPlateauStartMs(burst)).toBeLessThan(burst.endMs);
+  });
+
+  it('slow down only the first instance in the tail phase', () => {
+    expect(supplierBehaviour('tail', 0, 0, options)).toMatchObject({ latency: { type: 'mixture' } });
+    expect(supplierBehaviour('tail', 1, 0, options)).toMatchObject({ latency: { type: 'lognormal' } });
+  });
+
+  it('refuse a phase length out of range, naming it', () => {
+    expect(() => normalizeDrillOptions({ phases: { burstMs: 10 } })).toThrow(/phases\.burstMs/);
+    expect(() => normalizeDrillOptions({ rps: 0 })).toThrow(/rps/);
+  });
+});

@@ -1,0 +1,312 @@
+import { CancelledError } from '../../errors.js';
+import { calibrateHop } from './calibrate-edge.js';
+import { type DrillOptions, type NormalizedDrillOptions, normalizeDrillOptions } from './drill-options.js';
+import { type ConfigReading, createDrillRecorder, type DrillRecorder } from './drill-recorder.js';
+import { buildDrillReport, type DrillReport } from './drill-report.js';
+import {
+  burstPlateauStartMs,
+  type Phase,
+  type PhaseName,
+  phaseAt,
+  planPhases,
+  supplierBehaviour,
+} from './phase-plan.js';
+import { type ServiceProcess, startServiceProcess } from './service-process.js';
+import { type ServiceSet, startServiceSet } from './service-set.js';
+import {
+  DRILL_CONFIGS,
+  type DrillConfig,
+  type TierMeasurement,
+  type TierPolicy,
+  type TierStats,
+} from './service-spec.js';
+import type { SupplierCounts } from './supplier-service.js';
+
+/** Where the drill is, for a progress display. */
+export interface DrillProgress {
+  phase: PhaseName;
+  label: string;
+  /** ms since the traffic started. */
+  elapsedMs: number;
+  totalMs: number;
+  /** ms left in the current phase. */
+  phaseLeftMs: number;
+}
+
+/** Hooks of {@link runDrill}. */
+export interface DrillHooks {
+  /** Called about every second while traffic runs. */
+  onProgress?: (progress: DrillProgress) => void;
+  /** Called once the services are up and the recorder exists (the dashboard attaches here). */
+  onReady?: (context: DrillContext) => void | Promise<void>;
+  /** Aborting it stops the drill, kills every service and rejects with `CANCELLED`. */
+  signal?: AbortSignal;
+}
+
+/** What the dashboard reads while the drill runs. */
+export interface DrillContext {
+  options: NormalizedDrillOptions;
+  phases: readonly Phase[];
+  recorder: DrillRecorder;
+  /** ms since the traffic started (0 before it starts). */
+  elapsedMs(): number;
+  /** Process ids of every service, for leak checks. */
+  pids(): number[];
+  /** The calibration so far (empty until warm-up ends). */
+  calibration: DrillReport['calibration'];
+  /** The Prometheus metrics the services' clients publish (prazo's own `prazo_*` metrics), text format. */
+  serviceMetrics(): Promise<string>;
+}
+
+const SAMPLE_MS = 500;
+/** Lead time given to the load drivers so that both start sending at the same instant. */
+const START_DELAY_MS = 300;
+const SCHEDULER_MS = 100;
+
+/**
+ * Runs the drill: starts the naive and the prazo service sets, drives the same open-loop traffic at
+ * both through the phases (warm-up → degradation → error burst → slow instance → recovery),
+ * calibrates prazo from the warm-up, and returns the measured report. Leaves no process behind,
+ * also when `hooks.signal` aborts.
+ *
+ * @throws CancelledError when `hooks.signal` aborts; InvalidOptionError for a bad option.
+ */
+export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {}): Promise<DrillReport> {
+  const options = normalizeDrillOptions(input);
+  const phases = planPhases(options.phases);
+  const totalMs = phases[phases.length - 1]!.endMs;
+  const recorder = createDrillRecorder(phases, SAMPLE_MS, options.alertWindowMs);
+  const processes: ServiceProcess[] = [];
+  const calibration: DrillReport['calibration'] = {};
+  const edgeTail: Partial<Record<DrillConfig, Record<string, number>>> = {};
+  const startedAt = new Date();
+  let trafficStart = 0;
+  let cancelled = false;
+  const cleanups: Array<() => void> = [];
+
+  const killAll = () => {
+    for (const p of processes) p.kill();
+  };
+  const onAbort = () => {
+    cancelled = true;
+    killAll();
+    for (const cleanup of cleanups) cleanup();
+  };
+  if (hooks.signal?.aborted) throw new CancelledError('The drill was interrupted before it started.');
+  hooks.signal?.addEventListener('abort', onAbort, { once: true });
+  const check = () => {
+    if (cancelled) throw new CancelledError('The drill was interrupted.');
+  };
+
+  try {
+    const sets = await Promise.all(
+      DRILL_CONFIGS.map((config) => startServiceSet(config, options, (p) => processes.push(p))),
+    );
+    check();
+
+    const read = async (): Promise<Record<DrillConfig, ConfigReading>> => {
+      const entries = await Promise.all(
+        sets.map(async (set) => {
+          const [gateway, inventory, ...suppliers] = await Promise.all([
+            set.gateway.call<TierStats>('stats'),
+            set.inventory.call<TierStats>('stats'),
+            ...set.suppliers.map((s) => s.call<SupplierCounts>('counts')),
+          ]);
+          return [set.config, { gateway, inventory, suppliers }] as const;
+        }),
+      );
+      return Object.fromEntries(entries) as Record<DrillConfig, ConfigReading>;
+    };
+
+    const context: DrillContext = {
+      options,
+      phases,
+      recorder,
+      elapsedMs: () => (trafficStart === 0 ? 0 : Math.min(totalMs, performance.now() - trafficStart)),
+      pids: () => processes.map((p) => p.pid),
+      calibration,
+      serviceMetrics: async () => {
+        const texts = await Promise.all(
+          sets.map((set) => set.inventory.call<string>('metrics').catch(() => '')),
+        );
+        return texts.filter((t) => t !== '').join('\n');
+      },
+    };
+
+    // One load driver per configuration, each in its own process (see LoadSpec).
+    const loaders = await Promise.all(
+      sets.map(async (set) => {
+        const loader = await startServiceProcess(`${set.config}/users`, {
+          role: 'load',
+          config: set.config,
+          url: set.gateway.url,
+          rps: options.rps,
+          checkoutShare: options.checkoutShare,
+          userDeadlineMs: options.userDeadlineMs,
+          preMs: options.preWarmMs,
+          durationMs: totalMs,
+        });
+        processes.push(loader);
+        return loader;
+      }),
+    );
+    check();
+    const loadDone = Promise.all(
+      loaders.map(
+        (loader) =>
+          new Promise<void>((resolve, reject) => {
+            loader.onMessage((message) => {
+              if (message.type === 'results')
+                for (const result of message.results) recorder.recordUser(result);
+              else if (message.type === 'load-done') resolve();
+            });
+            loader.exited.then(() => reject(new CancelledError('A load driver went away.')));
+          }),
+      ),
+    );
+    loadDone.catch(() => {});
+    await hooks.onReady?.(context);
+    check();
+
+    const startAtMs = Date.now() + START_DELAY_MS;
+    await Promise.all(loaders.map((loader) => loader.call('start', startAtMs)));
+    trafficStart = performance.now() + (startAtMs - Date.now()) + options.preWarmMs;
+    // The same traffic runs unmeasured for `preWarmMs` first (cold processes would spoil the warm-up
+    // the policy is calibrated from); then the tiers forget it and the timeline starts.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, trafficStart - performance.now())));
+    check();
+    await Promise.all(
+      sets.flatMap((set) =>
+        [set.gateway, set.orders, set.inventory].map((t) => t.call('reset-measurements')),
+      ),
+    );
+    const baseline = await read();
+    recorder.baseline(baseline);
+    recorder.mark('warmup', baseline);
+
+    // Phase transitions and the burst's ramp, applied in order by one chain of async steps.
+    let current: Phase = phases[0]!;
+    const lastBehaviour = new Map<string, string>();
+    let plateauMarked = false;
+    let work: Promise<void> = Promise.resolve();
+    const enqueue = (step: () => Promise<void>) => {
+      work = work.then(step).catch((error: unknown) => {
+        if (!cancelled) process.emitWarning(`drill: ${String(error)}`);
+      });
+    };
+    const applyBehaviours = async (phase: Phase, elapsed: number) => {
+      const progress = (elapsed - phase.startMs) / (phase.endMs - phase.startMs);
+      await Promise.all(
+        sets.flatMap((set) =>
+          set.suppliers.map(async (supplier, instance) => {
+            const behaviour = supplierBehaviour(phase.name, instance, progress, options);
+            const key = JSON.stringify(behaviour);
+            if (lastBehaviour.get(supplier.name) === key) return;
+            lastBehaviour.set(supplier.name, key);
+            await supplier.call('set', behaviour);
+          }),
+        ),
+      );
+    };
+    const enter = async (from: Phase, to: Phase) => {
+      if (from.name === 'warmup') await calibrate(sets, options, calibration);
+      // The degraded supplier is restarted, already with the next phase's behaviour: its stuck
+      // connections reset, as a restarted dependency's would, and the retries they cause are answered.
+      if (from.name === 'degrade') {
+        await applyBehaviours(to, to.startMs);
+        await Promise.all(sets.flatMap((s) => s.suppliers.map((p) => p.call('restart'))));
+      }
+      // The edge's own view of hedging: supplier-call p99 by variant over the tail phase alone.
+      if (to.name === 'tail' || from.name === 'tail') {
+        await Promise.all(
+          sets.map(async (set) => {
+            const p99 = await set.inventory.call<Record<string, number>>('take-call-p99');
+            if (from.name === 'tail') edgeTail[set.config] = p99;
+          }),
+        );
+      }
+      recorder.mark(to.name, await read());
+    };
+
+    const scheduler = setInterval(() => {
+      const elapsed = performance.now() - trafficStart;
+      const phase = phaseAt(phases, elapsed);
+      if (phase !== current && elapsed < totalMs) {
+        const from = current;
+        current = phase;
+        enqueue(() => enter(from, phase));
+      }
+      if (elapsed < totalMs) enqueue(() => applyBehaviours(phase, elapsed));
+      const burst = phases.find((p) => p.name === 'burst')!;
+      if (!plateauMarked && elapsed >= burstPlateauStartMs(burst)) {
+        plateauMarked = true;
+        enqueue(async () => recorder.mark('burst-plateau', await read()));
+      }
+    }, SCHEDULER_MS);
+    let nextSampleAt = SAMPLE_MS;
+    let sampling = false;
+    const sampler = setInterval(() => {
+      const elapsed = performance.now() - trafficStart;
+      if (sampling || elapsed < nextSampleAt || elapsed > totalMs + SAMPLE_MS) return;
+      sampling = true;
+      const tMs = nextSampleAt;
+      nextSampleAt += SAMPLE_MS;
+      read()
+        .then((readings) => recorder.sample(tMs, readings))
+        .catch(() => {})
+        .finally(() => {
+          sampling = false;
+        });
+      const phase = phaseAt(phases, elapsed);
+      if (Math.floor(elapsed / 1000) !== Math.floor((elapsed - SAMPLE_MS) / 1000) || tMs === SAMPLE_MS) {
+        hooks.onProgress?.({
+          phase: phase.name,
+          label: phase.label,
+          elapsedMs: Math.min(elapsed, totalMs),
+          totalMs,
+          phaseLeftMs: Math.max(0, phase.endMs - elapsed),
+        });
+      }
+    }, 50);
+    cleanups.push(() => {
+      clearInterval(scheduler);
+      clearInterval(sampler);
+    });
+
+    await loadDone;
+    check();
+    clearInterval(scheduler);
+    clearInterval(sampler);
+    await work;
+    while (sampling) await new Promise((resolve) => setTimeout(resolve, 20));
+    const final = await read();
+    recorder.sample(Math.max(nextSampleAt, totalMs), final);
+    recorder.mark('recovery-end', final);
+    recorder.mark('end', final);
+    check();
+    return buildDrillReport(recorder, options, calibration, startedAt, edgeTail);
+  } finally {
+    hooks.signal?.removeEventListener('abort', onAbort);
+    for (const cleanup of cleanups) cleanup();
+    await Promise.all(processes.map((p) => p.stop()));
+  }
+}
+
+/** Reads what each hop measured during warm-up and hands the prazo hops their calibrated policy. */
+async function calibrate(
+  sets: readonly ServiceSet[],
+  options: NormalizedDrillOptions,
+  calibration: DrillReport['calibration'],
+): Promise<void> {
+  await Promise.all(
+    sets.map(async (set) => {
+      for (const tier of [set.gateway, set.orders, set.inventory]) {
+        const measured = await tier.call<TierMeasurement>('measured');
+        const edge = tier === set.inventory;
+        const policy: TierPolicy = calibrateHop(measured, options, edge);
+        if (set.config === 'prazo') calibration[tier.name.split('/')[1]!] = { measured, policy };
+        await tier.call('configure', policy);
+      }
+    }),
+  );
+}

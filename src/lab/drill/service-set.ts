@@ -1,0 +1,109 @@
+import type { NormalizedDrillOptions } from './drill-options.js';
+import { supplierBehaviour } from './phase-plan.js';
+import { type ServiceProcess, startServiceProcess } from './service-process.js';
+import type { DrillConfig, TierSpec } from './service-spec.js';
+
+/** The services of one configuration: supplier instances, the chain, and the shop at its head. */
+export interface ServiceSet {
+  readonly config: DrillConfig;
+  /** The shop (the chain's gateway): where the users' traffic goes. */
+  readonly gateway: ServiceProcess;
+  readonly orders: ServiceProcess;
+  readonly inventory: ServiceProcess;
+  readonly suppliers: readonly ServiceProcess[];
+  /** Every process, for stopping and for the leak check. */
+  readonly all: readonly ServiceProcess[];
+  stop(): Promise<void>;
+  kill(): void;
+}
+
+/** How many supplier instances each configuration gets (≥ 2: hedging needs another instance). */
+export const SUPPLIER_INSTANCES = 2;
+
+/**
+ * Starts the services of one configuration, each in its own process so that one busy event loop
+ * cannot slow another: `SUPPLIER_INSTANCES` supplier doubles, then inventory → orders → gateway.
+ * `track` receives every process as soon as it exists, so an interrupted start can still kill it.
+ */
+export async function startServiceSet(
+  config: DrillConfig,
+  options: NormalizedDrillOptions,
+  track: (process: ServiceProcess) => void,
+): Promise<ServiceSet> {
+  const started = async (name: string, spec: Parameters<typeof startServiceProcess>[1]) => {
+    const process = await startServiceProcess(`${config}/${name}`, spec);
+    track(process);
+    return process;
+  };
+  const suppliers = await Promise.all(
+    Array.from({ length: SUPPLIER_INSTANCES }, (_, instance) =>
+      started(`supplier-${instance}`, {
+        role: 'supplier',
+        instance,
+        seed: options.seed + instance,
+        behaviour: supplierBehaviour('warmup', instance, 0, options),
+      }),
+    ),
+  );
+  const tier = (
+    name: string,
+    path: string,
+    downstreamName: string,
+    downstream: string[],
+    downstreamPath: string,
+    edge: boolean,
+  ): TierSpec => ({
+    role: 'tier',
+    name,
+    config,
+    path,
+    downstreamName,
+    downstream,
+    downstreamPath,
+    edge,
+    naive: { timeoutMs: options.naiveTimeoutMs, attempts: options.naiveAttempts },
+    startP99Ms: options.healthyP99Ms,
+    deadline: { defaultMs: options.gatewayDeadlineMs, maxMs: options.gatewayDeadlineMs },
+  });
+  const inventory = await started(
+    'inventory',
+    tier(
+      'inventory',
+      '/reserve',
+      'supplier',
+      suppliers.map((s) => s.url),
+      '/stock',
+      true,
+    ),
+  );
+  const orders = await started(
+    'orders',
+    tier('orders', '/orders', 'inventory', [inventory.url], '/reserve', false),
+  );
+  const gateway = await started('gateway', {
+    ...tier('gateway', '/checkout', 'orders', [orders.url], '/orders', false),
+    shop: {
+      pool: {
+        size: options.pool,
+        maxWaiting: options.poolMaxWaiting,
+        acquireTimeoutMs: options.poolAcquireTimeoutMs,
+      },
+      catalogWorkMs: 2,
+    },
+  });
+  const all = [gateway, orders, inventory, ...suppliers];
+  return {
+    config,
+    gateway,
+    orders,
+    inventory,
+    suppliers,
+    all,
+    async stop() {
+      await Promise.all(all.map((p) => p.stop()));
+    },
+    kill() {
+      for (const p of all) p.kill();
+    },
+  };
+}

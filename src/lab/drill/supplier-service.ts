@@ -1,0 +1,85 @@
+import type { Behaviour, BehaviourInput } from '../behaviour.js';
+import { type Double, startDouble } from '../double.js';
+import type { SupplierSpec } from './service-spec.js';
+
+/** The supplier's counters the drill reads (cumulative since start, across restarts). */
+export interface SupplierCounts {
+  received: number;
+  originals: number;
+  retries: number;
+  hedges: number;
+  afterDeadline: number;
+  inFlight: number;
+  byStatus: Record<string, number>;
+}
+
+/** One supplier instance: a dependency double the drill can switch, read and restart. */
+export interface SupplierService {
+  readonly port: number;
+  set(behaviour: BehaviourInput): Promise<void>;
+  counts(): SupplierCounts;
+  /**
+   * Restarts the double on the same port: every connection it holds (hung requests included) is
+   * reset, as when a stuck dependency is restarted. Counters carry on.
+   */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const ZERO: SupplierCounts = Object.freeze({
+  received: 0,
+  originals: 0,
+  retries: 0,
+  hedges: 0,
+  afterDeadline: 0,
+  inFlight: 0,
+  byStatus: {},
+});
+
+/** Starts one supplier instance (a double on 127.0.0.1, port 0). */
+export async function startSupplier(spec: SupplierSpec): Promise<SupplierService> {
+  let double: Double = await startDouble({
+    instance: spec.instance,
+    seed: spec.seed,
+    behaviour: spec.behaviour,
+  });
+  let behaviour: Behaviour = double.behaviour();
+  let carried: SupplierCounts = ZERO;
+  let generation = 0;
+  const port = double.port;
+
+  const current = (): SupplierCounts => {
+    const s = double.stats();
+    const byStatus = { ...carried.byStatus };
+    for (const [status, n] of Object.entries(s.byStatus)) byStatus[status] = (byStatus[status] ?? 0) + n;
+    return {
+      received: carried.received + s.received,
+      originals: carried.originals + s.originals,
+      retries: carried.retries + s.retries,
+      hedges: carried.hedges + s.hedges,
+      afterDeadline: carried.afterDeadline + s.afterDeadline,
+      inFlight: s.inFlight,
+      byStatus,
+    };
+  };
+
+  return {
+    port,
+    async set(input) {
+      behaviour = await double.set(input);
+    },
+    counts: current,
+    async restart() {
+      carried = { ...current(), inFlight: 0 };
+      await double.close();
+      generation++;
+      double = await startDouble({
+        port,
+        instance: spec.instance,
+        seed: spec.seed + 1000 * generation,
+        behaviour,
+      });
+    },
+    close: () => double.close(),
+  };
+}

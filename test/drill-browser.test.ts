@@ -1,0 +1,83 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDashboardServer } from '../src/lab/drill/dashboard-server.js';
+import { runDrill } from '../src/lab/drill/run-drill.js';
+import { acquireDrillLock } from './drill-lock.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+// CI installs Debian's chromium (.ci/run); elsewhere the test is skipped when it is missing.
+const skip = !existsSync(CHROMIUM) && !process.env['CI'];
+
+describe.skipIf(skip)('the live dashboard in a real browser', () => {
+  let release: () => void = () => {};
+  beforeAll(async () => {
+    release = await acquireDrillLock();
+  }, 130_000);
+  afterAll(() => release());
+
+  it('draws charts that receive data points while a short drill runs, then the summary', async () => {
+    const dashboard = await startDashboardServer(0);
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
+    });
+    try {
+      const running = runDrill(
+        {
+          rps: 40,
+          phases: { warmupMs: 1500, degradeMs: 1500, burstMs: 1500, tailMs: 1500, recoveryMs: 1000 },
+        },
+        { onReady: (context) => dashboard.attach(context) },
+      );
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+      const errors: string[] = [];
+      page.on('pageerror', (error) => errors.push(error.message));
+      const external: string[] = [];
+      page.on('request', (request) => {
+        if (!request.url().startsWith(dashboard.url)) external.push(request.url());
+      });
+      await page.goto(dashboard.url);
+      // Every chart (5 figures × naive and prazo) must have drawn points from the live timeline (a second of it at least).
+      await page.waitForFunction(
+        () => {
+          // Runs in the page; the project compiles without the DOM library, hence the local type.
+          type Page = {
+            document: { querySelectorAll(s: string): ArrayLike<{ getAttribute(n: string): string | null }> };
+          };
+          const charts = Array.from((globalThis as unknown as Page).document.querySelectorAll('svg.chart'));
+          return charts.length === 10 && charts.every((c) => Number(c.getAttribute('data-points')) >= 2);
+        },
+        null,
+        { timeout: 60_000, polling: 500 },
+      );
+      const points = await page.$$eval('svg.chart', (charts) =>
+        charts.map((c) => Number(c.getAttribute('data-points'))),
+      );
+      expect(points.every((n) => n >= 2)).toBe(true);
+      // Prometheus can scrape the same figures while the drill runs.
+      const metrics = await (await fetch(`${dashboard.url}metrics`)).text();
+      expect(metrics).toContain('prazo_drill_pool_in_use{config="naive"}');
+      expect(metrics).toContain('prazo_drill_retry_ratio{config="prazo"}');
+      mkdirSync('reports', { recursive: true });
+      await page.screenshot({ path: 'reports/drill-browser.png', fullPage: true });
+
+      const report = await running;
+      dashboard.finish(report);
+      await page.waitForSelector('#summary table', { timeout: 10_000 });
+      expect(await page.textContent('#status')).toContain('Finished');
+      expect(errors).toEqual([]);
+      expect(external).toEqual([]);
+    } finally {
+      await browser.close();
+      await dashboard.close();
+    }
+  }, 120_000);
+});

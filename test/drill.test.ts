@@ -1,0 +1,128 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDrill } from '../src/lab/drill/run-drill.js';
+import { acquireDrillLock } from './drill-lock.js';
+
+// A short drill on a noisy 2-core machine: the bounds are loose on purpose. The full acceptance
+// figures are checked by `prazo drill --quick --json` (see docs/drill.md).
+const SHORT = {
+  rps: 60,
+  // A smaller pool fills within the short degradation, as 50 slots do at 100 rps in the real drill.
+  pool: 25,
+  preWarmMs: 2000,
+  phases: { warmupMs: 2500, degradeMs: 3500, burstMs: 3000, tailMs: 1000, recoveryMs: 500 },
+};
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const childPids = (pid: number): number[] => {
+  try {
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((line) => Number(line.trim()))
+      .filter((n) => n > 0);
+  } catch {
+    return [];
+  }
+};
+
+const portOpen = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+
+describe('the drill', () => {
+  let release: () => void = () => {};
+  beforeAll(async () => {
+    release = await acquireDrillLock();
+  }, 130_000);
+  afterAll(() => release());
+
+  it('measures naive and prazo on the same traffic and reports every figure', async () => {
+    let pids: number[] = [];
+    const report = await runDrill(SHORT, {
+      onReady: (context) => {
+        pids = context.pids();
+      },
+    });
+
+    expect(report.format).toBe('prazo-drill-report');
+    expect(report.phases.map((p) => p.name)).toEqual(['warmup', 'degrade', 'burst', 'tail', 'recovery']);
+    expect(pids).toHaveLength(12);
+    const { naive, prazo } = report.configs;
+    for (const figures of [naive, prazo]) {
+      expect(figures.checkout.sent).toBeGreaterThan(100);
+      expect(figures.catalog.sent).toBeGreaterThan(100);
+      expect(figures.supplierReceived).toBeGreaterThan(0);
+      expect(report.timeline.samples.naive.length).toBeGreaterThan(10);
+    }
+    // Work for nobody: prazo never calls the supplier for a user who has gone (bounded by naive's).
+    expect(prazo.afterDeadline).toBeLessThanOrEqual(naive.afterDeadline);
+    // The comparison means something only if the machine could serve the healthy warm-up: on a
+    // machine so loaded that even the warm-up failed, both configurations measure the machine.
+    const served = (f: typeof naive) => f.byPhase.warmup.checkout.successRate ?? 0;
+    if (served(naive) >= 0.9 && served(prazo) >= 0.9) {
+      // The naive settings take the independent route down with the dependency; prazo keeps it up.
+      expect(prazo.independentSuccessDuringDegradation!).toBeGreaterThan(
+        naive.independentSuccessDuringDegradation!,
+      );
+      expect(naive.peakPoolInUse).toBeGreaterThanOrEqual(prazo.peakPoolInUse);
+      // Blind retries multiply the supplier's load; the budget holds prazo's near 1.
+      expect(naive.burstAmplification!).toBeGreaterThan(1.5);
+      expect(prazo.burstAmplification!).toBeLessThan(1.3);
+      expect(prazo.burstAmplification!).toBeLessThan(naive.burstAmplification!);
+    } else {
+      console.warn('drill test: the machine could not serve the warm-up; comparisons skipped', {
+        naive: served(naive),
+        prazo: served(prazo),
+      });
+    }
+    expect(report.calibration['inventory']?.policy.readMs).toBeGreaterThan(0);
+    // Everything was stopped.
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+  }, 120_000);
+
+  it('leaves no process and no port behind when interrupted with Ctrl-C', async () => {
+    const child: ChildProcess = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'drill', '--warmup', '60', '--rps', '20'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`drill did not start: ${stderr}`)), 60_000);
+      child.stderr!.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (stderr.includes('healthy warm-up')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    const port = Number(/127\.0\.0\.1:(\d+)\//.exec(stderr)?.[1]);
+    expect(port).toBeGreaterThan(0);
+    const services = childPids(child.pid!);
+    expect(services.length).toBeGreaterThanOrEqual(12);
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(stderr).toContain('interrupted');
+    const until = Date.now() + 3000;
+    while (services.some(alive) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    expect(services.filter(alive)).toEqual([]);
+    expect(await portOpen(port)).toBe(false);
+  }, 90_000);
+});
