@@ -1,5 +1,5 @@
 import { CancelledError } from '../../errors.js';
-import { calibrateHop } from './calibrate-edge.js';
+import { calibrateHop } from './calibrate-hop.js';
 import { type DrillOptions, type NormalizedDrillOptions, normalizeDrillOptions } from './drill-options.js';
 import { type ConfigReading, createDrillRecorder, type DrillRecorder } from './drill-recorder.js';
 import { buildDrillReport, type DrillReport } from './drill-report.js';
