@@ -16,6 +16,7 @@ function body() {
   return {
     text: async () => '{"ok":true}',
     json: async () => ({ ok: true }),
+    bytes: async () => new Uint8Array(0),
     arrayBuffer: async () => new ArrayBuffer(0),
     dump: async () => null,
     destroy() {},

@@ -1,46 +1,34 @@
 /**
  * Client benchmark: requests/s and latency of prazo's dependency() against bare undici and the
- * usual peers, same run, alternating rounds, C requests in flight, a keep-alive node:http server in
- * a child process on 127.0.0.1.
+ * usual peers, same run, alternating rounds, C requests in flight, a keep-alive server in a child
+ * process on 127.0.0.1 (node:http by default; `--server raw` for a minimal responder on node:net
+ * that lets the client, not the server, set the pace). prazo is the built package (`dist/`, what
+ * users run): build first.
  *
- *   node --expose-gc --import tsx bench/client.bench.ts [--rounds 5] [--seconds 3] [--concurrency 32] [--only a,b]
+ * When `taskset` exists and there are two CPUs or more, the client runs on CPU 0 and the server on
+ * CPU 1, so that neither steals the other's core (`--no-pin` to let the scheduler place them).
+ *
+ *   npm run build && node --expose-gc --import tsx bench/client.bench.ts \
+ *     [--rounds 6] [--seconds 3] [--concurrency 32] [--only a,b] [--server http|raw] [--no-pin]
  */
-import { fork } from 'node:child_process';
 import http from 'node:http';
-import { fileURLToPath } from 'node:url';
 import axios from 'axios';
 import { handleAll, retry, TimeoutStrategy, timeout, wrap } from 'cockatiel';
 import got from 'got';
 import { Pool } from 'undici';
-import { dependency } from '../src/client/dependency.js';
 import { LatencyHistogram } from '../src/latency/histogram.js';
+import {
+  type BenchClient,
+  drive,
+  importBuilt,
+  median,
+  parseLoadArgs,
+  startBenchServer,
+} from './support/load.js';
 
-interface Args {
-  rounds: number;
-  seconds: number;
-  concurrency: number;
-  only: string[] | undefined;
-}
+const { dependency } = await importBuilt<typeof import('../src/index.js')>('index');
 
-function parseArgs(argv: string[]): Args {
-  const args: Args = { rounds: 5, seconds: 3, concurrency: 32, only: undefined };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = argv[i + 1];
-    if (flag === '--rounds') args.rounds = Number(value);
-    else if (flag === '--seconds') args.seconds = Number(value);
-    else if (flag === '--concurrency') args.concurrency = Number(value);
-    else if (flag === '--only') args.only = String(value).split(',');
-    else continue;
-    i++;
-  }
-  return args;
-}
-
-interface Client {
-  call(): Promise<void>;
-  close(): Promise<void>;
-}
+type Client = BenchClient;
 
 type Contender = { name: string; create(origin: string, connections: number, second: string): Client };
 
@@ -54,6 +42,37 @@ const contenders: Contender[] = [
           const { body } = await pool.request({ path: '/', method: 'GET' });
           await body.text();
         },
+        close: () => pool.close(),
+      };
+    },
+  },
+  {
+    // The floor: undici's lowest-level API, a handler that only collects the body. No abort
+    // handle, no timeout, no body stream. What prazo's own transport is built on.
+    name: 'undici Pool.dispatch (bare handler)',
+    create(origin, connections) {
+      const pool = new Pool(origin, { connections });
+      return {
+        call: () =>
+          new Promise<void>((resolve, reject) => {
+            const chunks: Buffer[] = [];
+            pool.dispatch(
+              { path: '/', method: 'GET' },
+              {
+                onConnect() {},
+                onHeaders: () => true,
+                onData(chunk: Buffer) {
+                  chunks.push(chunk);
+                  return true;
+                },
+                onComplete() {
+                  Buffer.concat(chunks).toString();
+                  resolve();
+                },
+                onError: reject,
+              },
+            );
+          }),
         close: () => pool.close(),
       };
     },
@@ -154,54 +173,36 @@ function prazo(key: string, origins: string[], connections: number): Client {
   };
 }
 
-async function round(client: Client, seconds: number, concurrency: number, histogram: LatencyHistogram) {
-  const end = performance.now() + seconds * 1000;
-  let count = 0;
-  let errors = 0;
-  const worker = async () => {
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      try {
-        await client.call();
-        histogram.record(performance.now() - t0);
-        count++;
-      } catch (error) {
-        errors++;
-        const code = String((error as { code?: unknown }).code ?? (error as Error).name);
-        errorCodes.set(code, (errorCodes.get(code) ?? 0) + 1);
-      }
-    }
-  };
-  const start = performance.now();
-  const cpu0 = process.cpuUsage();
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const cpu = process.cpuUsage(cpu0);
-  return { count, errors, elapsedMs: performance.now() - start, cpuUs: cpu.user + cpu.system };
+function countError(error: unknown): void {
+  const code = String((error as { code?: unknown }).code ?? (error as Error).name);
+  errorCodes.set(code, (errorCodes.get(code) ?? 0) + 1);
 }
 
 async function main() {
-  const args = parseArgs(process.argv.slice(2));
+  const args = parseLoadArgs(process.argv.slice(2), { rounds: 6, seconds: 3 });
   const selected = contenders.filter((c) => !args.only || args.only.some((o) => c.name.startsWith(o)));
-  const child = fork(fileURLToPath(new URL('./keepalive-server.mjs', import.meta.url)), [], {
-    stdio: 'inherit',
-  });
-  const ports = await new Promise<number[]>((resolve) =>
-    child.once('message', (m: { ports: number[] }) => resolve(m.ports)),
-  );
-  const origin = `http://127.0.0.1:${ports[0]}`;
-  const second = `http://127.0.0.1:${ports[1]}`;
+  const server = await startBenchServer(args.server, args.pin);
+  const pinned = server.pinned;
+  const [origin, second] = server.origins;
   const connections = 64;
   const results = new Map(
     selected.map((c) => [
       c.name,
-      { count: 0, errors: 0, ms: 0, cpuUs: 0, histogram: new LatencyHistogram(), perRound: [] as number[] },
+      {
+        count: 0,
+        errors: 0,
+        ms: 0,
+        cpuUs: 0,
+        histogram: new LatencyHistogram(),
+        perRound: [] as number[],
+      },
     ]),
   );
   try {
     // Warm-up: JIT and connections for every contender.
     for (const c of selected) {
       const client = c.create(origin, connections, second);
-      await round(client, 1, args.concurrency, new LatencyHistogram());
+      await drive(client, args.concurrency, 1_000);
       await client.close();
     }
     for (let r = 0; r < args.rounds; r++) {
@@ -210,7 +211,13 @@ async function main() {
         globalThis.gc?.();
         const client = c.create(origin, connections, second);
         const res = results.get(c.name)!;
-        const out = await round(client, args.seconds, args.concurrency, res.histogram);
+        const out = await drive(
+          client,
+          args.concurrency,
+          args.seconds * 1000,
+          (ms) => res.histogram.record(ms),
+          countError,
+        );
         await client.close();
         res.count += out.count;
         res.errors += out.errors;
@@ -223,22 +230,24 @@ async function main() {
       }
     }
   } finally {
-    child.send('stop');
+    server.stop();
   }
   const base = results.get('undici Pool.request');
   const baseRps = base ? (base.count / base.ms) * 1000 : Number.NaN;
   const baseCpu = base ? base.cpuUs / base.count : Number.NaN;
   const lines = [
-    `C = ${args.concurrency}, ${args.rounds} rounds × ${args.seconds} s per contender, alternating; Node ${process.version}`,
+    `C = ${args.concurrency}, ${args.rounds} rounds × ${args.seconds} s per contender, alternating; ${args.server === 'raw' ? 'raw node:net' : 'node:http'} server; ${pinned ? 'client on CPU 0, server on CPU 1' : 'not pinned'}; Node ${process.version}`,
     '',
-    '| client | req/s | ratio vs undici | client CPU µs/req | CPU ratio (undici ÷ client) | p50 ms | p99 ms | errors |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| client | req/s | ratio vs undici | median of round ratios | client CPU µs/req | CPU ratio (undici ÷ client) | p50 ms | p99 ms | errors |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const [name, res] of results) {
     const rps = (res.count / res.ms) * 1000;
     const [p50, p99] = res.histogram.percentiles([50, 99]);
+    // Each round's rate over the undici round next to it: drift on the machine cancels out.
+    const paired = base ? median(res.perRound.map((r, i) => r / base.perRound[i]!)) : Number.NaN;
     lines.push(
-      `| ${name} | ${Math.round(rps)} | ${(rps / baseRps).toFixed(3)} | ${(res.cpuUs / res.count).toFixed(1)} | ${(baseCpu / (res.cpuUs / res.count)).toFixed(3)} | ${p50!.toFixed(2)} | ${p99!.toFixed(2)} | ${res.errors} |`,
+      `| ${name} | ${Math.round(rps)} | ${(rps / baseRps).toFixed(3)} | ${paired.toFixed(3)} | ${(res.cpuUs / res.count).toFixed(1)} | ${(baseCpu / (res.cpuUs / res.count)).toFixed(3)} | ${p50!.toFixed(2)} | ${p99!.toFixed(2)} | ${res.errors} |`,
     );
   }
   for (const [name, t] of prazoExtras)

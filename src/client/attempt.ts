@@ -5,7 +5,7 @@ import { guardBody } from './body-deadline.js';
 import type { Call, DependencyResponse } from './call.js';
 import type { TimerEntry } from './coarse-timer.js';
 import type { DependencyContext, Handler } from './pipeline.js';
-import type { AbortLike } from './transport.js';
+import type { AbortLike, AbortListener } from './transport.js';
 
 /**
  * One attempt in flight. It is at once the signal handed to undici (an `AbortSignal` costs
@@ -26,7 +26,7 @@ export class Attempt implements AbortLike, TimerEntry {
   readonly kind: AttemptKind;
   readonly number: number;
   readonly startMs: number;
-  #listener: (() => void) | null = null;
+  #listener: AbortListener | null = null;
 
   constructor(call: Call, instance: number, kind: AttemptKind, number: number, startMs: number) {
     this.call = call;
@@ -36,11 +36,11 @@ export class Attempt implements AbortLike, TimerEntry {
     this.startMs = startMs;
   }
 
-  addEventListener(_type: 'abort', listener: () => void): void {
+  addEventListener(_type: 'abort', listener: AbortListener): void {
     this.#listener = listener;
   }
 
-  removeEventListener(_type: 'abort', listener: () => void): void {
+  removeEventListener(_type: 'abort', listener: AbortListener): void {
     if (this.#listener === listener) this.#listener = null;
   }
 
@@ -51,7 +51,8 @@ export class Attempt implements AbortLike, TimerEntry {
     this.reason = reason;
     const listener = this.#listener;
     this.#listener = null;
-    if (listener !== null) listener();
+    if (typeof listener === 'function') listener();
+    else if (listener !== null) listener.handleEvent();
   }
 
   /** The shared timer says time is up. */

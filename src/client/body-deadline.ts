@@ -1,6 +1,7 @@
 import { DeadlineExceededError } from '../errors.js';
 import type { Call } from './call.js';
 import type { TimerEntry } from './coarse-timer.js';
+import { IncomingBody } from './incoming-body.js';
 import type { DependencyContext } from './pipeline.js';
 import type { ResponseBody } from './response.js';
 
@@ -19,16 +20,33 @@ interface GuardedBody {
  * end, dumped or destroyed).
  */
 export function guardBody(ctx: DependencyContext, call: Call, body: ResponseBody): void {
+  if (body instanceof IncomingBody) {
+    // prazo's own body leaves the timer when it ends: no listener, no closure.
+    body.watch(ctx.timer, new BodyDeadline(ctx.name, call.limitMs, body));
+    return;
+  }
   const stream = body as unknown as Partial<GuardedBody>;
   if (typeof stream.once !== 'function' || typeof stream.destroy !== 'function') return;
-  const entry: TimerEntry = {
-    dueAt: call.limitMs,
-    onDue: () => {
-      stream.destroy!(
-        new DeadlineExceededError(`Deadline exceeded while reading the response body of ${ctx.name}.`),
-      );
-    },
-  };
+  const entry = new BodyDeadline(ctx.name, call.limitMs, stream as GuardedBody);
   ctx.timer.add(entry);
   stream.once('close', () => ctx.timer.delete(entry));
+}
+
+/** The shared-timer entry that destroys a body still open at the call's deadline. */
+class BodyDeadline implements TimerEntry {
+  readonly dueAt: number;
+  readonly #name: string;
+  readonly #body: { destroy(error?: Error): unknown };
+
+  constructor(name: string, dueAt: number, body: { destroy(error?: Error): unknown }) {
+    this.#name = name;
+    this.dueAt = dueAt;
+    this.#body = body;
+  }
+
+  onDue(): void {
+    this.#body.destroy(
+      new DeadlineExceededError(`Deadline exceeded while reading the response body of ${this.#name}.`),
+    );
+  }
 }

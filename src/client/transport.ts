@@ -2,6 +2,7 @@ import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { createConnector } from './connector.js';
+import { Exchange } from './exchange.js';
 import type { ResponseBody, ResponseHeaders } from './response.js';
 
 export type { ResponseBody, ResponseHeaders } from './response.js';
@@ -16,16 +17,19 @@ export interface TransportResponse {
   body: ResponseBody;
 }
 
+/** An abort listener: a function, or an object with `handleEvent()` (as `EventTarget` takes them). */
+export type AbortListener = (() => void) | { handleEvent(): void };
+
 /**
- * The least an abort signal must offer to undici: `aborted`, `reason` and abort listeners. prazo
+ * The least an abort signal must offer a transport: `aborted`, `reason` and abort listeners. prazo
  * passes its own small attempt object instead of an `AbortSignal`, which costs microseconds to
  * create and to listen to.
  */
 export interface AbortLike {
   readonly aborted: boolean;
   readonly reason: unknown;
-  addEventListener(type: 'abort', listener: () => void): void;
-  removeEventListener(type: 'abort', listener: () => void): void;
+  addEventListener(type: 'abort', listener: AbortListener): void;
+  removeEventListener(type: 'abort', listener: AbortListener): void;
 }
 
 /**
@@ -70,9 +74,9 @@ export interface UndiciTransportOptions {
 }
 
 /**
- * The real transport: one undici `Pool` per origin. Each request is a `pool.request()` with an
- * object literal of fixed shape (a spread would mint a hidden class per call) and prazo's attempt
- * object as the signal.
+ * The real transport: one undici `Pool` per origin. Each request is a `pool.dispatch()` of an
+ * object literal of fixed shape (a spread would mint a hidden class per call) to an
+ * {@link Exchange}, which listens to prazo's attempt object for aborts and feeds the body.
  */
 export function createUndiciTransport(options: UndiciTransportOptions): Transport {
   const usual = options.timeoutMs;
@@ -90,15 +94,19 @@ export function createUndiciTransport(options: UndiciTransportOptions): Transpor
   return {
     origins: options.origins,
     request(instance, method, path, headers, body, timeoutMs, signal) {
-      return pools[instance]!.request({
-        method: method as 'GET',
-        path,
-        headers,
-        body: (body ?? null) as string | null,
-        signal: signal as unknown as AbortSignal,
-        headersTimeout: timeoutMs === usual ? null : timeoutMs,
-        bodyTimeout: timeoutMs === usual ? null : timeoutMs,
-      }) as unknown as Promise<TransportResponse>;
+      const exchange = new Exchange(signal, body);
+      pools[instance]!.dispatch(
+        {
+          method: method as 'GET',
+          path,
+          headers,
+          body: (body ?? null) as string | null,
+          headersTimeout: timeoutMs === usual ? null : timeoutMs,
+          bodyTimeout: timeoutMs === usual ? null : timeoutMs,
+        },
+        exchange,
+      );
+      return exchange.promise;
     },
     async close() {
       await Promise.all(pools.map((pool) => pool.close()));

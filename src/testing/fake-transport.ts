@@ -112,6 +112,10 @@ function fakeBody(text: string, exchange: FakeExchange): ResponseBody {
       consume();
       return JSON.parse(text);
     },
+    async bytes() {
+      consume();
+      return bytes.slice();
+    },
     async arrayBuffer() {
       consume();
       return bytes.buffer.slice(0) as ArrayBuffer;
