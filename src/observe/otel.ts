@@ -11,7 +11,7 @@ import {
   metrics,
   type Observable,
 } from '@opentelemetry/api';
-import type { DriftDirection, DriftEvent, DriftEventSource, RecalibratedEvent } from './drift-check.js';
+import type { DriftDirection, DriftEventSource } from './drift-check.js';
 import {
   DURATION_BUCKETS_SECONDS,
   LABEL_VALUES,
@@ -20,7 +20,7 @@ import {
   OTEL_ATTRIBUTES,
 } from './metric-names.js';
 import { type InstrumentableDependency, type InstrumentTarget, toDependencies } from './source.js';
-import { createTally, readHealthyLatency, type Tally } from './tally.js';
+import { countDrift, createTally, driftCounts, readHealthyLatency, type Tally } from './tally.js';
 
 export type { DriftEventSource } from './drift-check.js';
 export type { InstrumentableDependency, InstrumentTarget } from './source.js';
@@ -125,8 +125,7 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
     attachments.set(dependency.name, {
       dependency,
       tally,
-      drift: { 'timeout-too-tight': 0, 'timeout-too-generous': 0 },
-      recalibrations: 0,
+      ...driftCounts(),
       base,
     });
   }
@@ -165,25 +164,14 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
   const observables: Observable[] = Object.values(o);
   meter.addBatchObservableCallback(observeAll, observables);
 
-  const onDrift = (e: DriftEvent): void => {
-    const a = attachments.get(e.dependency);
-    if (a && e.direction in a.drift) a.drift[e.direction]++;
-  };
-  const onRecalibrated = (e: RecalibratedEvent): void => {
-    const a = attachments.get(e.dependency);
-    if (a) a.recalibrations++;
-  };
-  const monitor = options.driftMonitor;
-  monitor?.on('drift', onDrift);
-  monitor?.on('recalibrated', onRecalibrated);
+  const stopCountingDrift = countDrift(options.driftMonitor, (name) => attachments.get(name));
 
   let detached = false;
   return {
     detach() {
       if (detached) return;
       detached = true;
-      monitor?.off('drift', onDrift);
-      monitor?.off('recalibrated', onRecalibrated);
+      stopCountingDrift();
       meter.removeBatchObservableCallback(observeAll, observables);
       for (const a of attachments.values()) a.tally.detach();
     },

@@ -5,7 +5,7 @@
  */
 import { Counter, Gauge, register as globalRegistry, Histogram, type Registry } from 'prom-client';
 import { InvalidOptionError } from '../errors.js';
-import type { DriftDirection, DriftEvent, DriftEventSource, RecalibratedEvent } from './drift-check.js';
+import type { DriftDirection, DriftEventSource } from './drift-check.js';
 import {
   DURATION_BUCKETS_SECONDS,
   LABEL_VALUES,
@@ -15,7 +15,7 @@ import {
   prometheusName,
 } from './metric-names.js';
 import { type InstrumentableDependency, type InstrumentTarget, toDependencies } from './source.js';
-import { createTally, readHealthyLatency, type Tally } from './tally.js';
+import { countDrift, createTally, driftCounts, readHealthyLatency, type Tally } from './tally.js';
 
 export type { DriftEventSource } from './drift-check.js';
 export type { InstrumentableDependency, InstrumentTarget } from './source.js';
@@ -129,25 +129,14 @@ export function instrument(
     state.attached.set(dependency.name, attachment);
   }
 
-  const onDrift = (e: DriftEvent): void => {
-    const a = mine.get(e.dependency);
-    if (a && e.direction in a.drift) a.drift[e.direction]++;
-  };
-  const onRecalibrated = (e: RecalibratedEvent): void => {
-    const a = mine.get(e.dependency);
-    if (a) a.recalibrations++;
-  };
-  const monitor = options.driftMonitor;
-  monitor?.on('drift', onDrift);
-  monitor?.on('recalibrated', onRecalibrated);
+  const stopCountingDrift = countDrift(options.driftMonitor, (name) => mine.get(name));
 
   let detached = false;
   return {
     detach() {
       if (detached) return;
       detached = true;
-      monitor?.off('drift', onDrift);
-      monitor?.off('recalibrated', onRecalibrated);
+      stopCountingDrift();
       for (const [name, a] of mine) {
         a.tally.detach();
         for (const [counter, series] of a.counters) syncCounter(counter, series);
@@ -179,8 +168,7 @@ function attach(state: RegistryState, dependency: InstrumentableDependency): Att
   const a: Attachment = {
     dependency,
     tally,
-    drift: { 'timeout-too-tight': 0, 'timeout-too-generous': 0 },
-    recalibrations: 0,
+    ...driftCounts(),
     counters: new Map(),
   };
   const add = (key: CounterKey, labels: Labels, read: () => number): void => {

@@ -1,3 +1,4 @@
+import type { DependencyEventName, DependencyEvents } from '../client/events.js';
 import { InvalidOptionError } from '../errors.js';
 import type { HealthySelection, SliceStats } from '../latency/healthy.js';
 
@@ -9,7 +10,7 @@ import type { HealthySelection, SliceStats } from '../latency/healthy.js';
 export interface InstrumentableDependency {
   /** Low-cardinality name of the dependency: the value of the `dependency` label. */
   readonly name: string;
-  /** Subscribes to one of the dependency's events. */
+  /** Subscribes to one of the dependency's events (the client's events, see `client/events.ts`). */
   on<E extends DependencyEventName>(event: E, listener: (payload: DependencyEventMap[E]) => void): unknown;
   /** Removes a listener added with {@link InstrumentableDependency.on}. */
   off<E extends DependencyEventName>(event: E, listener: (payload: DependencyEventMap[E]) => void): unknown;
@@ -73,120 +74,9 @@ export interface LatencyWindowView {
   slices(): SliceStats[];
 }
 
-/** Kind of an attempt: the first one, a retry after a failure, or a hedge sent while the first waits. */
-export type AttemptKind = 'original' | 'retry' | 'hedge';
-/** Phase whose timeout fired. */
-export type TimeoutPhase = 'connect' | 'read';
-/** What the retry budget was asked to pay for. */
-export type BudgetPurpose = 'retry' | 'hedge';
-
-/** Payload of `'request-start'`: a logical request begins. */
-export interface RequestStartEvent {
-  dependency: string;
-  requestId: number | string;
-  method: string;
-  idempotent: boolean;
-  /** Time left on the deadline when the request started, ms. */
-  remainingMs: number;
-}
-
-/** Payload of `'attempt-start'`. */
-export interface AttemptStartEvent {
-  dependency: string;
-  requestId: number | string;
-  /** 1-based attempt number within the request. */
-  attempt: number;
-  kind: AttemptKind;
-  /** Origin of the instance tried. Never used as a metric label. */
-  instance: string;
-}
-
-/** Payload of `'attempt-end'`. */
-export interface AttemptEndEvent {
-  dependency: string;
-  requestId: number | string;
-  attempt: number;
-  kind: AttemptKind;
-  instance: string;
-  /** Duration of the attempt, ms. */
-  durationMs: number;
-  outcome: 'success' | 'failure' | 'aborted';
-  status?: number;
-  phase?: 'connect' | 'read' | 'response';
-  /** Set when the attempt ended because a prazo timeout fired. */
-  timeout?: TimeoutPhase;
-  errorCode?: string;
-  /** True for the attempt whose answer was returned. */
-  won: boolean;
-}
-
-/** Payload of `'retry'`. */
-export interface RetryEvent {
-  dependency: string;
-  requestId: number | string;
-  attempt: number;
-  delayMs: number;
-  reason: string;
-  anotherInstance: boolean;
-}
-
-/** Payload of `'hedge'`: a hedged copy is sent. */
-export interface HedgeEvent {
-  dependency: string;
-  requestId: number | string;
-  /** How long the first attempt had been waiting, ms. */
-  afterMs: number;
-}
-
-/** Payload of `'budget-exhausted'`: an extra attempt was refused by the retry budget. */
-export interface BudgetExhaustedEvent {
-  dependency: string;
-  requestId: number | string;
-  purpose: BudgetPurpose;
-}
-
-/** Payload of `'fast-fail'`: the remaining deadline could not hold the p99, the dependency was not called. */
-export interface FastFailEvent {
-  dependency: string;
-  requestId: number | string;
-  remainingMs: number;
-  requiredMs: number;
-}
-
-/** Payload of `'request-end'`. */
-export interface RequestEndEvent {
-  dependency: string;
-  requestId: number | string;
-  outcome: 'success' | 'failure';
-  status?: number;
-  /** prazo error code of a failure. */
-  code?: string;
-  /** Duration of the logical request (all attempts), ms. */
-  durationMs: number;
-  attempts: number;
-}
-
-/** Payload of `'policy'`: the dependency's policy changed. */
-export interface PolicyEvent {
-  dependency: string;
-  policy: PolicySnapshot;
-}
-
-/** Every event a dependency emits, by name. */
-export interface DependencyEventMap {
-  'request-start': RequestStartEvent;
-  'attempt-start': AttemptStartEvent;
-  'attempt-end': AttemptEndEvent;
-  retry: RetryEvent;
-  hedge: HedgeEvent;
-  'budget-exhausted': BudgetExhaustedEvent;
-  'fast-fail': FastFailEvent;
-  'request-end': RequestEndEvent;
-  policy: PolicyEvent;
-}
-
-/** Name of a dependency event. */
-export type DependencyEventName = keyof DependencyEventMap;
+/** Every event a dependency emits, by name: the client's own event types (type-only import). */
+export type DependencyEventMap = DependencyEvents;
+export type { DependencyEventName };
 
 /**
  * What `instrument()` accepts: one dependency, several, or a client that lists its dependencies with

@@ -1,12 +1,13 @@
 import type {
   AttemptEndEvent,
-  AttemptKind,
   BudgetExhaustedEvent,
   FastFailEvent,
   HedgeEvent,
-  InstrumentableDependency,
   RequestEndEvent,
-} from './source.js';
+} from '../client/events.js';
+import type { AttemptKind } from '../lab/attempt-header.js';
+import type { DriftDirection, DriftEvent, DriftEventSource, RecalibratedEvent } from './drift-check.js';
+import type { InstrumentableDependency } from './source.js';
 
 /**
  * Running counts of one dependency's events, kept as plain numbers so that the request path pays a
@@ -99,4 +100,41 @@ export function readHealthyLatency(dependency: InstrumentableDependency): Health
   if (histogram.count === 0) return undefined;
   const [p95Ms = 0, p99Ms = 0] = histogram.percentiles([95, 99]);
   return { p95Ms, p99Ms };
+}
+
+/** What both adapters count of a drift monitor's events, per dependency. */
+export interface DriftCounts {
+  drift: Record<DriftDirection, number>;
+  recalibrations: number;
+}
+
+/** Fresh {@link DriftCounts}, every series at zero. */
+export function driftCounts(): DriftCounts {
+  return { drift: { 'timeout-too-tight': 0, 'timeout-too-generous': 0 }, recalibrations: 0 };
+}
+
+/**
+ * Counts `monitor`'s `drift` and `recalibrated` events into the counts `find` returns for the
+ * event's dependency (events of dependencies `find` does not know are ignored). Returns the
+ * unsubscribe; does nothing without a monitor.
+ */
+export function countDrift(
+  monitor: DriftEventSource | undefined,
+  find: (dependency: string) => DriftCounts | undefined,
+): () => void {
+  if (monitor === undefined) return () => {};
+  const onDrift = (e: DriftEvent): void => {
+    const counts = find(e.dependency);
+    if (counts && e.direction in counts.drift) counts.drift[e.direction]++;
+  };
+  const onRecalibrated = (e: RecalibratedEvent): void => {
+    const counts = find(e.dependency);
+    if (counts) counts.recalibrations++;
+  };
+  monitor.on('drift', onDrift);
+  monitor.on('recalibrated', onRecalibrated);
+  return () => {
+    monitor.off('drift', onDrift);
+    monitor.off('recalibrated', onRecalibrated);
+  };
 }
