@@ -52,3 +52,47 @@ describe('an instance that refuses connections', () => {
     });
   }
 });
+
+describe('the lookup option', () => {
+  it('resolves the origins’ host names through the caller’s lookup (a local hosts table here)', async () => {
+    const hosts: string[] = [];
+    server = await startServer((req, res) => {
+      hosts.push(String(req.headers.host));
+      reply(res, 200);
+    });
+    const port = new URL(server.origin).port;
+    const asked: string[] = [];
+    dep = dependency({
+      name: 'inventory',
+      origins: [`http://inventory.prazo.test:${port}`],
+      latency: { p99Ms: 300 },
+      userDeadlineMs: 1_000,
+      lookup: (hostname, options, callback) => {
+        asked.push(hostname);
+        // As dns.lookup answers: one address, or all of them when asked for all.
+        if ((options as { all?: boolean }).all)
+          (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [
+            { address: '127.0.0.1', family: 4 },
+          ]);
+        else callback(null, '127.0.0.1', 4);
+      },
+    });
+    const res = await dep.request({ path: '/' });
+    await res.body.dump();
+    expect(res.status).toBe(200);
+    expect(asked).toContain('inventory.prazo.test');
+    expect(hosts).toEqual([`inventory.prazo.test:${port}`]);
+  });
+
+  it('is refused when it is not a function', () => {
+    expect(() =>
+      dependency({
+        name: 'inventory',
+        origins: ['http://127.0.0.1:1'],
+        latency: { p99Ms: 300 },
+        userDeadlineMs: 1_000,
+        lookup: 'dns' as never,
+      }),
+    ).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
+  });
+});

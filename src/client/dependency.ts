@@ -99,6 +99,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     connections: o.connections,
     connectTimeoutMs: initial.connectMs,
     timeoutMs: initial.readMs,
+    ...(o.lookup === undefined ? {} : { lookup: o.lookup }),
   });
 
   // Built after ctx: the live window reports changes through it.

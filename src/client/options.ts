@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { InvalidOptionError } from '../errors.js';
@@ -57,6 +58,11 @@ export interface DependencyOptions {
   clock?: Clock;
   /** Uniform source in [0, 1) for backoff jitter. @default Math.random */
   random?: () => number;
+  /**
+   * Resolves the origins' host names when a connection opens, as `net.connect` takes it (service
+   * discovery, a local hosts table, a DNS cache). @default dns.lookup
+   */
+  lookup?: LookupFunction;
 }
 
 /** Defaults of {@link DependencyOptions}. */
@@ -89,6 +95,7 @@ export interface NormalizedDependencyOptions {
   liveRefreshMs: number;
   clock: Clock;
   random: () => number;
+  lookup: LookupFunction | undefined;
 }
 
 /**
@@ -125,6 +132,9 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
     throw new InvalidOptionError('clock', 'a Clock (now, setTimeout, clearTimeout)', clock);
   const random = options.random ?? Math.random;
   if (typeof random !== 'function') throw new InvalidOptionError('random', 'a function', random);
+  const lookup = options.lookup;
+  if (lookup !== undefined && typeof lookup !== 'function')
+    throw new InvalidOptionError('lookup', 'a function like dns.lookup', lookup);
   const retryBudget = options.retryBudget ?? {};
   if (typeof retryBudget !== 'object' || retryBudget === null)
     throw new InvalidOptionError('retryBudget', 'retry budget options or a RetryBudget', retryBudget);
@@ -143,6 +153,7 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
     liveRefreshMs,
     clock,
     random,
+    lookup,
   };
 }
 
