@@ -6,7 +6,7 @@
  * `taskset` allows). prazo is the built package: build first.
  *
  *   npm run build && node --expose-gc --import tsx bench/metrics-overhead.bench.ts \
- *     [--rounds 12] [--seconds 1.5] [--concurrency 32] [--server http|raw] [--no-pin]
+ *     [--rounds 20] [--seconds 1.5] [--concurrency 32] [--server http|raw] [--no-pin]
  */
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Registry } from 'prom-client';
@@ -112,7 +112,7 @@ const contenders: Array<{ name: string; create(origin: string, connections: numb
 let failures = 0;
 
 async function main(): Promise<void> {
-  const args = parseLoadArgs(process.argv.slice(2), { rounds: 12, seconds: 1.5 });
+  const args = parseLoadArgs(process.argv.slice(2), { rounds: 20, seconds: 1.5 });
   const server = await startBenchServer(args.server, args.pin);
   const origin = server.origins[0];
   const results = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
