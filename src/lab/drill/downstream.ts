@@ -17,6 +17,8 @@ export interface Downstream {
   timeoutMs(): number;
   /** The client's own Prometheus metrics (text format), when it publishes any. */
   metrics?(): Promise<string>;
+  /** Resolves once the client is fully set up (its metrics attached), when that takes a moment. */
+  ready?(): Promise<void>;
   /** Closes the client: at once, or once the calls in flight have finished (`graceful`). */
   close(graceful?: boolean): Promise<void>;
 }

@@ -82,6 +82,7 @@ function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: Downstr
     hedged: make('hedged', true),
     unhedged: make('unhedged', false),
   };
+  const exporter = exportMetrics(Object.values(clients));
   return {
     async call(path, incoming, variant) {
       const client = clients[variant] ?? clients['hedged']!;
@@ -93,10 +94,39 @@ function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: Downstr
       }
     },
     timeoutMs: () => clients['hedged']!.policy().readMs,
+    async ready() {
+      await exporter;
+    },
+    async metrics() {
+      const exported = await exporter;
+      return exported === null ? '' : exported.registry.metrics();
+    },
     async close() {
+      (await exporter)?.detach();
       await Promise.all(Object.values(clients).map((c) => c.close()));
     },
   };
+}
+
+/**
+ * The edge clients' own metrics, through `prazo/prometheus` on a registry of their own: what the
+ * dashboard and the alert rules read in production. Null when prom-client (an optional peer) is not
+ * installed.
+ */
+async function exportMetrics(
+  clients: Dependency[],
+): Promise<{ registry: import('prom-client').Registry; detach(): void } | null> {
+  try {
+    const [{ Registry }, { instrument }] = await Promise.all([
+      import('prom-client'),
+      import('../../observe/prometheus.js'),
+    ]);
+    const registry = new Registry();
+    const handle = instrument(clients, { registry });
+    return { registry, detach: () => handle.detach() };
+  } catch {
+    return null;
+  }
 }
 
 /**

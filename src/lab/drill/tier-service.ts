@@ -167,7 +167,9 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
       calibrating = false;
       if (spec.config !== 'prazo') return;
       const previous = downstream;
-      downstream = createPrazoDownstream(spec, policy, hooks);
+      const next = createPrazoDownstream(spec, policy, hooks);
+      await next.ready?.();
+      downstream = next;
       // In-flight calls finish on the old client; its pools are closed once they have.
       void previous.close(true);
     },
