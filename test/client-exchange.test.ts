@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createUndiciTransport, type Transport } from '../src/client/transport.js';
+import { ReadTimeoutError } from '../src/errors.js';
 import { startServer, type TestServer, warmUp } from './support/servers.js';
 
 beforeAll(warmUp);
@@ -114,6 +115,21 @@ describe('the undici transport (one exchange per attempt)', () => {
     await (await first).body.text();
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(paths).toEqual(['/first']);
+  });
+
+  it('reports an attempt whose own timeout ran out before its request was written as a connect timeout', async () => {
+    server = await startServer((_req, res) => {
+      setTimeout(() => res.end('slow'), 300);
+    });
+    const t = open(1);
+    const first = t.request(0, 'GET', '/first', [], undefined, 5_000, handle());
+    const h = handle();
+    const second = t.request(0, 'POST', '/second', [], 'payload', 5_000, h);
+    const timeout = new ReadTimeoutError('No answer within 20 ms.', { timeoutMs: 20 });
+    setTimeout(() => h.abort(timeout), 20);
+    // Nothing was sent: a connect-phase failure, which prazo may send again (even a POST) elsewhere.
+    await expect(second).rejects.toMatchObject({ code: 'CONNECT_TIMEOUT', timeoutMs: 20, cause: timeout });
+    await (await first).body.text();
   });
 
   it('skips an informational 103 and answers with the final response', async () => {

@@ -1,5 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Dependency, dependency } from '../src/client/dependency.js';
+import { startDouble } from '../src/lab/index.js';
 import {
   elapsedSince,
   refusedOrigin,
@@ -51,6 +52,35 @@ describe('an instance that refuses connections', () => {
       expect(server.seen.total).toBe(4);
     });
   }
+});
+
+describe('an instance that never completes a connect (black hole)', () => {
+  it('is skipped by a POST too, when the connect and read timeouts are equal: nothing was sent', async () => {
+    server = await startServer((req, res) => {
+      req.resume();
+      req.on('end', () => reply(res, 200));
+    });
+    const hole = await startDouble({ behaviour: { connectTimeout: true } });
+    try {
+      dep = dependency({
+        name: 'payments',
+        origins: [hole.url, server.origin],
+        latency: { p99Ms: 50 }, // connect and read timeouts: both 70 ms
+        userDeadlineMs: 1_000,
+      });
+      for (let i = 0; i < 4; i++) {
+        const res = await dep.request({ method: 'POST', path: '/charge', body: '{"cents":100}' });
+        await res.body.dump();
+        expect(res.status).toBe(200);
+      }
+      expect(server.seen.total).toBe(4);
+      expect(hole.stats().received).toBe(0);
+    } finally {
+      await dep?.close();
+      dep = undefined;
+      await hole.close();
+    }
+  });
 });
 
 describe('the lookup option', () => {

@@ -211,7 +211,7 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
       errorCode === 'UND_ERR_HEADERS_TIMEOUT' ||
       errorCode === 'UND_ERR_BODY_TIMEOUT'
         ? 'read'
-        : errorCode === 'UND_ERR_CONNECT_TIMEOUT'
+        : errorCode === 'UND_ERR_CONNECT_TIMEOUT' || errorCode === 'CONNECT_TIMEOUT'
           ? 'connect'
           : undefined;
     if (!abandoned) {

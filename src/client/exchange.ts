@@ -1,4 +1,5 @@
 import { util } from 'undici';
+import { ConnectTimeoutError, ReadTimeoutError } from '../errors.js';
 import { IncomingBody } from './incoming-body.js';
 import type { AbortLike, TransportResponse } from './transport.js';
 
@@ -54,9 +55,9 @@ export class Exchange {
       this.#abort(reason);
       return;
     }
-    if (this.#aborted !== null) return;
-    this.#aborted = reason;
-    this.#fail(reason);
+    if (this.#aborted !== null || this.#settled) return;
+    this.#aborted = notSent(reason);
+    this.#fail(this.#aborted);
   }
 
   /** The body's way back to the connection. */
@@ -116,6 +117,23 @@ export class Exchange {
     this.#resumeConnection = null;
     this.#signal.removeEventListener('abort', this);
   }
+}
+
+/**
+ * The error of an attempt stopped before its request was written. undici hands a request its
+ * connection (`onConnect`) just before writing it, so until then nothing has reached the server:
+ * the attempt was still connecting, or waiting for a free connection. When its own timeout is what
+ * stopped it, that is a connect-phase timeout — safe to send again, even a POST, and on another
+ * instance — whatever timer won the race (with equal connect and read timeouts, either may).
+ * Other reasons (the deadline, the caller, a winning hedge copy) stay as they are.
+ */
+function notSent(reason: Error): Error {
+  if (!(reason instanceof ReadTimeoutError)) return reason;
+  const ms = reason.timeoutMs === undefined ? '' : ` ${reason.timeoutMs} ms`;
+  return new ConnectTimeoutError(
+    `No connection within the attempt's${ms} timeout (still connecting, or waiting for a free connection): the request was not sent.`,
+    reason.timeoutMs === undefined ? { cause: reason } : { cause: reason, timeoutMs: reason.timeoutMs },
+  );
 }
 
 function toError(reason: unknown): Error {
