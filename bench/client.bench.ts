@@ -84,6 +84,13 @@ const contenders: Contender[] = [
     create: (origin, connections) => prazo('prazo (all features, 1 instance)', [origin], connections),
   },
   {
+    // Two instances, hedging off: what the topology alone costs (twice the pools and connections),
+    // to read the next row against.
+    name: 'prazo (2 instances, hedging off)',
+    create: (origin, connections, second) =>
+      prazo('prazo (2 instances, hedging off)', [origin, second], connections, false),
+  },
+  {
     // Two instances (two ports of the same server process): hedges fire at the live p95. Not the
     // same topology as the other rows (twice the pools and connections), shown for its cost.
     name: 'prazo (all features, 2 instances, hedging fires)',
@@ -143,7 +150,7 @@ const prazoExtras = new Map<string, { calls: number; hedges: number; retries: nu
  * prazo with every feature on: deadline (header + pre-call check), retry budget, calibrated
  * timeouts on the shared timer, hedging at the live p95, events with listeners.
  */
-function prazo(key: string, origins: string[], connections: number): Client {
+function prazo(key: string, origins: string[], connections: number, hedge = true): Client {
   const dep = dependency({
     name: 'bench',
     origins,
@@ -151,7 +158,7 @@ function prazo(key: string, origins: string[], connections: number): Client {
     userDeadlineMs: 2_000,
     attempts: 2,
     connections,
-    hedge: { at: 'p95' },
+    hedge: hedge ? { at: 'p95' } : false,
   });
   const tally = prazoExtras.get(key) ?? { calls: 0, hedges: 0, retries: 0 };
   prazoExtras.set(key, tally);

@@ -96,11 +96,13 @@ describe('the undici transport (one exchange per attempt)', () => {
     expect(connections.size).toBe(2);
   });
 
-  it('rejects an attempt aborted while queued behind a busy connection at once, and never sends it', async () => {
+  it('rejects an attempt aborted while queued behind a busy connection at once, never sends it, and keeps the connection', async () => {
     const paths: string[] = [];
+    const sockets = new Set<unknown>();
     server = await startServer((req, res) => {
       paths.push(req.url ?? '');
-      setTimeout(() => res.end('slow'), 400);
+      sockets.add(req.socket);
+      setTimeout(() => res.end('slow'), req.url === '/first' ? 400 : 0);
     });
     const t = open(1);
     const first = t.request(0, 'GET', '/first', [], undefined, 5_000, handle());
@@ -113,8 +115,11 @@ describe('the undici transport (one exchange per attempt)', () => {
     // Well before the connection frees up (400 ms): the queue did not hold the rejection.
     expect(performance.now() - t0).toBeLessThan(300);
     await (await first).body.text();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(paths).toEqual(['/first']);
+    const third = await t.request(0, 'GET', '/third', [], undefined, 5_000, handle());
+    await third.body.text();
+    expect(paths).toEqual(['/first', '/third']);
+    // The dropped request cost no connection: the third call reused the first one's.
+    expect(sockets.size).toBe(1);
   });
 
   it('reports an attempt whose own timeout ran out before its request was written as a connect timeout', async () => {

@@ -70,8 +70,11 @@ export class Exchange {
   // --- undici's handler interface -------------------------------------------------------------
 
   onConnect(abort: AbortRequest): void {
-    if (this.#aborted !== null) abort(this.#aborted);
-    else this.#abort = abort;
+    // Aborted while queued: drop the request without writing it. Throwing here makes undici fail
+    // just this request and keep the connection for the next one; calling `abort` would destroy the
+    // connection, though nothing was sent on it.
+    if (this.#aborted !== null) throw this.#aborted;
+    this.#abort = abort;
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
