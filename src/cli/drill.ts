@@ -92,7 +92,7 @@ function parseArgs(argv: string[]): ParsedArgs {
         );
       return n;
     };
-    const phaseKey = PHASE_FLAGS[flag];
+    const phaseKey = Object.hasOwn(PHASE_FLAGS, flag) ? PHASE_FLAGS[flag] : undefined;
     if (phaseKey) phases[phaseKey] = Math.round(number(0.5, 600) * 1000);
     else if (flag === '--quick') parsed.options.quick = true;
     else if (flag === '--rps') parsed.options.rps = number(1, 2000);

@@ -298,6 +298,15 @@ describe('classify — bodies that cannot be replayed', () => {
   }
 });
 
+describe('classify and error codes named like object properties', () => {
+  it('treats `__proto__`, `constructor` and `toString` as unknown codes (found by the property test)', () => {
+    for (const code of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      const c = classify({ kind: 'error', error: { code } }, { idempotent: false });
+      expect(c).toMatchObject({ retry: false, phase: 'read', reason: 'unknown-error' });
+    }
+  });
+});
+
 describe('classify — never throws (property)', () => {
   const hostile = new Proxy(
     {},

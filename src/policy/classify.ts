@@ -207,19 +207,24 @@ function classifyError(
   return final('read', 'unknown-error');
 }
 
+/** `table[code]` for the table's own entries only: a code such as `__proto__` or `constructor` is no entry. */
+function lookup(table: Readonly<Record<string, string>>, code: string): string | undefined {
+  return Object.hasOwn(table, code) ? table[code] : undefined;
+}
+
 function kindOf(record: Record<string, unknown>): ErrorKind | undefined {
   const code = record['code'];
   if (typeof code === 'string') {
-    const finalReason = FINAL_CODES[code];
+    const finalReason = lookup(FINAL_CODES, code);
     if (finalReason !== undefined) return { final: finalReason };
-    const connect = CONNECT_CODES[code];
+    const connect = lookup(CONNECT_CODES, code);
     if (connect !== undefined) return { phase: 'connect', reason: connect };
     if (code === 'ETIMEDOUT') {
       return record['syscall'] === 'connect'
         ? { phase: 'connect', reason: 'connect-timeout' }
         : { phase: 'read', reason: 'read-timeout' };
     }
-    const read = READ_CODES[code];
+    const read = lookup(READ_CODES, code);
     if (read !== undefined) return { phase: 'read', reason: read };
   }
   const name = record['name'];
