@@ -7,6 +7,7 @@
  */
 import * as hdr from 'hdr-histogram-js';
 import { Histogram as PromHistogram, Registry } from 'prom-client';
+import { createRandom } from '../src/lab/random.js';
 import { LatencyHistogram } from '../src/latency/histogram.js';
 
 const SAMPLES = 1_000_000;
@@ -14,20 +15,8 @@ const RECORD_ROUNDS = 11;
 const QUERY_CALLS = 2_000;
 const QUERY_ROUNDS = 7;
 
-/** mulberry32: seeded so every run records the same values. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // Long-tailed latencies in ms: log-normal around 60 ms (p99 ≈ 180 ms) with 0.5 % of calls in seconds.
-const random = mulberry32(42);
+const random = createRandom(42);
 const valuesMs = new Float64Array(SAMPLES);
 const valuesUs = new Float64Array(SAMPLES);
 const valuesS = new Float64Array(SAMPLES);

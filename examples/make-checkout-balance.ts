@@ -8,6 +8,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { createRandom } from '../src/lab/random.js';
 
 const SEED = 20261202;
 const START_MS = Date.parse('2026-12-02T12:00:00Z');
@@ -20,19 +21,7 @@ const HEALTHY_MEDIAN_MS = 61;
 const HEALTHY_SIGMA = Math.log(3) / 2.326;
 const CLIENT_TIMEOUT_MS = 5000;
 
-/** mulberry32: a small, fast, seedable PRNG (uniform in [0, 1)). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const random = mulberry32(SEED);
+const random = createRandom(SEED);
 /** Standard normal by Box–Muller. */
 const normal = (): number => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
 const logNormal = (medianMs: number, sigma: number): number => medianMs * Math.exp(sigma * normal());

@@ -1,5 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dependency } from '../src/client/dependency.js';
+import { createRandom } from '../src/lab/random.js';
 import { type ChildServer, startChildServer, warmUp } from './support/servers.js';
 
 beforeAll(warmUp);
@@ -8,18 +9,6 @@ const servers: ChildServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
-
-/** A small seeded generator (mulberry32), so backoff jitter is the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /**
  * Instance A pauses on every 20th request it gets (5 % of its requests, a GC pause or a cold cache);
@@ -46,7 +35,7 @@ async function run(hedge: boolean, requests: number, concurrency: number) {
     liveMinSamples: 1_000_000,
     userDeadlineMs: 4_000,
     hedge: hedge ? { at: 'p95' } : false,
-    random: seeded(42),
+    random: createRandom(42),
   });
   const durations: number[] = [];
   let next = 0;

@@ -1,24 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isPrazoError } from '../errors.js';
+import { createRandom } from '../lab/random.js';
 import { LatencyHistogram } from './histogram.js';
 
 /** Nearest-rank percentile of a sorted array: the definition the histogram promises. */
 function exactPercentile(sorted: readonly number[], p: number): number {
   const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
   return sorted[rank - 1]!;
-}
-
-/** Seeded PRNG so the accuracy test is repeatable. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function gaussian(random: () => number): number {
@@ -39,7 +28,7 @@ const distributions: Record<string, (random: () => number) => number> = {
 describe('LatencyHistogram', () => {
   for (const [name, draw] of Object.entries(distributions)) {
     it(`reports percentiles within 1 % of the exact value (${name})`, () => {
-      const random = mulberry32(42);
+      const random = createRandom(42);
       const h = new LatencyHistogram();
       const values: number[] = [];
       for (let i = 0; i < 50_000; i++) {
@@ -134,7 +123,7 @@ describe('LatencyHistogram', () => {
 
   it('round-trips through its JSON form', () => {
     const h = new LatencyHistogram();
-    const random = mulberry32(7);
+    const random = createRandom(7);
     for (let i = 0; i < 5000; i++) h.record(20 * Math.exp(gaussian(random)));
     const copy = LatencyHistogram.fromJSON(JSON.parse(JSON.stringify(h)));
     expect(copy.percentiles([50, 99, 99.9])).toEqual(h.percentiles([50, 99, 99.9]));
