@@ -24,6 +24,8 @@ export class Exchange {
   readonly #signal: AbortLike;
   readonly #requestBody: unknown;
   #abort: AbortRequest | null = null;
+  /** undici's `resume` for this response, while it is open. */
+  #resumeConnection: (() => void) | null = null;
   #body: IncomingBody | null = null;
   /** The promise is settled (headers arrived, or the exchange failed or was aborted first). */
   #settled = false;
@@ -64,8 +66,6 @@ export class Exchange {
   resume(): void {
     this.#resumeConnection?.();
   }
-
-  #resumeConnection: (() => void) | null = null;
 
   // --- undici's handler interface -------------------------------------------------------------
 
