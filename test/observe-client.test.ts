@@ -8,6 +8,7 @@ import { type Double, startDouble } from '../src/lab/double.js';
 import { createDriftMonitor } from '../src/observe/drift-monitor.js';
 import { instrument as instrumentOtel } from '../src/observe/otel.js';
 import { instrument } from '../src/observe/prometheus.js';
+import { metricValue as value } from './support/metric-value.js';
 
 const open: Array<{ close(): Promise<unknown> }> = [];
 afterEach(async () => {
@@ -48,18 +49,6 @@ async function calls(
     }
   }
   return outcomes;
-}
-
-async function value(
-  registry: Registry,
-  name: string,
-  labels: Record<string, string>,
-): Promise<number | undefined> {
-  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
-  const found = metric?.values.find((v) =>
-    Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want),
-  );
-  return found?.value;
 }
 
 describe('prazo/prometheus on a real dependency', () => {

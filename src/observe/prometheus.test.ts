@@ -1,22 +1,11 @@
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createEventSourceDouble } from '../../test/support/event-source-double.js';
+import { metricValue as value } from '../../test/support/metric-value.js';
 import { isPrazoError } from '../errors.js';
 import { createFakeClock } from '../testing/fake-clock.js';
 import type { DriftEvent, RecalibratedEvent } from './drift-check.js';
 import { instrument } from './prometheus.js';
-
-async function value(
-  registry: Registry,
-  name: string,
-  labels: Record<string, string>,
-): Promise<number | undefined> {
-  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
-  const found = metric?.values.find((v) =>
-    Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want),
-  );
-  return found?.value;
-}
 
 describe('prazo/prometheus instrument()', () => {
   it('counts logical requests by outcome and attempts by kind', async () => {
