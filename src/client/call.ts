@@ -21,7 +21,7 @@ export interface RequestOptions {
   headers?: RequestHeaders;
   /** A string or bytes (replayable), or a stream (sent once, never retried or hedged). */
   body?: RequestBody | null;
-  /** The call's deadline; beats the ambient one. Capped at now + `localMaxMs`. */
+  /** The call's deadline; the earlier of it and the ambient one wins. Capped at now + `localMaxMs`. */
   deadline?: Deadline | { readonly limitMs: number };
   /** Cancels the call (the error is `CANCELLED`, distinct from `DEADLINE_EXCEEDED`). */
   signal?: AbortSignal;

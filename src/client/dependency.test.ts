@@ -3,43 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { isPrazoError } from '../errors.js';
 import { createRetryBudget } from '../policy/retry-budget.js';
 import { createFakeClock } from '../testing/fake-clock.js';
-import { createFakeTransport, type FakeExchange, type FakeTransport } from '../testing/fake-transport.js';
-import { type Dependency, dependency } from './dependency.js';
+import { createTestDependency, TEST_START_MS as START, settle } from '../testing/test-dependency.js';
 import type { DependencyEvents } from './events.js';
-import type { DependencyOptions } from './options.js';
 
-const START = 1_800_000_000_000;
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-function setup(options: Partial<DependencyOptions> = {}, onRequest?: (exchange: FakeExchange) => void) {
-  const clock = createFakeClock(START);
-  let transport: FakeTransport | undefined;
-  const dep: Dependency = dependency(
-    {
-      name: 'inventory',
-      origins: ['http://10.0.0.1:80', 'http://10.0.0.2:80'],
-      latency: { p99Ms: 100, p95Ms: 50 },
-      userDeadlineMs: 1_000,
-      clock,
-      random: () => 0.5,
-      ...options,
-    },
-    {
-      transport: (o) => {
-        transport = createFakeTransport(o.origins, onRequest);
-        return transport;
-      },
-    },
-  );
-  return { clock, dep, transport: transport! };
-}
-
-async function settle<T>(promise: Promise<T>): Promise<{ value?: T; error?: unknown }> {
-  return promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
-}
+const setup = createTestDependency;
 
 /** Advances the fake clock in small steps, letting promises run in between. */
 async function advance(clock: ReturnType<typeof createFakeClock>, ms: number, step = 5): Promise<void> {

@@ -10,7 +10,8 @@ const storage = new AsyncLocalStorage<Deadline>();
  * {@link currentDeadline}. The effective deadline is the **tighter** of the one already ambient and
  * `deadline`: a nested scope can only tighten, never extend.
  *
- * Explicit arguments win over the ambient deadline: functions that take a `deadline` use it as given.
+ * An explicit `deadline` given to a call (`dependency.request({ deadline })`) is combined with the
+ * ambient one the same way: the earlier of the two wins, so it can shorten a call, never lengthen it.
  *
  * @returns What `fn` returns (a promise stays a promise).
  * @example

@@ -156,6 +156,14 @@ describe('Deadline', () => {
         expect.objectContaining({ code: 'INVALID_OPTION' }),
       );
     });
+
+    it('rejects a deadline-like whose limitMs is NaN or a numeric string instead of returning a NaN limit', () => {
+      const parent = Deadline.after(10);
+      for (const limitMs of [Number.NaN, String(T0)])
+        expect(() => parent.tighten({ limitMs } as unknown as Deadline)).toThrow(
+          expect.objectContaining({ code: 'INVALID_OPTION', option: 'other.limitMs' }),
+        );
+    });
   });
 
   describe('fromHeaders', () => {

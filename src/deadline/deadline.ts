@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Clock, systemClock, type Timer } from '../clock.js';
 import { DeadlineExceededError, InvalidOptionError } from '../errors.js';
+import { checkLimitMs } from './effective-limit.js';
 import {
   DEADLINE_HEADER,
   GRPC_TIMEOUT_HEADER,
@@ -23,7 +24,10 @@ export interface DeadlineFromHeadersOptions {
   defaultMs: number;
   /** The longest this service holds a request, in ms from now: later limits are capped here. */
   maxMs: number;
-  /** Clock-skew allowance added to a received absolute limit, in ms. @default 0 */
+  /**
+   * Clock-skew allowance, in ms: how long after a received absolute limit a request still counts as
+   * arrived in time. Never added to the deadline itself (see {@link readIncomingDeadline}). @default 0
+   */
   skewMs?: number;
   /** @default systemClock */
   clock?: Clock;
@@ -96,13 +100,7 @@ export class Deadline {
    * @example Deadline.fromHeaders(req.headers, { defaultMs: 1000, maxMs: 5000 })
    */
   static fromHeaders(headers: DeadlineHeadersInput, options: DeadlineFromHeadersOptions): Deadline {
-    const normalized = normalizeDeadlineHeaderOptions(options);
-    const clock = checkClock(options.clock ?? systemClock);
-    const parsed = parseDeadlineHeader(readHeader(headers, DEADLINE_HEADER), clock.now(), {
-      ...normalized,
-      grpcTimeout: readHeader(headers, GRPC_TIMEOUT_HEADER),
-    });
-    return new Deadline(parsed.limitMs, clock);
+    return readIncomingDeadline(headers, options).deadline;
   }
 
   /** Milliseconds left until the limit, never below 0. */
@@ -142,13 +140,15 @@ export class Deadline {
   /**
    * A child deadline: the earlier of this one and `other` (a deadline, or milliseconds from now).
    * Never later than this deadline — a child can only tighten its parent.
-   * @throws {@link InvalidOptionError} when `other` is a number that is not finite and >= 0.
+   * @throws {@link InvalidOptionError} when `other` is a number, or a deadline whose `limitMs` is,
+   *   that is not finite and >= 0 (a `NaN` limit would otherwise make every comparison false).
    * @example const forSupplier = deadline.tighten(250);
    */
   tighten(other: Deadline | number): Deadline {
     let limitMs: number;
-    if (typeof other === 'object' && other !== null && typeof other.limitMs === 'number') {
+    if (typeof other === 'object' && other !== null && 'limitMs' in other) {
       // Duck-typed so that a Deadline from another copy of prazo (ESM and CJS side by side) works too.
+      checkLimitMs('other.limitMs', other.limitMs);
       limitMs = other.limitMs;
     } else {
       if (typeof other !== 'number' || !Number.isFinite(other) || other < 0)
@@ -198,6 +198,25 @@ export class Deadline {
       `Deadline exceeded: the limit was ${Math.floor(this.limitMs)} (epoch ms).`,
     );
   }
+}
+
+/**
+ * The deadline of an incoming request, as {@link Deadline.fromHeaders} reads it, and the instant after
+ * which the request counts as arrived expired: the skew allowance moves only that instant, never the
+ * deadline that the service honours and passes on.
+ * @internal Shared with the server adapters.
+ */
+export function readIncomingDeadline(
+  headers: DeadlineHeadersInput,
+  options: DeadlineFromHeadersOptions,
+): { deadline: Deadline; arrivalLimitMs: number } {
+  const normalized = normalizeDeadlineHeaderOptions(options);
+  const clock = checkClock(options.clock ?? systemClock);
+  const parsed = parseDeadlineHeader(readHeader(headers, DEADLINE_HEADER), clock.now(), {
+    ...normalized,
+    grpcTimeout: readHeader(headers, GRPC_TIMEOUT_HEADER),
+  });
+  return { deadline: Deadline.at(parsed.limitMs, clock), arrivalLimitMs: parsed.arrivalLimitMs };
 }
 
 /**

@@ -9,6 +9,7 @@ describe('parseDeadlineHeader', () => {
   it('honours a limit within the local maximum as sent', () => {
     expect(parseDeadlineHeader(String(NOW + 1900), NOW, options)).toEqual({
       limitMs: NOW + 1900,
+      arrivalLimitMs: NOW + 1900,
       source: 'header',
       capped: false,
     });
@@ -17,6 +18,7 @@ describe('parseDeadlineHeader', () => {
   it('holds a far-future limit to now + maxMs', () => {
     expect(parseDeadlineHeader(String(NOW + 3_600_000), NOW, options)).toEqual({
       limitMs: NOW + 5000,
+      arrivalLimitMs: NOW + 5000,
       source: 'header',
       capped: true,
     });
@@ -34,6 +36,7 @@ describe('parseDeadlineHeader', () => {
   it('gives the local default to a missing header, without calling it invalid', () => {
     expect(parseDeadlineHeader(undefined, NOW, options)).toEqual({
       limitMs: NOW + 1000,
+      arrivalLimitMs: NOW + 1000,
       source: 'default',
       capped: false,
     });
@@ -65,25 +68,43 @@ describe('parseDeadlineHeader', () => {
 
   it('ignores garbage next to a valid value', () => {
     const parsed = parseDeadlineHeader(['soon', String(NOW + 700)], NOW, options);
-    expect(parsed).toEqual({ limitMs: NOW + 700, source: 'header', capped: false });
+    expect(parsed).toEqual({
+      limitMs: NOW + 700,
+      arrivalLimitMs: NOW + 700,
+      source: 'header',
+      capped: false,
+    });
   });
 
   it('holds a default larger than the maximum to the maximum', () => {
     expect(parseDeadlineHeader(undefined, NOW, { defaultMs: 9000, maxMs: 5000 }).limitMs).toBe(NOW + 5000);
   });
 
-  it('adds the skew allowance to a received limit, still under the cap', () => {
+  it('never adds the skew allowance to the limit it passes on: skew only moves the arrival check', () => {
     const skewed = { ...options, skewMs: 50 };
-    expect(parseDeadlineHeader(String(NOW - 20), NOW, skewed).limitMs).toBe(NOW + 30);
+    expect(parseDeadlineHeader(String(NOW - 20), NOW, skewed)).toMatchObject({
+      limitMs: NOW - 20,
+      arrivalLimitMs: NOW + 30,
+    });
     expect(parseDeadlineHeader(String(NOW + 4990), NOW, skewed)).toMatchObject({
+      limitMs: NOW + 4990,
+      arrivalLimitMs: NOW + 5040,
+      capped: false,
+    });
+    expect(parseDeadlineHeader(String(NOW + 6000), NOW, skewed)).toMatchObject({
       limitMs: NOW + 5000,
+      arrivalLimitMs: NOW + 5000,
       capped: true,
     });
+    expect(parseDeadlineHeader(undefined, NOW, { ...skewed, grpcTimeout: '250m' }).arrivalLimitMs).toBe(
+      NOW + 250,
+    );
   });
 
   it('reads grpc-timeout as a relative limit and takes the earlier of both inputs', () => {
     expect(parseDeadlineHeader(undefined, NOW, { ...options, grpcTimeout: '250m' })).toEqual({
       limitMs: NOW + 250,
+      arrivalLimitMs: NOW + 250,
       source: 'grpc-timeout',
       capped: false,
     });

@@ -23,9 +23,10 @@ export interface DeadlineHeaderOptions {
    */
   maxMs: number;
   /**
-   * Clock-skew allowance, in milliseconds added to a received *absolute* limit before the cap, so that
-   * a sender whose clock runs slightly behind ours does not see its requests arrive already expired.
-   * See docs/deadlines.md for the trade-off.
+   * Clock-skew allowance, in milliseconds: a request whose received *absolute* limit passed less than
+   * `skewMs` ago is still accepted on arrival (a sender whose clock runs slightly behind ours does not
+   * see its requests refused at once). It excuses the arrival check only: it is never added to the
+   * limit this service honours and passes on. See docs/deadlines.md for the trade-off.
    * @default 0
    */
   skewMs?: number;
@@ -35,8 +36,16 @@ export interface DeadlineHeaderOptions {
 
 /** The outcome of {@link parseDeadlineHeader}. */
 export interface ParsedDeadline {
-  /** The limit this service will honour, in epoch milliseconds; never later than now + `maxMs`. */
+  /**
+   * The limit this service will honour and pass on, in epoch milliseconds; never later than the
+   * received limit, nor than now + `maxMs`. The skew allowance is not in it.
+   */
   limitMs: number;
+  /**
+   * The instant after which the request counts as arrived expired: `limitMs` + `skewMs` for a limit
+   * read from `x-deadline-epoch-ms`, `limitMs` otherwise. Only the arrival check uses it.
+   */
+  arrivalLimitMs: number;
   /** Which input produced `limitMs`. `'default'` when no input carried a usable value. */
   source: 'header' | 'grpc-timeout' | 'default';
   /** True when the local maximum shortened the limit the inputs asked for. */
@@ -69,7 +78,8 @@ const GRPC_UNIT_MS: Readonly<Record<string, number>> = Object.freeze({
  *    fractions, exponents, hex, `NaN`, `Infinity`, more digits — is garbage and ignored.
  * 3. Of several valid items, the **earliest** wins (the tightest limit anyone asked for).
  * 4. A valid `grpc-timeout` gives `nowMs` + its duration; the earlier of it and the header wins.
- * 5. `skewMs` is added to a header limit (not to `grpc-timeout`, which is relative and immune to skew).
+ * 5. `skewMs` is never added to the limit: it only moves `arrivalLimitMs`, the instant after which a
+ *    header limit counts as arrived expired (`grpc-timeout` is relative and immune to skew).
  * 6. With no valid input, the limit is `nowMs` + `defaultMs`, and `invalid` says what was rejected.
  * 7. Whatever the source, the limit is capped at `nowMs` + `maxMs` (`capped` says so).
  * A limit already in the past is kept as is: the request arrives expired and the server answers 504.
@@ -79,7 +89,7 @@ const GRPC_UNIT_MS: Readonly<Record<string, number>> = Object.freeze({
  * @throws {@link InvalidOptionError} when an option (not a header) is unusable.
  * @example
  * parseDeadlineHeader('1700000001900', 1700000000000, { defaultMs: 1000, maxMs: 5000 });
- * // → { limitMs: 1700000001900, source: 'header', capped: false }
+ * // → { limitMs: 1700000001900, arrivalLimitMs: 1700000001900, source: 'header', capped: false }
  * @see The source article, "Com prazo absoluto propagado": absolute limit, local cap.
  */
 export function parseDeadlineHeader(
@@ -116,8 +126,8 @@ export function parseDeadlineHeader(
 
   let limitMs: number;
   let source: ParsedDeadline['source'];
-  if (headerLimit !== undefined && (grpcLimit === undefined || headerLimit + skewMs <= grpcLimit)) {
-    limitMs = headerLimit + skewMs;
+  if (headerLimit !== undefined && (grpcLimit === undefined || headerLimit <= grpcLimit)) {
+    limitMs = headerLimit;
     source = 'header';
   } else if (grpcLimit !== undefined) {
     limitMs = grpcLimit;
@@ -128,7 +138,9 @@ export function parseDeadlineHeader(
   }
 
   const capped = limitMs > capMs;
-  const result: ParsedDeadline = { limitMs: capped ? capMs : limitMs, source, capped };
+  if (capped) limitMs = capMs;
+  const arrivalLimitMs = source === 'header' && !capped ? limitMs + skewMs : limitMs;
+  const result: ParsedDeadline = { limitMs, arrivalLimitMs, source, capped };
   if (source === 'default' && rejected.length > 0) result.invalid = rejected.join('; ');
   return result;
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Clock, systemClock } from '../clock.js';
-import { cancelDeadline, Deadline } from '../deadline/deadline.js';
+import { cancelDeadline, Deadline, readIncomingDeadline } from '../deadline/deadline.js';
 import { normalizeDeadlineHeaderOptions } from '../deadline/header-codec.js';
 import { CancelledError, InvalidOptionError, isPrazoError, type PrazoError } from '../errors.js';
 
@@ -10,7 +10,12 @@ export interface ServerDeadlineOptions {
   defaultMs: number;
   /** The longest this service holds a request, in ms: later incoming limits are capped here. */
   maxMs: number;
-  /** Clock-skew allowance added to an incoming absolute limit, in ms. @default 0 */
+  /**
+   * Clock-skew allowance, in ms: a request whose absolute limit passed less than `skewMs` ago is still
+   * accepted, and prazo's own 504 waits until the limit + `skewMs`. The deadline the handler sees and
+   * passes on (`req.deadline`, the ambient deadline, `x-deadline-epoch-ms`) never includes it.
+   * @default 0
+   */
   skewMs?: number;
   /** @default systemClock */
   clock?: Clock;
@@ -70,10 +75,11 @@ export type DeadlineScope =
   | { readonly expired: false; readonly deadline: Deadline; release(): void };
 
 /**
- * Reads the request's deadline and, unless it has already passed, arms its signal: when the limit is
- * reached the signal aborts (`DEADLINE_EXCEEDED`) and `onExpire` is called if nothing was sent yet; when
- * the client disconnects first the signal aborts with `CANCELLED`. The timer and listeners are released
- * when the response finishes or the connection closes, whichever comes first.
+ * Reads the request's deadline and, unless it has already passed (by more than the skew allowance),
+ * arms its signal: when the limit is reached the signal aborts (`DEADLINE_EXCEEDED`); when the limit
+ * plus the skew allowance is reached `onExpire` is called if nothing was sent yet; when the client
+ * disconnects first the signal aborts with `CANCELLED`. The timers and listeners are released when the
+ * response finishes or the connection closes, whichever comes first.
  * @internal Shared by the adapters.
  */
 export function openDeadlineScope(
@@ -82,15 +88,18 @@ export function openDeadlineScope(
   options: NormalizedServerDeadlineOptions,
   onExpire: (error: PrazoError) => void,
 ): DeadlineScope {
-  const deadline = Deadline.fromHeaders(req.headers, options);
-  if (deadline.expired()) return { expired: true, deadline };
+  const { deadline, arrivalLimitMs } = readIncomingDeadline(req.headers, options);
+  if (options.clock.now() >= arrivalLimitMs) return { expired: true, deadline };
+  // Skew excuses the arrival and prazo's own 504, never the deadline the handler passes on.
+  const answerBy = arrivalLimitMs > deadline.limitMs ? Deadline.at(arrivalLimitMs, options.clock) : deadline;
 
-  const signal = deadline.signal;
+  const signal = answerBy.signal;
   let released = false;
   const release = (): void => {
     if (released) return;
     released = true;
     deadline.dispose();
+    answerBy.dispose();
     signal.removeEventListener('abort', onAbort);
     res.off('finish', release);
     res.off('close', onClose);
@@ -105,8 +114,11 @@ export function openDeadlineScope(
     }
   };
   const onClose = (): void => {
-    if (!res.writableFinished)
-      cancelDeadline(deadline, new CancelledError('The client disconnected before the response was sent.'));
+    if (!res.writableFinished) {
+      const reason = new CancelledError('The client disconnected before the response was sent.');
+      cancelDeadline(deadline, reason);
+      if (answerBy !== deadline) cancelDeadline(answerBy, reason);
+    }
     release();
   };
 

@@ -81,8 +81,10 @@ describe('fuzz: x-deadline-epoch-ms and grpc-timeout', () => {
       fc.property(nowMs, fc.integer({ min: -5_000, max: 3_600_000 }), limits, (now, delta, options) => {
         const parsed = parseDeadlineHeader(String(now + delta), now, options);
         assert.equal(parsed.source, 'header');
-        assert.equal(parsed.limitMs, Math.min(now + delta + options.skewMs, now + options.maxMs));
-        assert.equal(parsed.capped, now + delta + options.skewMs > now + options.maxMs);
+        assert.equal(parsed.limitMs, Math.min(now + delta, now + options.maxMs));
+        assert.equal(parsed.capped, now + delta > now + options.maxMs);
+        // The skew allowance excuses the arrival check only; it never extends the limit.
+        assert.equal(parsed.arrivalLimitMs, parsed.capped ? parsed.limitMs : now + delta + options.skewMs);
       }),
       { numRuns: RUNS },
     );
