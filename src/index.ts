@@ -145,7 +145,13 @@ export {
 export type { AttemptOutcome, AttemptPhase, Classification, ClassifyContext } from './policy/classify.js';
 export { classify, RETRYABLE_STATUSES } from './policy/classify.js';
 export type { HeaderRecord } from './policy/header-value.js';
-export { IDEMPOTENT_METHODS, isIdempotent } from './policy/idempotency.js';
+export {
+  hasIdempotencyKey,
+  IDEMPOTENT_METHODS,
+  isHedgeSafe,
+  isIdempotent,
+  SAFE_METHODS,
+} from './policy/idempotency.js';
 export type { PoolAnalysis, PoolAnalysisInput, PoolProfile, TimeoutHeadroom } from './policy/littles-law.js';
 export {
   analysePool,

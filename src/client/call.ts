@@ -2,7 +2,7 @@ import type { Deadline } from '../deadline/deadline.js';
 import { InvalidOptionError } from '../errors.js';
 import { ATTEMPT_HEADER, type AttemptKind, DEADLINE_HEADER } from '../lab/attempt-header.js';
 import type { AttemptPhase } from '../policy/classify.js';
-import { isIdempotent } from '../policy/idempotency.js';
+import { isHedgeSafe, isIdempotent } from '../policy/idempotency.js';
 import type { Attempt } from './attempt.js';
 import type { HedgedTry } from './hedge.js';
 import type { RequestBody } from './transport.js';
@@ -25,7 +25,11 @@ export interface RequestOptions {
   deadline?: Deadline | { readonly limitMs: number };
   /** Cancels the call (the error is `CANCELLED`, distinct from `DEADLINE_EXCEEDED`). */
   signal?: AbortSignal;
-  /** Overrides the method rule (GET/HEAD/OPTIONS/PUT/DELETE, or an `Idempotency-Key`). */
+  /**
+   * Overrides the method rule for retries (GET/HEAD/OPTIONS/PUT/DELETE, or an `Idempotency-Key`).
+   * `false` also forbids hedging; `true` does not allow it: only GET/HEAD/OPTIONS or a request
+   * carrying an `Idempotency-Key` is hedged (two copies in flight at once).
+   */
   idempotent?: boolean;
 }
 
@@ -62,6 +66,8 @@ export class Call {
   readonly headerPairs: string[] | null;
   readonly body: RequestBody | undefined;
   readonly idempotent: boolean;
+  /** Two copies may be in flight at once: idempotent, and a safe method or an `Idempotency-Key`. */
+  readonly hedgeSafe: boolean;
   /** The body can be sent again (absent, string or bytes). */
   readonly replayable: boolean;
   readonly explicitLimitMs: number | undefined;
@@ -120,13 +126,16 @@ export class Call {
       options.idempotent !== undefined
         ? options.idempotent === true
         : this.method === 'GET' || this.method === 'HEAD' || isIdempotent(this.method, headers as never);
+    this.hedgeSafe =
+      this.idempotent &&
+      (this.method === 'GET' || this.method === 'HEAD' || isHedgeSafe(this.method, headers as never));
     this.explicitLimitMs = options.deadline === undefined ? undefined : options.deadline.limitMs;
     this.signal = options.signal;
   }
 
-  /** Whether the call may be hedged: idempotent and replayable. */
+  /** Whether the call may be hedged: safe to have twice in flight, and replayable. */
   get hedgeable(): boolean {
-    return this.idempotent && this.replayable;
+    return this.hedgeSafe && this.replayable;
   }
 
   track(attempt: Attempt): void {

@@ -3,19 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { isPrazoError } from '../errors.js';
 import { createRetryBudget } from '../policy/retry-budget.js';
 import { createFakeClock } from '../testing/fake-clock.js';
-import { createTestDependency, TEST_START_MS as START, settle } from '../testing/test-dependency.js';
+import {
+  advance,
+  createTestDependency,
+  flush,
+  TEST_START_MS as START,
+  settle,
+} from '../testing/test-dependency.js';
 import type { DependencyEvents } from './events.js';
 
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 const setup = createTestDependency;
-
-/** Advances the fake clock in small steps, letting promises run in between. */
-async function advance(clock: ReturnType<typeof createFakeClock>, ms: number, step = 5): Promise<void> {
-  for (let t = 0; t < ms; t += step) {
-    clock.advance(Math.min(step, ms - t));
-    await flush();
-  }
-}
 
 describe('dependency() calibration and policy', () => {
   it('calibrates connect and read timeouts from the static p99 and reports where each figure comes from', async () => {

@@ -39,7 +39,8 @@ export function shouldHedge(
  * The hedging step: sends the try; when it has not answered after the hedge delay, and the retry
  * budget grants an extra attempt, sends one copy to another instance. The first acceptable answer
  * (a status below 400, or a final one) wins and the other copy is aborted; a retryable failure of
- * one copy waits for the other. Non-idempotent requests and stream bodies are never hedged.
+ * one copy waits for the other. Only GET/HEAD/OPTIONS or requests carrying an `Idempotency-Key` are
+ * hedged (a PUT or DELETE is retried, never doubled in flight); stream bodies never.
  *
  * To cost almost nothing when no copy is sent (the usual case), the step does not wrap the try in
  * a promise of its own: it hangs a {@link HedgedTry} on the call and returns the first copy's

@@ -51,3 +51,14 @@ export function settle<T>(promise: Promise<T>): Promise<{ value?: T; error?: unk
     (error: unknown) => ({ error }),
   );
 }
+
+/** Lets pending promise callbacks and I/O callbacks run. */
+export const flush = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Advances the fake clock by `ms` in steps of `step` ms, letting promises run in between. */
+export async function advance(clock: FakeClock, ms: number, step = 5): Promise<void> {
+  for (let t = 0; t < ms; t += step) {
+    clock.advance(Math.min(step, ms - t));
+    await flush();
+  }
+}
