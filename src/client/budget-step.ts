@@ -1,8 +1,9 @@
 import type { DependencyContext, Step } from './pipeline.js';
 
 /**
- * Counts the call as an original in the dependency's retry budget, once, before any attempt: the
- * budget's ratio is extras over originals, and every retry or hedge spends from it.
+ * Counts the call as an original in the dependency's retry budget, once, before its first attempt:
+ * the budget's ratio is extras over originals, and every retry or hedge spends from it. It runs after
+ * the admission step, so a call refused before any attempt is never counted as an original.
  */
 export function budgetStep(ctx: DependencyContext): Step {
   return (next) => (call) => {

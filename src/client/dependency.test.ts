@@ -134,7 +134,9 @@ describe('dependency() attempts', () => {
     expect(isPrazoError(error, 'DEADLINE_INSUFFICIENT')).toBe(true);
     expect(error).toMatchObject({ remainingMs: 60, requiredMs: 100, attempts: [] });
     expect(transport.exchanges).toHaveLength(0);
-    expect(fastFails).toEqual([{ dependency: 'inventory', requestId: 1, remainingMs: 60, requiredMs: 100 }]);
+    expect(fastFails).toEqual([
+      { dependency: 'inventory', requestId: 1, remainingMs: 60, requiredMs: 100, beforeAttempt: true },
+    ]);
     await dep.close();
   });
 

@@ -2,6 +2,7 @@ import { CancelledError, InvalidOptionError } from '../errors.js';
 import { createSlicedWindow, type SlicedWindow } from '../latency/sliced-window.js';
 import { type CalibratedPolicy, calibrateTimeout } from '../policy/calibrate.js';
 import { createRetryBudget, type RetryBudget, type RetryBudgetState } from '../policy/retry-budget.js';
+import { admitStep } from './admit-step.js';
 import { Attempt, attemptHandler } from './attempt.js';
 import { budgetStep } from './budget-step.js';
 import { Call, type DependencyResponse, type RequestOptions } from './call.js';
@@ -149,6 +150,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       deadlineStep(ctx),
       requestEventsStep(ctx),
       cancelStep(ctx),
+      admitStep(ctx),
       budgetStep(ctx),
       retryStep(ctx),
       hedgeStep(ctx),

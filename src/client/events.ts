@@ -71,12 +71,20 @@ export interface BudgetExhaustedEvent {
   purpose: 'retry' | 'hedge';
 }
 
-/** The call was refused before touching the dependency: the deadline cannot hold its p99. */
+/**
+ * The remaining deadline cannot hold the dependency's p99: the call was refused before any attempt
+ * (`beforeAttempt: true`), or a retry was not sent (`beforeAttempt: false`).
+ */
 export interface FastFailEvent {
   dependency: string;
   requestId: number;
   remainingMs: number;
   requiredMs: number;
+  /**
+   * True when the call never reached the dependency: it is then counted by the retry budget as
+   * refused, not as an original, and by the metrics as a refused request.
+   */
+  beforeAttempt: boolean;
 }
 
 /** A call ended (the caller got a response or an error). */

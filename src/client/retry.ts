@@ -1,7 +1,6 @@
 import {
   CancelledError,
   ConnectTimeoutError,
-  DeadlineInsufficientError,
   isPrazoError,
   ReadTimeoutError,
   RequestFailedError,
@@ -17,9 +16,8 @@ import type { DependencyContext, Handler, Step } from './pipeline.js';
 import { discard } from './response.js';
 
 /**
- * The attempt loop. Before the first try, the pre-call check: a deadline that cannot hold the
- * dependency's healthy p99 fails at once with `DEADLINE_INSUFFICIENT` and the dependency is never
- * touched. After a failed try, `classify` then `planRetry` decide: retry only with attempts left,
+ * The attempt loop (the pre-call check before the first try is the admission step's). After a
+ * failed try, `classify` then `planRetry` decide: retry only with attempts left,
  * the budget granting an extra, and the server's `Retry-After` (or the backoff) plus a p99 fitting
  * the deadline. The next try prefers another instance.
  *
@@ -33,18 +31,6 @@ export function retryStep(ctx: DependencyContext): Step {
 }
 
 async function retryLoop(ctx: DependencyContext, call: Call, next: Handler): Promise<DependencyResponse> {
-  const required = ctx.live.p99Ms;
-  const remaining = call.limitMs - ctx.clock.now();
-  if (remaining < required) {
-    if (ctx.events.has('fast-fail'))
-      ctx.events.emit('fast-fail', {
-        dependency: ctx.name,
-        requestId: call.id,
-        remainingMs: remaining,
-        requiredMs: required,
-      });
-    throw withHistory(new DeadlineInsufficientError(ctx.name, remaining, required), call, ctx.name);
-  }
   for (;;) {
     call.tries++;
     call.trySettled = false;
@@ -94,6 +80,7 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: Handler): Pro
           requestId: call.id,
           remainingMs: call.limitMs - now,
           requiredMs: ctx.live.p99Ms,
+          beforeAttempt: false,
         });
       if (plan.code === 'RETRY_AFTER_EXCEEDS_DEADLINE') {
         if (response !== undefined) discard(response);

@@ -101,7 +101,15 @@ export const METRICS = Object.freeze({
     otel: 'prazo.client.deadline.fast_fails',
     type: 'counter',
     unit: '{request}',
-    help: 'Requests failed before calling the dependency because the remaining deadline was below its p99.',
+    help: 'Pre-call checks that failed because the remaining deadline was below the p99: calls refused before any attempt, and retries not sent.',
+    labels: ['dependency'],
+  },
+  refused: {
+    prometheus: 'prazo_requests_refused_total',
+    otel: 'prazo.client.requests.refused',
+    type: 'counter',
+    unit: '{request}',
+    help: 'Calls refused before any attempt because the remaining deadline could not hold the p99 (DEADLINE_INSUFFICIENT): never sent, and not counted as originals by the retry budget.',
     labels: ['dependency'],
   },
   timeouts: {

@@ -56,7 +56,7 @@ describe('prazo/otel instrument()', () => {
       ],
     });
     dep.emit('budget-exhausted', { requestId: 3, purpose: 'retry' });
-    dep.emit('fast-fail', { requestId: 4, remainingMs: 10, requiredMs: 200 });
+    dep.emit('fast-fail', { requestId: 4, remainingMs: 10, requiredMs: 200, beforeAttempt: true });
     const data = await reader.metrics();
     const d = { 'prazo.dependency': 'payments' };
     expect(point(data, 'prazo.client.requests', { ...d, 'prazo.outcome': 'success' })?.value).toBe(1);
@@ -71,6 +71,7 @@ describe('prazo/otel instrument()', () => {
       point(data, 'prazo.client.retry_budget.exhaustions', { ...d, 'prazo.budget.purpose': 'retry' })?.value,
     ).toBe(1);
     expect(point(data, 'prazo.client.deadline.fast_fails', d)?.value).toBe(1);
+    expect(point(data, 'prazo.client.requests.refused', d)?.value).toBe(1);
   });
 
   it('records durations in seconds on histograms with the 1 ms–30 s buckets', async () => {

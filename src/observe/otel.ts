@@ -92,6 +92,7 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
     attempts: counter(METRICS.attempts),
     budgetExhausted: counter(METRICS.budgetExhausted),
     fastFails: counter(METRICS.fastFails),
+    refused: counter(METRICS.refused),
     timeouts: counter(METRICS.timeouts),
     hedges: counter(METRICS.hedges),
     hedgesWon: counter(METRICS.hedgesWon),
@@ -141,6 +142,7 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
       for (const purpose of LABEL_VALUES.purpose)
         observer.observe(o.budgetExhausted, tally.budgetExhausted[purpose], at(A.purpose, purpose));
       observer.observe(o.fastFails, tally.fastFails, base);
+      observer.observe(o.refused, tally.refused, base);
       for (const phase of LABEL_VALUES.phase)
         observer.observe(o.timeouts, tally.timeouts[phase], at(A.phase, phase));
       observer.observe(o.hedges, tally.hedges, base);

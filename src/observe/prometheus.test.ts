@@ -46,7 +46,7 @@ describe('prazo/prometheus instrument()', () => {
     dep.emit('budget-exhausted', { requestId: 2, purpose: 'retry' });
     dep.emit('budget-exhausted', { requestId: 3, purpose: 'hedge' });
     dep.emit('budget-exhausted', { requestId: 4, purpose: 'hedge' });
-    dep.emit('fast-fail', { requestId: 5, remainingMs: 100, requiredMs: 250 });
+    dep.emit('fast-fail', { requestId: 5, remainingMs: 100, requiredMs: 250, beforeAttempt: false });
     const labels = { dependency: 'search' };
     expect(await value(registry, 'prazo_hedges_total', labels)).toBe(1);
     expect(await value(registry, 'prazo_hedges_won_total', labels)).toBe(1);
@@ -57,6 +57,20 @@ describe('prazo/prometheus instrument()', () => {
       2,
     );
     expect(await value(registry, 'prazo_deadline_fast_fail_total', labels)).toBe(1);
+    expect(await value(registry, 'prazo_requests_refused_total', labels)).toBe(0);
+  });
+
+  it('counts calls refused before any attempt in their own counter, prazo_requests_refused_total', async () => {
+    const registry = new Registry();
+    const dep = createEventSourceDouble('search');
+    instrument(dep, { registry });
+    dep.emit('fast-fail', { requestId: 1, remainingMs: 40, requiredMs: 250, beforeAttempt: true });
+    dep.emit('fast-fail', { requestId: 2, remainingMs: 40, requiredMs: 250, beforeAttempt: true });
+    dep.emit('fast-fail', { requestId: 3, remainingMs: 90, requiredMs: 250, beforeAttempt: false });
+    const labels = { dependency: 'search' };
+    expect(await value(registry, 'prazo_requests_refused_total', labels)).toBe(2);
+    expect(await value(registry, 'prazo_deadline_fast_fail_total', labels)).toBe(3);
+    expect(await value(registry, 'prazo_attempts_total', { ...labels, kind: 'original' })).toBe(0);
   });
 
   it('observes request and attempt durations in seconds', async () => {

@@ -71,6 +71,7 @@ type CounterKey =
   | 'attempts'
   | 'budgetExhausted'
   | 'fastFails'
+  | 'refused'
   | 'timeouts'
   | 'hedges'
   | 'hedgesWon'
@@ -187,6 +188,7 @@ function attach(state: RegistryState, dependency: InstrumentableDependency): Att
   for (const purpose of LABEL_VALUES.purpose)
     add('budgetExhausted', { purpose }, () => tally.budgetExhausted[purpose]);
   add('fastFails', {}, () => tally.fastFails);
+  add('refused', {}, () => tally.refused);
   for (const phase of LABEL_VALUES.phase) add('timeouts', { phase }, () => tally.timeouts[phase]);
   add('hedges', {}, () => tally.hedges);
   add('hedgesWon', {}, () => tally.hedgesWon);
@@ -260,6 +262,7 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
       attempts: counter(METRICS.attempts),
       budgetExhausted: counter(METRICS.budgetExhausted),
       fastFails: counter(METRICS.fastFails),
+      refused: counter(METRICS.refused),
       timeouts: counter(METRICS.timeouts),
       hedges: counter(METRICS.hedges),
       hedgesWon: counter(METRICS.hedgesWon),

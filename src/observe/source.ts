@@ -36,6 +36,8 @@ export interface BudgetSnapshot {
   extras: number;
   /** `extras / originals` (0 with no originals). */
   ratio: number;
+  /** Calls refused before any attempt in the window (not originals), when the budget counts them. */
+  refused?: number;
 }
 
 /** The calibrated part of a policy, as produced by `calibrateTimeout`. Durations in ms. */

@@ -19,6 +19,8 @@ export interface Tally {
   readonly attempts: Record<AttemptKind, number>;
   readonly budgetExhausted: { retry: number; hedge: number };
   fastFails: number;
+  /** Calls refused before any attempt (a subset of `fastFails`; never originals). */
+  refused: number;
   readonly timeouts: { connect: number; read: number };
   hedges: number;
   hedgesWon: number;
@@ -57,8 +59,9 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
   const onBudgetExhausted = (e: BudgetExhaustedEvent): void => {
     tally.budgetExhausted[e.purpose === 'hedge' ? 'hedge' : 'retry']++;
   };
-  const onFastFail = (_e: FastFailEvent): void => {
+  const onFastFail = (e: FastFailEvent): void => {
     tally.fastFails++;
+    if (e.beforeAttempt) tally.refused++;
   };
 
   let attached = true;
@@ -67,6 +70,7 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
     attempts: { original: 0, retry: 0, hedge: 0 },
     budgetExhausted: { retry: 0, hedge: 0 },
     fastFails: 0,
+    refused: 0,
     timeouts: { connect: 0, read: 0 },
     hedges: 0,
     hedgesWon: 0,

@@ -18,7 +18,7 @@ describe('createRetryBudget — the article’s cases', () => {
     expect(budget.state().ratio).toBeLessThanOrEqual(0.1);
     // The exact figures of a sliding window: the 30 of the floor first, then one per 10 originals.
     expect(authorised).toBe(100);
-    expect(budget.state()).toEqual({ originals: 1000, extras: 100, ratio: 0.1 });
+    expect(budget.state()).toEqual({ originals: 1000, extras: 100, ratio: 0.1, refused: 0 });
   });
 
   it('still authorises an extra with only two originals in the window (the floor)', () => {
@@ -51,7 +51,7 @@ describe('createRetryBudget', () => {
     const budget = createRetryBudget({ minPerSecond: 0.1, windowMs: 10_000, clock: createFakeClock(0) });
     expect(budget.tryConsume()).toBe(true);
     expect(budget.tryConsume()).toBe(false);
-    expect(budget.state()).toEqual({ originals: 0, extras: 1, ratio: 0 });
+    expect(budget.state()).toEqual({ originals: 0, extras: 1, ratio: 0, refused: 0 });
   });
 
   it('forgets originals and extras once they leave the window', () => {
@@ -61,9 +61,9 @@ describe('createRetryBudget', () => {
     for (let i = 0; i < 5; i += 1) expect(budget.tryConsume()).toBe(true);
     expect(budget.tryConsume()).toBe(false);
     clock.advance(999);
-    expect(budget.state()).toEqual({ originals: 10, extras: 5, ratio: 0.5 });
+    expect(budget.state()).toEqual({ originals: 10, extras: 5, ratio: 0.5, refused: 0 });
     clock.advance(1);
-    expect(budget.state()).toEqual({ originals: 0, extras: 0, ratio: 0 });
+    expect(budget.state()).toEqual({ originals: 0, extras: 0, ratio: 0, refused: 0 });
     expect(budget.tryConsume()).toBe(false);
   });
 
@@ -84,7 +84,7 @@ describe('createRetryBudget', () => {
     budget.recordOriginal();
     budget.tryConsume();
     clock.advance(1_000_000);
-    expect(budget.state()).toEqual({ originals: 0, extras: 0, ratio: 0 });
+    expect(budget.state()).toEqual({ originals: 0, extras: 0, ratio: 0, refused: 0 });
   });
 
   it('holds time still when the clock steps backwards', () => {
@@ -137,6 +137,22 @@ function exactCount(times: readonly number[], now: number, lengthTimesN: number,
   for (const t of times) if (t <= now && t * n > now * n - lengthTimesN) count += 1;
   return count;
 }
+
+describe('createRetryBudget — refused calls', () => {
+  it('keeps calls refused before any attempt out of the originals: they neither raise the ceiling nor dilute the ratio', () => {
+    const clock = createFakeClock(0);
+    const budget = createRetryBudget({ windowMs: 10_000, maxRatio: 0.1, minPerSecond: 0.1, clock });
+    for (let i = 0; i < 2000; i += 1) budget.recordRefused?.();
+    budget.recordOriginal();
+    budget.recordOriginal();
+    let granted = 0;
+    while (budget.tryConsume()) granted += 1;
+    expect(granted).toBe(1); // the floor (0.1/s × 10 s), not 10 % of 2002
+    expect(budget.state()).toEqual({ originals: 2, extras: 1, ratio: 0.5, refused: 2000 });
+    clock.advance(10_000);
+    expect(budget.state().refused).toBe(0);
+  });
+});
 
 describe('createRetryBudget against an exact sliding window (property)', () => {
   it('stays between the exact windows of windowMs − w and windowMs, and decides within that bound', () => {

@@ -39,6 +39,12 @@ export interface RetryBudgetState {
   extras: number;
   /** `extras / originals`, or 0 when there is no original in the window. */
   ratio: number;
+  /**
+   * Calls refused before any attempt (the deadline could not hold the dependency's p99) in the
+   * window. They never reached the dependency, so they are not originals and earn no extra attempt.
+   * Absent from budgets that do not implement {@link RetryBudget.recordRefused}.
+   */
+  refused?: number;
 }
 
 /**
@@ -46,8 +52,14 @@ export interface RetryBudgetState {
  * dependency, not a right of each request.
  */
 export interface RetryBudget {
-  /** Counts one original request (call it once per request, before its first attempt). */
+  /** Counts one original request (call it once per request that reaches the dependency, before its first attempt). */
   recordOriginal(): void;
+  /**
+   * Counts one call refused before any attempt, apart from the originals: a refused call is not
+   * traffic the dependency saw, and counting it as an original would inflate the budget (and dilute
+   * the retry ratio) exactly when calls fail fast. Optional for budgets written by hand.
+   */
+  recordRefused?(): void;
   /**
    * Authorises one extra attempt (a retry or a hedge) and, when it does, spends it at once so that
    * two concurrent requests can never spend the same slot. `false` is an answer, not a failure.
@@ -127,7 +139,7 @@ export function normalizeRetryBudgetOptions(
  * `extras < max(minPerSecond × windowMs / 1000, originals × maxRatio)` over the sliding window.
  *
  * The window is a ring of `bucketCount` slots of `w = windowMs / bucketCount` ms (100 ms by
- * default), so memory is fixed (two `Float64Array`s of `bucketCount` numbers) and every call is
+ * default), so memory is fixed (three `Float64Array`s of `bucketCount` numbers) and every call is
  * O(1): it clears the slots that expired since the previous call (at most `bucketCount`, one per
  * elapsed slot amortised) and keeps running totals. The sketch in the article keeps one timestamp
  * per request — a million entries at 100 k rps — and prunes them in O(n).
@@ -158,8 +170,10 @@ export function createRetryBudget(options?: RetryBudgetOptions): RetryBudget {
   const floor = (minPerSecond * windowMs) / 1000;
   const originalsBySlot = new Float64Array(bucketCount);
   const extrasBySlot = new Float64Array(bucketCount);
+  const refusedBySlot = new Float64Array(bucketCount);
   let originals = 0;
   let extras = 0;
+  let refused = 0;
   let lastNow = 0;
   // Absolute index (since the epoch) of the newest slot, and its position in the ring.
   let head = Number.NaN;
@@ -182,16 +196,20 @@ export function createRetryBudget(options?: RetryBudgetOptions): RetryBudget {
         slot = slot + 1 === bucketCount ? 0 : slot + 1;
         originals -= originalsBySlot[slot]!;
         extras -= extrasBySlot[slot]!;
+        refused -= refusedBySlot[slot]!;
         originalsBySlot[slot] = 0;
         extrasBySlot[slot] = 0;
+        refusedBySlot[slot] = 0;
       }
       headSlot = slot;
     } else {
       // First call, or idle for a whole window: everything has expired.
       originalsBySlot.fill(0);
       extrasBySlot.fill(0);
+      refusedBySlot.fill(0);
       originals = 0;
       extras = 0;
+      refused = 0;
       headSlot = 0;
     }
     head = index;
@@ -204,6 +222,11 @@ export function createRetryBudget(options?: RetryBudgetOptions): RetryBudget {
       originalsBySlot[slot]! += 1;
       originals += 1;
     },
+    recordRefused() {
+      const slot = advance();
+      refusedBySlot[slot]! += 1;
+      refused += 1;
+    },
     tryConsume() {
       const slot = advance();
       const ceiling = Math.max(floor, originals * maxRatio);
@@ -214,7 +237,7 @@ export function createRetryBudget(options?: RetryBudgetOptions): RetryBudget {
     },
     state() {
       advance();
-      return { originals, extras, ratio: originals > 0 ? extras / originals : 0 };
+      return { originals, extras, ratio: originals > 0 ? extras / originals : 0, refused };
     },
   };
 }
