@@ -75,7 +75,7 @@ export class DeadlineInsufficientError extends PrazoError {
   constructor(dependency: string, remainingMs: number, requiredMs: number) {
     super(
       'DEADLINE_INSUFFICIENT',
-      `Deadline too short for ${dependency}: ${Math.max(0, Math.floor(remainingMs))} ms left, its p99 needs ${Math.ceil(requiredMs)} ms.`,
+      `Deadline too short for ${dependency}: ${describeTimeLeft(remainingMs)}, its p99 needs ${Math.ceil(requiredMs)} ms.`,
     );
     this.remainingMs = remainingMs;
     this.requiredMs = requiredMs;
@@ -125,10 +125,23 @@ export class RetryAfterExceedsDeadlineError extends PrazoError {
   /** Time that was left before the deadline, in ms. */
   readonly remainingMs: number;
 
-  constructor(options: { retryAfterMs: number; remainingMs: number; cause?: unknown }) {
+  /**
+   * @param options.p99Ms - The dependency's p99, when known: the message then says what the retry
+   *   would have needed (the wait plus the p99).
+   */
+  constructor(options: { retryAfterMs: number; remainingMs: number; p99Ms?: number; cause?: unknown }) {
+    const { retryAfterMs, remainingMs, p99Ms } = options;
+    const asked =
+      p99Ms === undefined
+        ? `The server asked to retry after ${retryAfterMs} ms`
+        : `The server asked to retry after ${retryAfterMs} ms; with a p99 of ${p99Ms} ms that needs ${retryAfterMs + p99Ms} ms`;
+    const left =
+      remainingMs >= 1
+        ? `only ${Math.floor(remainingMs)} ms are left before the deadline`
+        : describeTimeLeft(remainingMs);
     super(
       'RETRY_AFTER_EXCEEDS_DEADLINE',
-      `The server asked to retry after ${options.retryAfterMs} ms, but only ${Math.max(0, Math.floor(options.remainingMs))} ms are left before the deadline.`,
+      `${asked}, but ${left}.`,
       'cause' in options ? { cause: options.cause } : undefined,
     );
     this.retryAfterMs = options.retryAfterMs;
@@ -185,6 +198,18 @@ export function isPrazoError(error: unknown, code?: PrazoErrorCode): error is Pr
   const candidate = error as { code?: unknown; name?: unknown };
   if (candidate.name !== 'PrazoError' && !(error instanceof PrazoError)) return false;
   return code === undefined || candidate.code === code;
+}
+
+/**
+ * The time left before a deadline, in words that never contradict the number: `"599 ms left"`,
+ * `"no time left"`, or `"the deadline passed 1000 ms ago"` for a negative `remainingMs`.
+ * @internal Shared by the error messages.
+ */
+export function describeTimeLeft(remainingMs: number): string {
+  if (!Number.isFinite(remainingMs)) return remainingMs > 0 ? 'unbounded time left' : 'no time left';
+  if (remainingMs >= 1) return `${Math.floor(remainingMs)} ms left`;
+  if (remainingMs > -1) return 'no time left';
+  return `the deadline passed ${Math.floor(-remainingMs)} ms ago`;
 }
 
 function describe(value: unknown): string {

@@ -225,6 +225,23 @@ describe('dependency() attempts', () => {
     await dep.close();
   });
 
+  it('gives RETRY_AFTER_EXCEEDS_DEADLINE the refused answer as its cause and a message that says it once', async () => {
+    const { dep } = setup({}, (e) => e.respond(429, { 'retry-after': '1' }));
+    const { error } = await settle(dep.request({ path: '/', deadline: { limitMs: START + 599 } }));
+    expect(error).toMatchObject({
+      code: 'RETRY_AFTER_EXCEEDS_DEADLINE',
+      retryAfterMs: 1000,
+      remainingMs: 599,
+    });
+    const { message, cause } = error as Error;
+    expect(message).toBe(
+      'The server asked to retry after 1000 ms; with a p99 of 100 ms that needs 1100 ms, but only 599 ms are left before the deadline.',
+    );
+    expect(cause).toMatchObject({ code: 'REQUEST_FAILED', phase: 'read' });
+    expect((cause as Error).message).toContain('429');
+    await dep.close();
+  });
+
   it('cancels the attempt in flight when the caller aborts, with CANCELLED', async () => {
     const { dep, clock, transport } = setup();
     const controller = new AbortController();

@@ -87,8 +87,9 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: Handler): Pro
         const err = new RetryAfterExceedsDeadlineError({
           retryAfterMs: classification.retryAfterMs ?? 0,
           remainingMs: call.limitMs - now,
+          p99Ms: ctx.live.p99Ms,
+          cause: finalError(ctx, call, error ?? answered(response), classification, ''),
         });
-        err.message += ` ${plan.reason}`;
         throw withHistory(err, call, ctx.name);
       }
       if (response !== undefined) return response;
@@ -138,6 +139,14 @@ function sleep(ctx: DependencyContext, call: Call, ms: number): Promise<void> {
 /** The error a closed dependency fails calls with (the owner of the dependency gave up on them). */
 export function closedError(name: string): Error {
   return new CancelledError(`Dependency ${name} is closed.`);
+}
+
+/** The answer a retry was refused after, as an error (the `cause` of `RETRY_AFTER_EXCEEDS_DEADLINE`). */
+function answered(response: DependencyResponse | undefined): Error {
+  const retryAfter = response?.headers['retry-after'];
+  return new Error(
+    `The server answered ${response?.status ?? 'nothing'}${retryAfter === undefined ? '' : ` with Retry-After: ${String(retryAfter)}`}.`,
+  );
 }
 
 /** The prazo error that ends a call whose last try failed with `error`. */

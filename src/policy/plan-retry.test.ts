@@ -124,6 +124,14 @@ describe('planRetry', () => {
     expect(budget.state().extras).toBe(0);
   });
 
+  it('never says "0 ms left" when the deadline already passed: it says how long ago', () => {
+    const plan = planRetry(input({ classification: status503, remainingMs: -1000, p99Ms: 180 }));
+    expect(plan).toMatchObject({ retry: false, code: 'DEADLINE_INSUFFICIENT' });
+    const reason = (plan as { reason: string }).reason;
+    expect(reason).toContain('the deadline passed 1000 ms ago');
+    expect(reason).not.toContain('0 ms left');
+  });
+
   it('asks the budget last, and spends it only when it says yes', () => {
     expect(planRetry(input({ budget: emptyBudget() }))).toMatchObject({
       retry: false,

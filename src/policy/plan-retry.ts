@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors.js';
+import { describeTimeLeft, InvalidOptionError } from '../errors.js';
 import { backoffDelayMs } from './backoff.js';
 import type { Classification } from './classify.js';
 import type { RetryBudget } from './retry-budget.js';
@@ -99,7 +99,7 @@ export function planRetry(input: PlanRetryInput): RetryPlan {
     if (retryAfterMs + p99Ms > remainingMs) {
       return refuse(
         'RETRY_AFTER_EXCEEDS_DEADLINE',
-        `The server asked to retry after ${retryAfterMs} ms; with a p99 of ${p99Ms} ms that needs ${retryAfterMs + p99Ms} ms, ${formatMs(remainingMs)} left.`,
+        `The server asked to retry after ${retryAfterMs} ms; with a p99 of ${p99Ms} ms that needs ${retryAfterMs + p99Ms} ms, ${describeTimeLeft(remainingMs)}.`,
       );
     }
     delayMs = retryAfterMs;
@@ -107,7 +107,7 @@ export function planRetry(input: PlanRetryInput): RetryPlan {
     if (p99Ms > remainingMs) {
       return refuse(
         'DEADLINE_INSUFFICIENT',
-        `${formatMs(remainingMs)} left cannot hold another attempt (p99 ${p99Ms} ms).`,
+        `another attempt needs its p99 of ${p99Ms} ms, ${describeTimeLeft(remainingMs)}.`,
       );
     }
     if (classification.phase === 'connect' || classification.anotherInstance) {
@@ -136,8 +136,4 @@ export function planRetry(input: PlanRetryInput): RetryPlan {
 
 function refuse(code: RetryRefusalCode, reason: string): RetryPlan {
   return { retry: false, code, reason };
-}
-
-function formatMs(ms: number): string {
-  return Number.isFinite(ms) ? `${Math.max(0, Math.floor(ms))} ms` : 'unbounded time';
 }
