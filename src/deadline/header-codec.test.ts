@@ -190,6 +190,17 @@ describe('parseGrpcTimeout', () => {
     expect(parseGrpcTimeout(value)).toBeUndefined();
   });
 
+  it.each(['0m', '0S', '00000000H', '0n'])(
+    'rejects the zero timeout %j (gRPC requires a positive value)',
+    (value) => {
+      expect(parseGrpcTimeout(value)).toBeUndefined();
+      expect(parseDeadlineHeader(undefined, NOW, { ...options, grpcTimeout: value })).toMatchObject({
+        source: 'default',
+        invalid: expect.stringContaining('grpc-timeout'),
+      });
+    },
+  );
+
   it('takes the shortest of several valid values', () => {
     expect(parseGrpcTimeout(['2S', '250m', 'junk'])).toBe(250);
     expect(parseGrpcTimeout(undefined)).toBeUndefined();

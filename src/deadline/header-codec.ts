@@ -146,8 +146,9 @@ export function parseDeadlineHeader(
 }
 
 /**
- * Parses a `grpc-timeout` value (1–8 digits and a unit: `H` hours, `M` minutes, `S` seconds,
- * `m` milliseconds, `u` microseconds, `n` nanoseconds) into milliseconds, rounded down.
+ * Parses a `grpc-timeout` value (1–8 digits, not all zero, and a unit: `H` hours, `M` minutes,
+ * `S` seconds, `m` milliseconds, `u` microseconds, `n` nanoseconds) into milliseconds, rounded down.
+ * A zero value is malformed (gRPC requires a positive timeout).
  * Returns `undefined` for a missing or malformed value; of several valid values, the shortest.
  * Never throws.
  *
@@ -159,7 +160,8 @@ export function parseGrpcTimeout(value: HeaderValue): number | undefined {
   let best: number | undefined;
   for (const item of items(value)) {
     const match = GRPC_TIMEOUT.exec(item);
-    if (!match) continue;
+    // gRPC requires a positive TimeoutValue: "0m" is malformed, not "already expired".
+    if (!match || Number(match[1]) === 0) continue;
     const ms = Math.floor(Number(match[1]) * (GRPC_UNIT_MS[match[2]!] ?? Number.NaN));
     if (Number.isFinite(ms) && (best === undefined || ms < best)) best = ms;
   }

@@ -34,6 +34,18 @@ describe('parseRetryAfter', () => {
     expect(readRetryAfter('Friday, 21-Oct-16 07:28:00 GMT', NOW)).toEqual({ kind: 'too-long' });
   });
 
+  it('reads a two-digit RFC 850 year more than 50 years in the future as the past century, and one within 50 years as the future (RFC 9110 §5.6.7)', () => {
+    const now = Date.parse('2026-12-03T08:00:00Z');
+    // 31 Dec 2076 is 50 years and 28 days ahead: more than 50 years, so 1976.
+    expect(readRetryAfter('Thursday, 31-Dec-76 00:00:00 GMT', now)).toEqual({ kind: 'wait', ms: 0 });
+    // 1 Dec 2076 is less than 50 years ahead: it stays in 2076 (too far for a Retry-After).
+    expect(readRetryAfter('Tuesday, 01-Dec-76 00:00:00 GMT', now)).toEqual({ kind: 'too-long' });
+    // Late in a century, a small two-digit year is in the next one: 05 from 2090 is 2105, not 2005.
+    const late = Date.parse('2090-06-01T00:00:00Z');
+    expect(readRetryAfter('Monday, 01-Jun-05 00:00:00 GMT', late)).toEqual({ kind: 'too-long' });
+    expect(readRetryAfter('Wednesday, 01-Jun-89 00:00:00 GMT', late)).toEqual({ kind: 'wait', ms: 0 });
+  });
+
   it('answers 0 for a date in the past: retry now', () => {
     expect(parseRetryAfter('Wed, 21 Oct 2015 07:27:00 GMT', NOW)).toBe(0);
     expect(parseRetryAfter('Sun, 06 Nov 1994 08:49:37 GMT', NOW)).toBe(0);
@@ -153,6 +165,35 @@ describe('parseRetryAfter', () => {
         },
       ),
       { numRuns: 10_000 },
+    );
+  });
+});
+
+describe('RFC 850 two-digit years (property)', () => {
+  const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+  const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+  const rfc850 = (ms: number): string => {
+    const d = new Date(ms);
+    const two = (n: number) => String(n).padStart(2, '0');
+    return `${DAYS[d.getUTCDay()]}, ${two(d.getUTCDate())}-${MONTHS[d.getUTCMonth()]}-${two(d.getUTCFullYear() % 100)} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} GMT`;
+  };
+  const YEAR_MS = 365.25 * 86_400_000;
+
+  it('reads any instant within 50 years either side of now in its own century', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.UTC(1980, 0, 1), max: Date.UTC(2300, 0, 1) }),
+        fc.integer({ min: Math.ceil(-49.9 * YEAR_MS), max: Math.floor(49.9 * YEAR_MS) }),
+        (now, offset) => {
+          const reading = readRetryAfter(rfc850(now + offset), now);
+          const secondsAway = Math.floor((now + offset) / 1000) * 1000 - now;
+          if (secondsAway <= 0) expect(reading).toEqual({ kind: 'wait', ms: 0 });
+          else if (secondsAway <= RETRY_AFTER_MAX_MS)
+            expect(reading).toEqual({ kind: 'wait', ms: Math.ceil(secondsAway) });
+          else expect(reading).toEqual({ kind: 'too-long' });
+        },
+      ),
+      { numRuns: 2_000 },
     );
   });
 });

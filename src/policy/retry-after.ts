@@ -112,13 +112,19 @@ function parseHttpDate(text: string, nowMs: number): number | undefined {
   if (m) return utc(Number(m[4]), m[3]!, Number(m[2]), Number(m[5]), Number(m[6]), Number(m[7]));
   m = RFC_850.exec(text);
   if (m) {
-    // A two-digit year more than 50 years in the future is the most recent past year with the
-    // same last two digits (RFC 9110 §5.6.7).
-    const yy = Number(m[4]);
-    const nowYear = Number.isFinite(nowMs) ? new Date(nowMs).getUTCFullYear() : 2000;
-    let year = Math.floor(nowYear / 100) * 100 + yy;
-    if (year > nowYear + 50) year -= 100;
-    return utc(year, m[3]!, Number(m[2]), Number(m[5]), Number(m[6]), Number(m[7]));
+    // A two-digit year: the latest instant with those last two digits that is not more than 50
+    // years in the future (RFC 9110 §5.6.7) — compared as instants, not as years, so 31 Dec of the
+    // year now + 50 is already "more than 50 years" ahead on 3 Dec.
+    const now = Number.isFinite(nowMs) ? nowMs : Date.UTC(2000, 0, 1);
+    const nowYear = new Date(now).getUTCFullYear();
+    const limitMs = new Date(now).setUTCFullYear(nowYear + 50);
+    const century = Math.floor((nowYear - 50) / 100) * 100;
+    const [, , day, month, yy, hour, minute, second] = m;
+    for (let year = century + 100 + Number(yy); year >= century - 100; year -= 100) {
+      const candidate = utc(year, month!, Number(day), Number(hour), Number(minute), Number(second));
+      if (candidate === undefined || candidate <= limitMs) return candidate;
+    }
+    return undefined;
   }
   m = ASCTIME.exec(text);
   if (m) return utc(Number(m[7]), m[2]!, Number(m[3]!.trim()), Number(m[4]), Number(m[5]), Number(m[6]));
