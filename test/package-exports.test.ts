@@ -29,7 +29,7 @@ describe.skipIf(!built)('the built package, through its exports map', () => {
     ]);
     expect(esm).toEqual(cjs);
     const [reference, reduced] = esm as [Record<string, unknown>, Record<string, unknown>];
-    expect(reference).toEqual({ connectMs: 252, readMs: 252, attempts: 2, warning: null });
+    expect(reference).toEqual({ connectMs: 252, readMs: 252, attempts: 2, warning: null, warnings: [] });
     expect(reduced).toMatchObject({ readMs: 252, attempts: 2, warning: { code: 'ATTEMPTS_REDUCED' } });
   });
 

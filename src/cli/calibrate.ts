@@ -56,8 +56,8 @@ Output:
 
 Durations are milliseconds (1500) or carry a unit (250ms, 1.5s, 2m).
 
-Exit codes: 0 the requested attempts fit; 1 a warning was raised (ATTEMPTS_REDUCED or
-DEADLINE_BELOW_ONE_ATTEMPT); 2 bad input (flag, file, or no healthy slice to calibrate on).
+Exit codes: 0 the requested attempts fit; 1 a warning was raised (ATTEMPTS_REDUCED,
+DEADLINE_BELOW_ONE_ATTEMPT, READ_TIMEOUT_CLAMPED or CONNECT_TIMEOUT_CLAMPED); 2 bad input (flag, file, or no healthy slice to calibrate on).
 
 Examples:
   prazo calibrate --p99 180 --deadline 1500 --attempts 2
@@ -333,13 +333,13 @@ export function renderCalibration(out: CalibrateOutput): string {
     `  attempts         ${String(out.attempts).padStart(10)}   ${out.attempts} × (${out.readMs} + ${count(o.overheadPerAttemptMs)}) = ${ms(used)} of ${ms(out.userDeadlineMs)}`,
   );
   lines.push('');
-  if (out.warning === null) {
+  const warnings = out.warnings ?? (out.warning === null ? [] : [out.warning]);
+  if (warnings.length === 0) {
     lines.push(
       `OK: the deadline holds the ${out.attempts} attempt${out.attempts === 1 ? '' : 's'} requested.`,
     );
-  } else {
-    lines.push(`WARNING ${out.warning.code}: ${out.warning.message}`);
   }
+  for (const warning of warnings) lines.push(`WARNING ${warning.code}: ${warning.message}`);
   return `${lines.join('\n')}\n`;
 }
 

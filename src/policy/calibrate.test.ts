@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isPrazoError } from '../errors.js';
-import { CALIBRATION_DEFAULTS, calibrateTimeout, readTimeoutMs } from './calibrate.js';
+import { CALIBRATION_DEFAULTS, calibrateTimeout, MAX_DURATION_MS, readTimeoutMs } from './calibrate.js';
 
 describe('calibrateTimeout', () => {
   describe("the article's reference values", () => {
@@ -11,6 +11,7 @@ describe('calibrateTimeout', () => {
         readMs: 252,
         attempts: 2,
         warning: null,
+        warnings: [],
       });
     });
 
@@ -92,7 +93,35 @@ describe('calibrateTimeout', () => {
         { p99Ms: 100, userDeadlineMs: 1000, attempts: 3 },
         { slack: 1.5, overheadPerAttemptMs: 0 },
       ),
-    ).toEqual({ connectMs: 150, readMs: 150, attempts: 3, warning: null });
+    ).toEqual({ connectMs: 150, readMs: 150, attempts: 3, warning: null, warnings: [] });
+  });
+
+  it('clamps a read timeout above 2^31−1 ms (Node’s timer maximum) and says so with READ_TIMEOUT_CLAMPED', () => {
+    const policy = calibrateTimeout({ p99Ms: 2_000_000_000, userDeadlineMs: MAX_DURATION_MS, attempts: 1 });
+    expect(policy.readMs).toBe(MAX_DURATION_MS);
+    expect(policy.readMs).toBeLessThanOrEqual(2 ** 31 - 1);
+    expect(policy.warnings?.map((w) => w.code)).toEqual([
+      'DEADLINE_BELOW_ONE_ATTEMPT',
+      'READ_TIMEOUT_CLAMPED',
+    ]);
+    expect(policy.warning?.code).toBe('DEADLINE_BELOW_ONE_ATTEMPT');
+    expect(policy.warnings?.[1]?.message).toMatch(/2800000000 ms .* 2147483647 ms/);
+  });
+
+  it('never gives a connect timeout longer than the read timeout: clamps it and says so with CONNECT_TIMEOUT_CLAMPED', () => {
+    const policy = calibrateTimeout({ p99Ms: 100, userDeadlineMs: 1500, connectP99Ms: 250 });
+    expect(policy).toMatchObject({
+      connectMs: 140,
+      readMs: 140,
+      attempts: 2,
+      warning: { code: 'CONNECT_TIMEOUT_CLAMPED' },
+    });
+    expect(policy.warnings?.map((w) => w.code)).toEqual(['CONNECT_TIMEOUT_CLAMPED']);
+    expect(policy.warning?.message).toContain('350 ms');
+  });
+
+  it('lists no warning when nothing was changed', () => {
+    expect(calibrateTimeout({ p99Ms: 180, userDeadlineMs: 1500 }).warnings).toEqual([]);
   });
 
   describe('rejects invalid input with an error naming the option', () => {
@@ -167,6 +196,27 @@ describe('calibrateTimeout', () => {
       slack: fc.double({ min: 1.000001, max: 3, noNaN: true }),
       overheadPerAttemptMs: fc.double({ min: 0, max: 1000, noNaN: true }),
       connectCapMs: fc.double({ min: 0.01, max: 10_000, noNaN: true }),
+    });
+
+    it('never arms a timer above 2^31−1 ms nor a connect timeout above the read timeout, and warns whenever it clamps', () => {
+      const anyProfile = fc.record({
+        p99Ms: fc.double({ min: 0.01, max: MAX_DURATION_MS, noNaN: true }),
+        userDeadlineMs: fc.double({ min: 0.01, max: MAX_DURATION_MS, noNaN: true }),
+        connectP99Ms: fc.double({ min: 0.01, max: MAX_DURATION_MS, noNaN: true }),
+      });
+      fc.assert(
+        fc.property(anyProfile, options, (p, o) => {
+          const policy = calibrateTimeout(p, o);
+          const codes = policy.warnings?.map((w) => w.code) ?? [];
+          expect(policy.readMs).toBeLessThanOrEqual(MAX_DURATION_MS);
+          expect(policy.connectMs).toBeLessThanOrEqual(policy.readMs);
+          expect(codes.includes('READ_TIMEOUT_CLAMPED')).toBe(Math.ceil(p.p99Ms * o.slack) > MAX_DURATION_MS);
+          const wantedConnect = Math.min(o.connectCapMs, Math.ceil(p.connectP99Ms * o.slack));
+          expect(codes.includes('CONNECT_TIMEOUT_CLAMPED')).toBe(wantedConnect > policy.readMs);
+          expect(policy.warning).toEqual(policy.warnings?.[0] ?? null);
+        }),
+        { numRuns: 2000 },
+      );
     });
 
     it('never sets the read timeout below p99 × slack', () => {

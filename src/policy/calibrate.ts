@@ -45,15 +45,23 @@ export interface CalibrationOptions {
 }
 
 /** Why the calibrated policy differs from what was asked. Match on `code`. */
-export type CalibrationWarningCode = 'ATTEMPTS_REDUCED' | 'DEADLINE_BELOW_ONE_ATTEMPT';
+export type CalibrationWarningCode =
+  | 'ATTEMPTS_REDUCED'
+  | 'DEADLINE_BELOW_ONE_ATTEMPT'
+  | 'READ_TIMEOUT_CLAMPED'
+  | 'CONNECT_TIMEOUT_CLAMPED';
 
-/** An explicit statement that the deadline could not hold the requested attempts. */
+/** An explicit statement that the policy is not exactly what the profile asked for. */
 export interface CalibrationWarning {
   /**
    * `ATTEMPTS_REDUCED`: fewer attempts than requested fit the deadline (at least one does).
    * `DEADLINE_BELOW_ONE_ATTEMPT`: not even one attempt plus its overhead fits; the policy keeps one
    * attempt with the calibrated timeout, which can outlast the deadline — the deadline (or the p99) must
    * change, not the timeout.
+   * `READ_TIMEOUT_CLAMPED`: p99 × slack is above {@link MAX_DURATION_MS} (2^31−1 ms, the longest delay
+   * Node's timers accept); the read timeout is held there.
+   * `CONNECT_TIMEOUT_CLAMPED`: the connect timeout derived from the connect p99 was longer than the read
+   * timeout (which bounds the whole attempt, connect included); it is held to the read timeout.
    */
   code: CalibrationWarningCode;
   /** The warning in plain words, with the numbers. */
@@ -72,8 +80,14 @@ export interface CalibratedPolicy {
   readMs: number;
   /** Attempts to make, ≥ 1. */
   attempts: number;
-  /** `null` when the requested attempts fit the deadline. */
+  /** The first of {@link CalibratedPolicy.warnings} (attempts warnings come first), or `null` when there is none. */
   warning: CalibrationWarning | null;
+  /**
+   * Every warning, in order: the attempts warning (`ATTEMPTS_REDUCED`, `DEADLINE_BELOW_ONE_ATTEMPT`),
+   * then the clamps (`READ_TIMEOUT_CLAMPED`, `CONNECT_TIMEOUT_CLAMPED`). Empty when the policy is what
+   * was asked. Always set by {@link calibrateTimeout}; optional for policies built by hand.
+   */
+  warnings?: readonly CalibrationWarning[];
 }
 
 /** Defaults of {@link CalibrationOptions} and of {@link CalibrationProfile.attempts}. */
@@ -97,8 +111,8 @@ export const SLACK_RANGE: Readonly<{ above: number; atMost: number }> = Object.f
 export const MAX_DURATION_MS = 2_147_483_647;
 
 /**
- * Per-attempt timeout for a healthy p99 and a slack: `ceil(p99Ms × slack)`, in milliseconds.
- * The one formula shared by {@link calibrateTimeout} and the pool arithmetic.
+ * Per-attempt timeout for a healthy p99 and a slack: `ceil(p99Ms × slack)`, in milliseconds, held to
+ * {@link MAX_DURATION_MS}. The one formula shared by {@link calibrateTimeout} and the pool arithmetic.
  *
  * @throws {InvalidOptionError} when `p99Ms` or `slack` is out of range.
  * @example readTimeoutMs(180, 1.4) // 252
@@ -106,22 +120,24 @@ export const MAX_DURATION_MS = 2_147_483_647;
 export function readTimeoutMs(p99Ms: number, slack: number = CALIBRATION_DEFAULTS.slack): number {
   checkDuration('p99Ms', p99Ms);
   checkSlack(slack);
-  return ceilMs(p99Ms * slack);
+  return Math.min(MAX_DURATION_MS, ceilMs(p99Ms * slack));
 }
 
 /**
  * Derives connect and read timeouts from the healthy p99 and fits the number of attempts into the
  * caller's deadline.
  *
- * - read = `ceil(p99Ms × slack)`;
+ * - read = `ceil(p99Ms × slack)`, held to {@link MAX_DURATION_MS} (warning `READ_TIMEOUT_CLAMPED`);
  * - connect = `min(connectCapMs, read)`, or `min(connectCapMs, ceil(connectP99Ms × slack))` when the
- *   connect-phase p99 is known;
+ *   connect-phase p99 is known — never above read (warning `CONNECT_TIMEOUT_CLAMPED`): the read
+ *   timeout bounds the whole attempt, connect included;
  * - `overheadPerAttemptMs` is reserved per attempt: the requested attempts fit when
  *   `attempts × (read + overhead) ≤ userDeadlineMs`;
  * - when they do not fit, **attempts are reduced, never the timeout** (a shorter timeout cuts healthy
  *   traffic, which then retries and adds load), and the warning `ATTEMPTS_REDUCED` says so;
  * - when not even one attempt fits, the warning is `DEADLINE_BELOW_ONE_ATTEMPT` and one attempt is kept.
  *   The article's sketch returns that single attempt silently; prazo makes it a distinct warning.
+ * - `warning` is the first of `warnings`, which lists them all.
  *
  * Pure: no clock, no I/O.
  *
@@ -151,46 +167,69 @@ export function calibrateTimeout(
   }
   if (connectP99Ms !== undefined) checkDuration('connectP99Ms', connectP99Ms);
 
-  const readMs = ceilMs(p99Ms * slack);
-  const connectMs = Math.min(
+  const clamps: CalibrationWarning[] = [];
+  const wantedReadMs = ceilMs(p99Ms * slack);
+  const readMs = Math.min(wantedReadMs, MAX_DURATION_MS);
+  const wantedConnectMs = Math.min(
     connectCapMs,
     connectP99Ms === undefined ? readMs : ceilMs(connectP99Ms * slack),
   );
+  const connectMs = Math.min(wantedConnectMs, readMs);
   const perAttemptMs = readMs + overheadPerAttemptMs;
   const fitting = Math.floor(userDeadlineMs / perAttemptMs);
+  if (readMs < wantedReadMs)
+    clamps.push(
+      clamp(
+        'READ_TIMEOUT_CLAMPED',
+        `p99 ${fmt(p99Ms)} ms × slack ${slack} = ${wantedReadMs} ms is longer than Node's timers can wait; the read timeout is held to ${MAX_DURATION_MS} ms.`,
+        requested,
+        fitting,
+      ),
+    );
+  if (connectMs < wantedConnectMs)
+    clamps.push(
+      clamp(
+        'CONNECT_TIMEOUT_CLAMPED',
+        `The connect timeout (${wantedConnectMs} ms from connect p99 ${fmt(connectP99Ms ?? p99Ms)} ms × slack ${slack}) is longer than the read timeout of ${readMs} ms, which bounds the whole attempt; it is held to ${readMs} ms. Check the connect p99: it should be well below the end-to-end p99.`,
+        requested,
+        fitting,
+      ),
+    );
 
-  if (fitting >= requested) return { connectMs, readMs, attempts: requested, warning: null };
+  if (fitting >= requested)
+    return { connectMs, readMs, attempts: requested, warning: clamps[0] ?? null, warnings: clamps };
   if (fitting >= 1) {
-    return {
-      connectMs,
-      readMs,
-      attempts: fitting,
-      warning: {
-        code: 'ATTEMPTS_REDUCED',
-        message:
-          `A ${fmt(userDeadlineMs)} ms deadline fits ${fitting} attempt${fitting === 1 ? '' : 's'} of ` +
-          `${readMs} ms + ${fmt(overheadPerAttemptMs)} ms overhead, not ${requested}: attempts were reduced, ` +
-          'the timeout was not shortened.',
-        requestedAttempts: requested,
-        fittingAttempts: fitting,
-      },
-    };
-  }
-  return {
-    connectMs,
-    readMs,
-    attempts: 1,
-    warning: {
-      code: 'DEADLINE_BELOW_ONE_ATTEMPT',
+    const reduced: CalibrationWarning = {
+      code: 'ATTEMPTS_REDUCED',
       message:
-        `A ${fmt(userDeadlineMs)} ms deadline cannot hold even one attempt of ${readMs} ms + ` +
-        `${fmt(overheadPerAttemptMs)} ms overhead (p99 ${fmt(p99Ms)} ms × slack ${slack}). One attempt is ` +
-        'kept and may outlast the deadline: raise the deadline or make the dependency faster; shrinking ' +
-        'the timeout would cut healthy calls.',
+        `A ${fmt(userDeadlineMs)} ms deadline fits ${fitting} attempt${fitting === 1 ? '' : 's'} of ` +
+        `${readMs} ms + ${fmt(overheadPerAttemptMs)} ms overhead, not ${requested}: attempts were reduced, ` +
+        'the timeout was not shortened.',
       requestedAttempts: requested,
-      fittingAttempts: 0,
-    },
+      fittingAttempts: fitting,
+    };
+    return { connectMs, readMs, attempts: fitting, warning: reduced, warnings: [reduced, ...clamps] };
+  }
+  const belowOne: CalibrationWarning = {
+    code: 'DEADLINE_BELOW_ONE_ATTEMPT',
+    message:
+      `A ${fmt(userDeadlineMs)} ms deadline cannot hold even one attempt of ${readMs} ms + ` +
+      `${fmt(overheadPerAttemptMs)} ms overhead (p99 ${fmt(p99Ms)} ms × slack ${slack}). One attempt is ` +
+      'kept and may outlast the deadline: raise the deadline or make the dependency faster; shrinking ' +
+      'the timeout would cut healthy calls.',
+    requestedAttempts: requested,
+    fittingAttempts: 0,
   };
+  return { connectMs, readMs, attempts: 1, warning: belowOne, warnings: [belowOne, ...clamps] };
+}
+
+function clamp(
+  code: CalibrationWarningCode,
+  message: string,
+  requestedAttempts: number,
+  fittingAttempts: number,
+): CalibrationWarning {
+  return { code, message, requestedAttempts, fittingAttempts };
 }
 
 /**
