@@ -19,6 +19,14 @@ export interface ServerDeadlineOptions {
   skewMs?: number;
   /** @default systemClock */
   clock?: Clock;
+  /**
+   * Called once per request whose handler writes to the response (`res.json`, `res.setHeader`,
+   * `res.end` …) after prazo already answered 504 at the deadline. The late write is dropped quietly
+   * (no `ERR_HTTP_HEADERS_SENT`); count it here. `prazo/express` and `prazo/http` also count it in
+   * `lateWrites` on what they return.
+   * @default undefined
+   */
+  onLateWrite?: (req: IncomingMessage) => void;
 }
 
 /** {@link ServerDeadlineOptions} validated, with defaults applied. */
@@ -27,6 +35,7 @@ export interface NormalizedServerDeadlineOptions {
   maxMs: number;
   skewMs: number;
   clock: Clock;
+  onLateWrite: ((req: IncomingMessage) => void) | undefined;
 }
 
 /**
@@ -46,7 +55,25 @@ export function normalizeServerDeadlineOptions(
     typeof clock.clearTimeout !== 'function'
   )
     throw new InvalidOptionError('clock', 'a Clock ({ now, setTimeout, clearTimeout })', clock);
-  return { ...header, clock };
+  const onLateWrite = options.onLateWrite;
+  if (onLateWrite !== undefined && typeof onLateWrite !== 'function')
+    throw new InvalidOptionError('onLateWrite', 'a function', onLateWrite);
+  return { ...header, clock, onLateWrite };
+}
+
+/**
+ * Makes `options.onLateWrite` count too, and returns a reader of the count (the `lateWrites` the
+ * adapters expose).
+ * @internal
+ */
+export function countLateWrites(options: NormalizedServerDeadlineOptions): () => number {
+  let count = 0;
+  const user = options.onLateWrite;
+  options.onLateWrite = (req) => {
+    count++;
+    user?.(req);
+  };
+  return () => count;
 }
 
 /** HTTP status the adapters answer when the deadline is gone. */
@@ -111,6 +138,7 @@ export function openDeadlineScope(
       // ERR_STREAM_WRITE_AFTER_END: its late writes are discarded.
       res.on('error', ignore);
       onExpire(reason);
+      if (res.headersSent) dropLateWrites(req, res, options.onLateWrite);
     }
   };
   const onClose = (): void => {
@@ -137,6 +165,56 @@ export function sendDeadlineResponse(res: ServerResponse, error: PrazoError): vo
     'content-length': Buffer.byteLength(payload),
   });
   res.end(payload);
+}
+
+/** Responses prazo answered 504 at the deadline while the handler was still running. */
+const answeredAtDeadline = new WeakSet<ServerResponse>();
+
+/**
+ * True when prazo answered `res` with 504 at the deadline while its handler ran: what the handler
+ * does to it afterwards (a write, a deadline error) is expected and dropped.
+ * @internal
+ */
+export function wasAnsweredAtDeadline(res: ServerResponse): boolean {
+  return answeredAtDeadline.has(res);
+}
+
+/** What a handler may call on a response that prazo already answered; each becomes a no-op. */
+const WRITE_METHODS = [
+  'setHeader',
+  'setHeaders',
+  'appendHeader',
+  'removeHeader',
+  'writeHead',
+  'flushHeaders',
+  'write',
+  'end',
+] as const;
+
+/**
+ * Turns every later write on `res` into a no-op (own properties shadowing the prototype's): the
+ * handler that finishes after the 504 (`res.json(…)` in Express) would otherwise throw
+ * `ERR_HTTP_HEADERS_SENT` and end as an error with a stack trace in the log. The first late write
+ * calls `onLateWrite`; a callback given to `end`/`write` still runs.
+ */
+function dropLateWrites(
+  req: IncomingMessage,
+  res: ServerResponse,
+  onLateWrite: ((req: IncomingMessage) => void) | undefined,
+): void {
+  answeredAtDeadline.add(res);
+  let counted = false;
+  const drop = function (this: ServerResponse, ...args: unknown[]): unknown {
+    if (!counted) {
+      counted = true;
+      onLateWrite?.(req);
+    }
+    const callback = args[args.length - 1];
+    if (typeof callback === 'function') process.nextTick(callback as () => void);
+    return this;
+  };
+  const target = res as unknown as Record<string, unknown>;
+  for (const method of WRITE_METHODS) target[method] = drop;
 }
 
 function ignore(): void {}

@@ -8,6 +8,7 @@ import { withDeadline } from '../deadline/context.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { DeadlineExceededError } from '../errors.js';
 import {
+  countLateWrites,
   isDeadlineError,
   normalizeServerDeadlineOptions,
   openDeadlineScope,
@@ -51,6 +52,9 @@ export interface DeadlineHandlerOptions extends ServerDeadlineOptions {
  *   If the client disconnects first the signal aborts with `CANCELLED`.
  * - A handler that throws: 504 for `DEADLINE_EXCEEDED` / `DEADLINE_INSUFFICIENT`, 500 otherwise (when
  *   nothing was sent), then `onError`. The returned listener never rejects.
+ * - A handler that writes after prazo's 504 has its late writes dropped quietly (no
+ *   `ERR_HTTP_HEADERS_SENT`), counted in `lateWrites` on the returned listener and reported to
+ *   `onLateWrite`.
  * - The timer and listeners are released when the response finishes or the connection closes.
  *
  * @throws {@link InvalidOptionError} at setup for bad options.
@@ -63,10 +67,11 @@ export interface DeadlineHandlerOptions extends ServerDeadlineOptions {
 export function withDeadlineHandler(
   handler: DeadlineRequestHandler,
   options: DeadlineHandlerOptions,
-): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+): ((req: IncomingMessage, res: ServerResponse) => Promise<void>) & { readonly lateWrites: number } {
   const normalized = normalizeServerDeadlineOptions(options);
+  const lateWrites = countLateWrites(normalized);
   const onError = options.onError;
-  return async (req, res) => {
+  const listener = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const scope = openDeadlineScope(req, res, normalized, (error) => sendDeadlineResponse(res, error));
     const request = req as DeadlineIncomingMessage;
     request.deadline = scope.deadline;
@@ -86,5 +91,11 @@ export function withDeadlineHandler(
       }
       onError?.(error, req);
     }
+  };
+  return Object.defineProperty(listener, 'lateWrites', {
+    get: lateWrites,
+    enumerable: true,
+  }) as typeof listener & {
+    readonly lateWrites: number;
   };
 }
