@@ -104,3 +104,50 @@ describe('the retry budget counts what reached the dependency', () => {
     await dep.close();
   });
 });
+
+describe("latency: 'auto' never stays stuck on a stale measurement", () => {
+  it('probes again once a live p99 measured in a slow period has aged out of the window, though every call was refused meanwhile', async () => {
+    const { dep, clock, transport } = createTestDependency({
+      latency: { auto: true, startP99Ms: 400 },
+      liveMinSamples: 20,
+      liveRefreshMs: 100,
+    });
+    // A slow period: 40 calls answered after 300 ms make the live p99 ≈ 300 ms.
+    for (let i = 0; i < 40; i++) {
+      const pending = settle(dep.request({ path: '/' }));
+      await flush();
+      clock.advance(300);
+      transport.pending()[0]?.respond(200);
+      await (await pending).value?.body.dump();
+    }
+    clock.advance(200);
+    const last = settle(dep.request({ path: '/' })); // its record reads the window
+    await flush();
+    transport.pending()[0]?.respond(200);
+    await (await last).value?.body.dump();
+    const sent = transport.exchanges.length;
+    expect(dep.policy().sources.p99).toBe('live');
+    expect(dep.policy().p99Ms).toBeGreaterThan(250);
+    // Callers now give 250 ms: refused on the measurement, and nothing new is recorded.
+    const tight = () => withDeadline(Deadline.after(250, clock), () => dep.request({ path: '/' }));
+    let refused = 0;
+    let probe: ReturnType<typeof settle> | undefined;
+    for (let i = 0; i < 12 && probe === undefined; i++) {
+      const call = settle(tight());
+      await flush();
+      if (transport.exchanges.length > sent) probe = call;
+      else {
+        expect((await call).error).toMatchObject({ code: 'DEADLINE_INSUFFICIENT' });
+        refused++;
+        clock.advance(10_000);
+      }
+    }
+    // Once the slow slices have left the 60 s window, the start value is back and a probe goes out.
+    expect(refused).toBeGreaterThanOrEqual(5);
+    expect(probe).toBeDefined();
+    expect(dep.policy().sources.p99).toBe('start');
+    transport.pending()[0]?.respond(200);
+    expect(((await probe) as { value?: { status: number } }).value?.status).toBe(200);
+    await dep.close();
+  });
+});

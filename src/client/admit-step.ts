@@ -22,7 +22,9 @@ export const BOOTSTRAP_PROBES_IN_FLIGHT = 1;
  * guess never changes. So a call that does not fit the guess is still sent as a *probe* when fewer
  * than {@link BOOTSTRAP_PROBES_IN_FLIGHT} probes are in flight and some time is left: it gets one
  * attempt bounded by its deadline, and its latency feeds the window. A measured p99 (a static profile,
- * or the live window) is never probed past.
+ * or the live window) is never probed past; but before refusing, the step re-reads the window when
+ * its last reading is older than `liveRefreshMs` (nothing else would, since a refused call records
+ * nothing), so a p99 measured in a slow period gives way to the starting value once it ages out.
  *
  * @see The source article, "falhar rápido antes da chamada"; DESIGN.md §7.
  */
@@ -32,8 +34,12 @@ export function admitStep(ctx: DependencyContext): Step {
     probes--;
   };
   return (next) => (call) => {
+    const now = ctx.clock.now();
+    const remaining = call.limitMs - now;
+    if (remaining >= ctx.live.p99Ms) return next(call);
+    // The refusal path only: a reading of the window that no recorded attempt would trigger.
+    ctx.live.refreshIfDue(now);
     const required = ctx.live.p99Ms;
-    const remaining = call.limitMs - ctx.clock.now();
     if (remaining >= required) return next(call);
     if (remaining > 0 && ctx.live.p99Source === 'start' && probes < BOOTSTRAP_PROBES_IN_FLIGHT) {
       probes++;

@@ -68,6 +68,15 @@ export class LiveLatency {
     }
   }
 
+  /**
+   * Reads the window if the last reading is older than `refreshMs`. The pre-call check calls it before
+   * refusing a call: when every call is refused nothing is recorded, and without it a p99 measured in
+   * a slow period would stay in force after its slices left the window.
+   */
+  refreshIfDue(nowMs: number): void {
+    if (nowMs >= this.#nextRefreshAt) this.refresh(nowMs);
+  }
+
   /** Reads the window now; returns whether p95 or p99 changed. */
   refresh(nowMs: number): boolean {
     const o = this.#options;
