@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { InvalidOptionError } from '../errors.js';
 import { ATTEMPT_HEADER, type AttemptKind, DEADLINE_HEADER } from '../lab/attempt-header.js';
@@ -21,13 +22,22 @@ export interface RequestOptions {
   headers?: RequestHeaders;
   /** A string or bytes (replayable), or a stream (sent once, never retried or hedged). */
   body?: RequestBody | null;
-  /** The call's deadline; beats the ambient one. Capped at now + `localMaxMs`. */
-  deadline?: Deadline | { readonly limitMs: number };
+  /**
+   * The call's deadline; beats the ambient one. Capped at now + `localMaxMs`. A `Deadline`, an
+   * object with an absolute `limitMs` (epoch ms), or a number: **milliseconds from now**, as in
+   * `Deadline.after(ms)` (`deadline: 200` gives the call 200 ms). A number above 2147483647 (an
+   * epoch instant passed by mistake) is refused.
+   * @throws {InvalidOptionError} (`deadline`) for anything else: a string, NaN, a `Date` …
+   */
+  deadline?: Deadline | { readonly limitMs: number } | number;
   /** Cancels the call (the error is `CANCELLED`, distinct from `DEADLINE_EXCEEDED`). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | null;
   /** Overrides the method rule (GET/HEAD/OPTIONS/PUT/DELETE, or an `Idempotency-Key`). */
   idempotent?: boolean;
 }
+
+/** Largest `deadline` in ms from now a call accepts (Node's longest timer, ≈ 24.8 days). */
+export const MAX_DEADLINE_FROM_NOW_MS = 2_147_483_647;
 
 /** What happened to one attempt, in the history carried by responses and errors. */
 export interface AttemptRecord {
@@ -99,9 +109,14 @@ export class Call {
   /** Wakes a retry delay early (cancellation). */
   wake: (() => void) | null = null;
 
-  constructor(id: number, options: RequestOptions) {
+  /**
+   * Reads and checks the caller's options: every unusable one throws `INVALID_OPTION` naming it,
+   * none is ignored. `clock` turns a `deadline` in ms from now into an instant.
+   */
+  constructor(id: number, options: RequestOptions, clock: Clock) {
     if (typeof options !== 'object' || options === null)
       throw new InvalidOptionError('request', 'an object with a path', options);
+    checkKnownOptions(options);
     this.id = id;
     const method = options.method === undefined ? 'GET' : options.method;
     if (typeof method !== 'string' || !/^[A-Za-z]+$/.test(method))
@@ -114,14 +129,26 @@ export class Call {
     const headers = options.headers;
     this.headerPairs = headers === undefined ? null : flattenHeaders(headers);
     const body = options.body ?? undefined;
+    if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array) && !isStream(body))
+      throw new InvalidOptionError(
+        'body',
+        'a string, bytes or a stream (serialise objects first, e.g. JSON.stringify)',
+        body,
+      );
     this.body = body;
     this.replayable = body === undefined || typeof body === 'string' || body instanceof Uint8Array;
+    if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean')
+      throw new InvalidOptionError('idempotent', 'true or false', options.idempotent);
     this.idempotent =
       options.idempotent !== undefined
         ? options.idempotent === true
         : this.method === 'GET' || this.method === 'HEAD' || isIdempotent(this.method, headers as never);
-    this.explicitLimitMs = options.deadline === undefined ? undefined : options.deadline.limitMs;
-    this.signal = options.signal;
+    const deadline = options.deadline;
+    this.explicitLimitMs = deadline === undefined ? undefined : limitOf(deadline, clock);
+    const signal = options.signal ?? undefined;
+    if (signal !== undefined && (typeof signal !== 'object' || typeof signal.aborted !== 'boolean'))
+      throw new InvalidOptionError('signal', 'an AbortSignal', signal);
+    this.signal = signal;
   }
 
   /** Whether the call may be hedged: idempotent and replayable. */
@@ -145,6 +172,52 @@ export class Call {
     this.inflight1?.abort(reason);
     this.inflight2?.abort(reason);
   }
+}
+
+/** Option names of {@link RequestOptions}; anything else is refused rather than ignored. */
+function checkKnownOptions(options: RequestOptions): void {
+  // A for-in over the caller's two or three keys costs ≈ 10 ns; a typo such as `timeout: 500` would
+  // otherwise run silently with the defaults.
+  for (const name in options) {
+    switch (name) {
+      case 'method':
+      case 'path':
+      case 'query':
+      case 'headers':
+      case 'body':
+      case 'deadline':
+      case 'signal':
+      case 'idempotent':
+        break;
+      default:
+        if ((options as unknown as Record<string, unknown>)[name] !== undefined)
+          throw new InvalidOptionError(
+            name,
+            'absent: request() takes method, path, query, headers, body, deadline, signal, idempotent',
+            (options as unknown as Record<string, unknown>)[name],
+          );
+    }
+  }
+}
+
+/** The absolute limit (epoch ms) of a `deadline` option. */
+function limitOf(deadline: NonNullable<RequestOptions['deadline']>, clock: Clock): number {
+  if (typeof deadline === 'number') {
+    if (Number.isFinite(deadline) && deadline <= MAX_DEADLINE_FROM_NOW_MS) return clock.now() + deadline;
+  } else if (typeof deadline === 'object' && deadline !== null) {
+    const limitMs = deadline.limitMs;
+    if (typeof limitMs === 'number' && Number.isFinite(limitMs)) return limitMs;
+    throw new InvalidOptionError('deadline.limitMs', 'a finite number (epoch ms)', limitMs);
+  }
+  throw new InvalidOptionError(
+    'deadline',
+    `a Deadline, { limitMs } (epoch ms) or a number of ms from now (≤ ${MAX_DEADLINE_FROM_NOW_MS})`,
+    deadline,
+  );
+}
+
+function isStream(body: object): boolean {
+  return typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function';
 }
 
 function flattenHeaders(headers: RequestHeaders): string[] {
