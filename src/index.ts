@@ -54,6 +54,7 @@ export {
   ConnectTimeoutError,
   DeadlineExceededError,
   DeadlineInsufficientError,
+  ForeignOriginError,
   InvalidInputError,
   InvalidOptionError,
   isPrazoError,
