@@ -179,6 +179,15 @@ describe('prazo calibrate', () => {
     });
   });
 
+  it('says a negative duration must be > 0, not that the flag is ambiguous', async () => {
+    for (const value of ['-5', '-0.5s']) {
+      const { code, stderr } = await cli('calibrate', '--p99', value, '--deadline', '1500');
+      expect(code).toBe(2);
+      expect(stderr).toContain('`--p99` to be a duration > 0');
+      expect(stderr).not.toContain('ambiguous');
+    }
+  });
+
   it('prints its help', async () => {
     const { code, stdout } = await cli('calibrate', '--help');
     expect(code).toBe(0);

@@ -14,6 +14,7 @@ import {
   duration,
   durationFlag,
   fractionFlag,
+  joinNegativeValues,
   ms,
   numberFlag,
   parseFlags,
@@ -87,7 +88,13 @@ const FLAGS = {
 
 function readFlags(argv: string[]) {
   return parseFlags(
-    () => parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false }).values,
+    () =>
+      parseArgs({
+        args: joinNegativeValues(argv, FLAGS),
+        options: FLAGS,
+        strict: true,
+        allowPositionals: false,
+      }).values,
   );
 }
 type Flags = ReturnType<typeof readFlags>;
