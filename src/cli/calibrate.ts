@@ -38,7 +38,8 @@ Source of the p99 (one of):
   --slice DURATION        slice length for timestamped data (default ${READ_LATENCY_FILE_DEFAULTS.sliceMs / 1000}s)
   --window DURATION       only the most recent DURATION of timestamped data (default: all)
   --column NAME           CSV latency column (values in ms) when not a recognised name
-  --metric NAME           Prometheus histogram to read when there are several
+  --metric NAME           Prometheus histogram to read when there are several; NAME{label="value"}
+                          reads only the series with those labels, NAME{} merges every series on purpose
   --max-error-rate X      a slice above this error rate is unhealthy (default ${HEALTH_RULE_DEFAULTS.maxErrorRate}, or 5%)
   --p99-factor X          a slice whose p99 exceeds X × the median slice p99 is unhealthy (default ${HEALTH_RULE_DEFAULTS.p99Factor})
   --min-samples N         a slice with fewer calls is not judged, only excluded (default ${HEALTH_RULE_DEFAULTS.minSamples})
@@ -57,8 +58,10 @@ Output:
 
 Durations are milliseconds (1500) or carry a unit (250ms, 1.5s, 2m).
 
-Exit codes: 0 the requested attempts fit; 1 a warning was raised (ATTEMPTS_REDUCED or
-DEADLINE_BELOW_ONE_ATTEMPT); 2 bad input (flag, file, or no healthy slice to calibrate on).
+Exit codes: 0 the requested attempts fit; 1 a warning was raised (ATTEMPTS_REDUCED,
+DEADLINE_BELOW_ONE_ATTEMPT, or about the file: QUANTILE_ABOVE_LARGEST_BUCKET when the p99 lies in a
+histogram's +Inf bucket, SERIES_MERGED when label series were merged unasked); 2 bad input (flag, file,
+or no healthy slice to calibrate on).
 
 Examples:
   prazo calibrate --p99 180 --deadline 1500 --attempts 2
@@ -150,6 +153,8 @@ export interface CalibrateOutput extends CalibratedPolicy {
   included: SliceSummary[];
   excluded: LatencyFileReport['selection']['excluded'];
   notes: string[];
+  /** Reasons not to trust the file's percentiles as they are; any of them makes the exit code 1. */
+  inputWarnings: LatencyFileReport['warnings'];
 }
 
 /** `prazo calibrate`: see {@link HELP}. */
@@ -163,7 +168,7 @@ export const calibrate: Command = (argv, io) =>
     const output = await computeCalibration(flags);
     if (flags.json) io.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
     else io.stdout.write(renderCalibration(output));
-    return output.warning === null ? EXIT.ok : EXIT.warning;
+    return output.warning === null && output.inputWarnings.length === 0 ? EXIT.ok : EXIT.warning;
   });
 
 async function computeCalibration(flags: Flags): Promise<CalibrateOutput> {
@@ -238,6 +243,7 @@ async function computeCalibration(flags: Flags): Promise<CalibrateOutput> {
     included: report?.selection.included ?? [],
     excluded: report?.selection.excluded ?? [],
     notes: report?.notes ?? [],
+    inputWarnings: report?.warnings ?? [],
   };
 }
 
@@ -340,11 +346,12 @@ export function renderCalibration(out: CalibrateOutput): string {
     `  attempts         ${String(out.attempts).padStart(10)}   ${out.attempts} × (${out.readMs} + ${count(o.overheadPerAttemptMs)}) = ${ms(used)} of ${ms(out.userDeadlineMs)}`,
   );
   lines.push('');
-  if (out.warning === null) {
+  for (const warning of out.inputWarnings) lines.push(`WARNING ${warning.code}: ${warning.message}`);
+  if (out.warning === null && out.inputWarnings.length === 0) {
     lines.push(
       `OK: the deadline holds the ${out.attempts} attempt${out.attempts === 1 ? '' : 's'} requested.`,
     );
-  } else {
+  } else if (out.warning !== null) {
     lines.push(`WARNING ${out.warning.code}: ${out.warning.message}`);
   }
   return `${lines.join('\n')}\n`;
