@@ -108,8 +108,9 @@ function pathOf(url: URL): string {
 /** The URL `input` names, or undefined for a path (`/…`) on the dependency. */
 function absoluteUrl(input: unknown): URL | undefined {
   if (typeof input === 'string') {
-    // "//host/x" is a URL on another host in the Fetch API, not a path.
-    if (input.charCodeAt(0) === 47 /* / */ && input.charCodeAt(1) !== 47) return undefined;
+    // "//host/x" (and "/\\host/x", which URL parsers read the same way) names another host, not a path.
+    const second = input.charCodeAt(1);
+    if (input.charCodeAt(0) === 47 /* / */ && second !== 47 && second !== 92 /* \\ */) return undefined;
     if (URL.canParse(input)) return new URL(input);
   } else if (input instanceof URL) {
     return input;
