@@ -37,7 +37,7 @@ export function reportRows(report: DrillReport): ReportRow[] {
     ),
     row(
       '/checkout goodput, degradation',
-      `Checkouts sent during the degradation that reached the user with a 200 within the user’s ${o.userDeadlineMs} ms deadline. The supplier answers at ${o.naiveTimeoutMs / 1000} s, so both stay near 0: a few checkouts sent in the last instants of the phase finish once the supplier is back. prazo fails a checkout fast when the deadline cannot hold the supplier’s p99 instead of waiting, so it may count even fewer of those — what it buys is the catalog row above.`,
+      `Checkouts sent during the degradation that reached the user with a 200 within the user’s ${o.userDeadlineMs} ms deadline. The supplier answers at ${o.naiveTimeoutMs / 1000} s, so both stay near 0; only checkouts sent in the phase’s last instants can finish, once the supplier is back. Naive holds a checkout until then, so those of the last ~2 s still succeed; prazo ends each attempt at its calibrated read timeout, so a checkout fails within about half a second and fewer are still waiting when the supplier returns. What that buys is the catalog row above.`,
       (c) => pct(c.byPhase.degrade.checkout.successRate),
     ),
     row(
