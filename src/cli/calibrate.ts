@@ -154,7 +154,7 @@ export interface CalibrateOutput extends CalibratedPolicy {
   excluded: LatencyFileReport['selection']['excluded'];
   notes: string[];
   /** Reasons not to trust the file's percentiles as they are; any of them makes the exit code 1. */
-  inputWarnings: LatencyFileReport['warnings'];
+  inputWarnings: NonNullable<LatencyFileReport['warnings']>;
 }
 
 /** `prazo calibrate`: see {@link HELP}. */

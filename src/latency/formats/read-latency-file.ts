@@ -53,8 +53,8 @@ export interface LatencyFileReport {
   selection: HealthySelection;
   /** Facts about the reading worth telling the user. */
   notes: string[];
-  /** Reasons not to trust the file's percentiles as they are (see {@link LatencyFileWarning}). */
-  warnings: LatencyFileWarning[];
+  /** Reasons not to trust the file's percentiles as they are (see {@link LatencyFileWarning}); may be absent when there is none. */
+  warnings?: LatencyFileWarning[];
 }
 
 /** Largest histogram JSON file read, in bytes (a prazo histogram is tens of KB). */
