@@ -87,6 +87,27 @@ describe('request() options in plain JavaScript', () => {
     await dep.close();
   });
 
+  it('refuses a header or query value that would reach the wire as [object Object]', async () => {
+    const { dep, transport } = answering200();
+    expect(await refusedOption(dep.request({ path: '/', headers: { 'x-user': { id: 1 } as never } }))).toBe(
+      'headers.x-user',
+    );
+    expect(await refusedOption(dep.request({ path: '/', headers: { accept: ['a', {} as never] } }))).toBe(
+      'headers.accept',
+    );
+    expect(await refusedOption(dep.request({ path: '/', query: { id: { a: 1 } as never } }))).toBe(
+      'query.id',
+    );
+    await dep.request({
+      path: '/',
+      headers: { 'content-length': 0, accept: ['a', 'b'] },
+      query: { n: 1, b: true },
+    });
+    expect(transport.exchanges).toHaveLength(1);
+    expect(transport.exchanges[0]!.path).toBe('/?n=1&b=true');
+    await dep.close();
+  });
+
   it('refuses an option request() does not know, such as timeout, instead of ignoring it', async () => {
     const { dep, transport } = answering200();
     expect(await refusedOption(dep.request({ path: '/', timeout: 500 } as never))).toBe('timeout');

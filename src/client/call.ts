@@ -228,10 +228,22 @@ function flattenHeaders(headers: RequestHeaders): string[] {
     const value = headers[name];
     if (value === undefined) continue;
     if (OWN_HEADERS.has(name.toLowerCase())) continue; // prazo sets these itself, per attempt
-    if (Array.isArray(value)) for (const v of value) pairs.push(name, String(v));
-    else pairs.push(name, String(value));
+    if (Array.isArray(value)) for (const v of value) pairs.push(name, scalar(`headers.${name}`, v, false));
+    else pairs.push(name, scalar(`headers.${name}`, value, false));
   }
   return pairs;
+}
+
+/** A header or query value as text; an object (`[object Object]` on the wire) is refused. */
+function scalar(option: string, value: unknown, booleans: boolean): string {
+  const type = typeof value;
+  if (type === 'string') return value as string;
+  if (type === 'number' || (booleans && type === 'boolean')) return String(value);
+  throw new InvalidOptionError(
+    option,
+    booleans ? 'a string, number or boolean' : 'a string or number',
+    value,
+  );
 }
 
 function withQuery(path: string, query: NonNullable<RequestOptions['query']>): string {
@@ -241,8 +253,8 @@ function withQuery(path: string, query: NonNullable<RequestOptions['query']>): s
   for (const name of Object.keys(query)) {
     const value = query[name];
     if (value === undefined) continue;
-    if (Array.isArray(value)) for (const v of value) params.append(name, String(v));
-    else params.append(name, String(value));
+    if (Array.isArray(value)) for (const v of value) params.append(name, scalar(`query.${name}`, v, true));
+    else params.append(name, scalar(`query.${name}`, value, true));
   }
   const text = params.toString();
   if (text === '') return path;
