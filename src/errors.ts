@@ -13,7 +13,8 @@ export type PrazoErrorCode =
   | 'RETRY_AFTER_EXCEEDS_DEADLINE'
   | 'CONNECT_TIMEOUT'
   | 'READ_TIMEOUT'
-  | 'REQUEST_FAILED';
+  | 'REQUEST_FAILED'
+  | 'FOREIGN_ORIGIN';
 
 /** Base class of every error prazo throws. */
 export class PrazoError extends Error {
@@ -189,6 +190,28 @@ export class RequestFailedError extends PrazoError {
   constructor(message: string, options: { cause?: unknown; phase: 'connect' | 'read' }) {
     super('REQUEST_FAILED', message, 'cause' in options ? { cause: options.cause } : undefined);
     this.phase = options.phase;
+  }
+}
+
+/**
+ * `dependency.fetch()` was given an absolute URL whose origin is not one of the dependency's
+ * `origins`. prazo refuses it rather than send it (and its `Authorization` header) to the
+ * dependency; nothing was sent anywhere. Configure `passThroughFetch` to hand such calls, untouched,
+ * to another fetch.
+ */
+export class ForeignOriginError extends PrazoError {
+  /** The origin that was refused (`scheme://host:port`; the path and query are not kept). */
+  readonly origin: string;
+  /** The dependency whose `fetch` refused it. */
+  readonly dependency: string;
+
+  constructor(dependency: string, origin: string) {
+    super(
+      'FOREIGN_ORIGIN',
+      `${origin} is not an origin of ${dependency}: refused, not sent (give a path, or a URL on one of its origins; passThroughFetch sends other origins elsewhere).`,
+    );
+    this.origin = origin;
+    this.dependency = dependency;
   }
 }
 

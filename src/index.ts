@@ -55,6 +55,7 @@ export {
   ConnectTimeoutError,
   DeadlineExceededError,
   DeadlineInsufficientError,
+  ForeignOriginError,
   InvalidInputError,
   InvalidOptionError,
   isPrazoError,
@@ -73,7 +74,12 @@ export type { PrometheusParserOptions } from './latency/formats/prometheus.js';
 export { createPrometheusParser } from './latency/formats/prometheus.js';
 export type { LatencyFileReport, ReadLatencyFileOptions } from './latency/formats/read-latency-file.js';
 export { READ_LATENCY_FILE_DEFAULTS, readLatencyFile } from './latency/formats/read-latency-file.js';
-export type { LatencyFormat, LineParser, ParsedLatency } from './latency/formats/types.js';
+export type {
+  LatencyFileWarning,
+  LatencyFormat,
+  LineParser,
+  ParsedLatency,
+} from './latency/formats/types.js';
 export { LATENCY_FORMATS } from './latency/formats/types.js';
 export type {
   ExclusionReason,

@@ -116,7 +116,7 @@ describe('fetch()', () => {
     expect(res).toBeInstanceOf(Response);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('hello');
-    const missing = await dep.fetch(new URL('http://ignored.example/missing'));
+    const missing = await dep.fetch(new URL('/missing', server.origin));
     expect(missing.status).toBe(404);
     await missing.body?.cancel();
     const form = await dep.fetch('/form', { method: 'POST', body: new URLSearchParams({ a: '1' }) });

@@ -17,6 +17,34 @@ export function parseFlags<R>(parse: () => R): R {
   }
 }
 
+/**
+ * Joins a value-taking flag and a negative number after it (`--p99 -5` → `--p99=-5`): parseArgs would
+ * otherwise call the value "ambiguous" and hide the real problem, which the flag's own check then names.
+ */
+export function joinNegativeValues(
+  argv: readonly string[],
+  options: Readonly<Record<string, { type: 'string' | 'boolean' }>>,
+): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    if (
+      arg.startsWith('--') &&
+      options[arg.slice(2)]?.type === 'string' &&
+      next !== undefined &&
+      NEGATIVE_NUMBER.test(next)
+    ) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else {
+      joined.push(arg);
+    }
+  }
+  return joined;
+}
+
+const NEGATIVE_NUMBER = /^-(?:\d|\.\d)/;
 const DURATION = /^(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m)?$/;
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000 } as const;
 
@@ -29,6 +57,8 @@ const UNIT_MS = { ms: 1, s: 1000, m: 60_000 } as const;
 export function durationFlag(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const match = DURATION.exec(text.trim());
+  if (match === null && DURATION.test(text.trim().replace(/^-\s*/, '')))
+    throw new InvalidOptionError(`--${flag}`, 'a duration > 0 such as 1500, 250ms or 1.5s', text);
   if (match === null)
     throw new InvalidOptionError(`--${flag}`, 'a duration such as 1500, 250ms or 1.5s', text);
   return Number(match[1]) * UNIT_MS[(match[2] ?? 'ms') as keyof typeof UNIT_MS];

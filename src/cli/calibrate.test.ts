@@ -136,6 +136,53 @@ describe('prazo calibrate', () => {
     expect(JSON.parse(sliced.stdout).included).toHaveLength(2);
   });
 
+  it('warns QUANTILE_ABOVE_LARGEST_BUCKET with exit code 1 when the p99 of a Prometheus file is off the scale', async () => {
+    const path = file(
+      'offscale.prom',
+      'rpc_seconds_bucket{le="0.1"} 900\nrpc_seconds_bucket{le="0.25"} 950\nrpc_seconds_bucket{le="+Inf"} 1000\n',
+    );
+    const json = await cli('calibrate', '--histogram', path, '--deadline', '1500', '--json');
+    expect(json.code).toBe(1);
+    const out = JSON.parse(json.stdout);
+    expect(out.warning).toBeNull(); // the attempts fit; the file is what cannot be trusted
+    expect(out.inputWarnings.map((w: { code: string }) => w.code)).toEqual(['QUANTILE_ABOVE_LARGEST_BUCKET']);
+    const table = await cli('calibrate', '--histogram', path, '--deadline', '1500');
+    expect(table.code).toBe(1);
+    expect(table.stdout).toContain('WARNING QUANTILE_ABOVE_LARGEST_BUCKET: p99 falls in the +Inf bucket');
+    expect(table.stdout).not.toContain('OK:');
+  });
+
+  it('warns SERIES_MERGED with exit code 1 when label series are merged unasked, and reads the one named', async () => {
+    const path = file(
+      'routes.prom',
+      [
+        'http_seconds_bucket{route="/checkout",le="0.1"} 90',
+        'http_seconds_bucket{route="/checkout",le="+Inf"} 100',
+        'http_seconds_bucket{route="/health",le="0.1"} 1000',
+        'http_seconds_bucket{route="/health",le="+Inf"} 1000',
+        '',
+      ].join('\n'),
+    );
+    const merged = await cli('calibrate', '--histogram', path, '--deadline', '1500');
+    expect(merged.code).toBe(1);
+    expect(merged.stdout).toContain('WARNING SERIES_MERGED: 2 series of http_seconds with calls were merged');
+    const one = await cli(
+      'calibrate',
+      '--histogram',
+      path,
+      '--deadline',
+      '1500',
+      '--metric',
+      'http_seconds{route="/checkout"}',
+      '--json',
+    );
+    // /checkout alone has 10 % above 100 ms: its p99 is off the scale, which the merge had hidden.
+    expect(JSON.parse(one.stdout).inputWarnings.map((w: { code: string }) => w.code)).toEqual([
+      'QUANTILE_ABOVE_LARGEST_BUCKET',
+    ]);
+    expect(JSON.parse(one.stdout).healthy.count).toBe(100);
+  });
+
   describe('bad input: one line on stderr, exit code 2, no stack', () => {
     it.each([
       [['--p99', '180'], '--deadline is required'],
@@ -177,6 +224,15 @@ describe('prazo calibrate', () => {
       expect(code).toBe(2);
       expect(stderr).toContain('no healthy slice to calibrate on (all calls:');
     });
+  });
+
+  it('says a negative duration must be > 0, not that the flag is ambiguous', async () => {
+    for (const value of ['-5', '-0.5s']) {
+      const { code, stderr } = await cli('calibrate', '--p99', value, '--deadline', '1500');
+      expect(code).toBe(2);
+      expect(stderr).toContain('`--p99` to be a duration > 0');
+      expect(stderr).not.toContain('ambiguous');
+    }
   });
 
   it('prints its help', async () => {

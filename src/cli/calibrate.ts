@@ -14,6 +14,7 @@ import {
   duration,
   durationFlag,
   fractionFlag,
+  joinNegativeValues,
   ms,
   numberFlag,
   parseFlags,
@@ -37,7 +38,8 @@ Source of the p99 (one of):
   --slice DURATION        slice length for timestamped data (default ${READ_LATENCY_FILE_DEFAULTS.sliceMs / 1000}s)
   --window DURATION       only the most recent DURATION of timestamped data (default: all)
   --column NAME           CSV latency column (values in ms) when not a recognised name
-  --metric NAME           Prometheus histogram to read when there are several
+  --metric NAME           Prometheus histogram to read when there are several; NAME{label="value"}
+                          reads only the series with those labels, NAME{} merges every series on purpose
   --max-error-rate X      a slice above this error rate is unhealthy (default ${HEALTH_RULE_DEFAULTS.maxErrorRate}, or 5%)
   --p99-factor X          a slice whose p99 exceeds X × the median slice p99 is unhealthy (default ${HEALTH_RULE_DEFAULTS.p99Factor})
   --min-samples N         a slice with fewer calls is not judged, only excluded (default ${HEALTH_RULE_DEFAULTS.minSamples})
@@ -57,7 +59,9 @@ Output:
 Durations are milliseconds (1500) or carry a unit (250ms, 1.5s, 2m).
 
 Exit codes: 0 the requested attempts fit; 1 a warning was raised (ATTEMPTS_REDUCED,
-DEADLINE_BELOW_ONE_ATTEMPT, READ_TIMEOUT_CLAMPED or CONNECT_TIMEOUT_CLAMPED); 2 bad input (flag, file, or no healthy slice to calibrate on).
+DEADLINE_BELOW_ONE_ATTEMPT, READ_TIMEOUT_CLAMPED, CONNECT_TIMEOUT_CLAMPED, or about the file:
+QUANTILE_ABOVE_LARGEST_BUCKET when the p99 lies in a histogram's +Inf bucket, SERIES_MERGED when label
+series were merged unasked); 2 bad input (flag, file, or no healthy slice to calibrate on).
 
 Examples:
   prazo calibrate --p99 180 --deadline 1500 --attempts 2
@@ -87,7 +91,13 @@ const FLAGS = {
 
 function readFlags(argv: string[]) {
   return parseFlags(
-    () => parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false }).values,
+    () =>
+      parseArgs({
+        args: joinNegativeValues(argv, FLAGS),
+        options: FLAGS,
+        strict: true,
+        allowPositionals: false,
+      }).values,
   );
 }
 type Flags = ReturnType<typeof readFlags>;
@@ -143,6 +153,8 @@ export interface CalibrateOutput extends CalibratedPolicy {
   included: SliceSummary[];
   excluded: LatencyFileReport['selection']['excluded'];
   notes: string[];
+  /** Reasons not to trust the file's percentiles as they are; any of them makes the exit code 1. */
+  inputWarnings: NonNullable<LatencyFileReport['warnings']>;
 }
 
 /** `prazo calibrate`: see {@link HELP}. */
@@ -156,7 +168,7 @@ export const calibrate: Command = (argv, io) =>
     const output = await computeCalibration(flags);
     if (flags.json) io.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
     else io.stdout.write(renderCalibration(output));
-    return output.warning === null ? EXIT.ok : EXIT.warning;
+    return output.warning === null && output.inputWarnings.length === 0 ? EXIT.ok : EXIT.warning;
   });
 
 async function computeCalibration(flags: Flags): Promise<CalibrateOutput> {
@@ -231,6 +243,7 @@ async function computeCalibration(flags: Flags): Promise<CalibrateOutput> {
     included: report?.selection.included ?? [],
     excluded: report?.selection.excluded ?? [],
     notes: report?.notes ?? [],
+    inputWarnings: report?.warnings ?? [],
   };
 }
 
@@ -334,7 +347,8 @@ export function renderCalibration(out: CalibrateOutput): string {
   );
   lines.push('');
   const warnings = out.warnings ?? (out.warning === null ? [] : [out.warning]);
-  if (warnings.length === 0) {
+  for (const warning of out.inputWarnings) lines.push(`WARNING ${warning.code}: ${warning.message}`);
+  if (warnings.length === 0 && out.inputWarnings.length === 0) {
     lines.push(
       `OK: the deadline holds the ${out.attempts} attempt${out.attempts === 1 ? '' : 's'} requested.`,
     );

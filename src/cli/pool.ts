@@ -3,7 +3,16 @@ import { InvalidInputError } from '../errors.js';
 import { CALIBRATION_DEFAULTS } from '../policy/calibrate.js';
 import type { PoolAnalysis, TimeoutHeadroom } from '../policy/littles-law.js';
 import { analysePool } from '../policy/littles-law.js';
-import { count, durationFlag, ms, numberFlag, parseFlags, percent, runCommand } from './args.js';
+import {
+  count,
+  durationFlag,
+  joinNegativeValues,
+  ms,
+  numberFlag,
+  parseFlags,
+  percent,
+  runCommand,
+} from './args.js';
 import type { Command } from './run.js';
 import { EXIT } from './run.js';
 
@@ -43,7 +52,13 @@ const FLAGS = {
 
 function readFlags(argv: string[]) {
   return parseFlags(
-    () => parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false }).values,
+    () =>
+      parseArgs({
+        args: joinNegativeValues(argv, FLAGS),
+        options: FLAGS,
+        strict: true,
+        allowPositionals: false,
+      }).values,
   );
 }
 

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { InvalidOptionError } from '../errors.js';
 import { ATTEMPT_HEADER, type AttemptKind, DEADLINE_HEADER } from '../lab/attempt-header.js';
@@ -21,10 +22,17 @@ export interface RequestOptions {
   headers?: RequestHeaders;
   /** A string or bytes (replayable), or a stream (sent once, never retried or hedged). */
   body?: RequestBody | null;
-  /** The call's deadline; the earlier of it and the ambient one wins. Capped at now + `localMaxMs`. */
-  deadline?: Deadline | { readonly limitMs: number };
+  /**
+   * The call's deadline: the earlier of it and the ambient one wins (it can shorten the time a call
+   * gets, never lengthen it). Capped at now + `localMaxMs`. A `Deadline`, an object with an absolute
+   * `limitMs` (epoch ms), or a number: **milliseconds from now**, as in `Deadline.after(ms)`
+   * (`deadline: 200` gives the call at most 200 ms). A number above 2147483647 (an epoch instant
+   * passed by mistake) is refused.
+   * @throws {InvalidOptionError} (`deadline`) for anything else: a string, NaN, a `Date` …
+   */
+  deadline?: Deadline | { readonly limitMs: number } | number;
   /** Cancels the call (the error is `CANCELLED`, distinct from `DEADLINE_EXCEEDED`). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | null;
   /**
    * Overrides the method rule for retries (GET/HEAD/OPTIONS/PUT/DELETE, or an `Idempotency-Key`).
    * `false` also forbids hedging; `true` does not allow it: only GET/HEAD/OPTIONS or a request
@@ -32,6 +40,9 @@ export interface RequestOptions {
    */
   idempotent?: boolean;
 }
+
+/** Largest `deadline` in ms from now a call accepts (Node's longest timer, ≈ 24.8 days). */
+export const MAX_DEADLINE_FROM_NOW_MS = 2_147_483_647;
 
 /** What happened to one attempt, in the history carried by responses and errors. */
 export interface AttemptRecord {
@@ -105,9 +116,14 @@ export class Call {
   /** Wakes a retry delay early (cancellation). */
   wake: (() => void) | null = null;
 
-  constructor(id: number, options: RequestOptions) {
+  /**
+   * Reads and checks the caller's options: every unusable one throws `INVALID_OPTION` naming it,
+   * none is ignored. `clock` turns a `deadline` in ms from now into an instant.
+   */
+  constructor(id: number, options: RequestOptions, clock: Clock) {
     if (typeof options !== 'object' || options === null)
       throw new InvalidOptionError('request', 'an object with a path', options);
+    checkKnownOptions(options);
     this.id = id;
     const method = options.method === undefined ? 'GET' : options.method;
     if (typeof method !== 'string' || !/^[A-Za-z]+$/.test(method))
@@ -120,8 +136,16 @@ export class Call {
     const headers = options.headers;
     this.headerPairs = headers === undefined ? null : flattenHeaders(headers);
     const body = options.body ?? undefined;
+    if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array) && !isStream(body))
+      throw new InvalidOptionError(
+        'body',
+        'a string, bytes or a stream (serialise objects first, e.g. JSON.stringify)',
+        body,
+      );
     this.body = body;
     this.replayable = body === undefined || typeof body === 'string' || body instanceof Uint8Array;
+    if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean')
+      throw new InvalidOptionError('idempotent', 'true or false', options.idempotent);
     this.idempotent =
       options.idempotent !== undefined
         ? options.idempotent === true
@@ -129,8 +153,12 @@ export class Call {
     this.hedgeSafe =
       this.idempotent &&
       (this.method === 'GET' || this.method === 'HEAD' || isHedgeSafe(this.method, headers as never));
-    this.explicitLimitMs = options.deadline === undefined ? undefined : options.deadline.limitMs;
-    this.signal = options.signal;
+    const deadline = options.deadline;
+    this.explicitLimitMs = deadline === undefined ? undefined : limitOf(deadline, clock);
+    const signal = options.signal ?? undefined;
+    if (signal !== undefined && (typeof signal !== 'object' || typeof signal.aborted !== 'boolean'))
+      throw new InvalidOptionError('signal', 'an AbortSignal', signal);
+    this.signal = signal;
   }
 
   /** Whether the call may be hedged: safe to have twice in flight, and replayable. */
@@ -156,6 +184,52 @@ export class Call {
   }
 }
 
+/** Option names of {@link RequestOptions}; anything else is refused rather than ignored. */
+function checkKnownOptions(options: RequestOptions): void {
+  // A for-in over the caller's two or three keys costs ≈ 10 ns; a typo such as `timeout: 500` would
+  // otherwise run silently with the defaults.
+  for (const name in options) {
+    switch (name) {
+      case 'method':
+      case 'path':
+      case 'query':
+      case 'headers':
+      case 'body':
+      case 'deadline':
+      case 'signal':
+      case 'idempotent':
+        break;
+      default:
+        if ((options as unknown as Record<string, unknown>)[name] !== undefined)
+          throw new InvalidOptionError(
+            name,
+            'absent: request() takes method, path, query, headers, body, deadline, signal, idempotent',
+            (options as unknown as Record<string, unknown>)[name],
+          );
+    }
+  }
+}
+
+/** The absolute limit (epoch ms) of a `deadline` option. */
+function limitOf(deadline: NonNullable<RequestOptions['deadline']>, clock: Clock): number {
+  if (typeof deadline === 'number') {
+    if (Number.isFinite(deadline) && deadline <= MAX_DEADLINE_FROM_NOW_MS) return clock.now() + deadline;
+  } else if (typeof deadline === 'object' && deadline !== null) {
+    const limitMs = deadline.limitMs;
+    if (typeof limitMs === 'number' && Number.isFinite(limitMs)) return limitMs;
+    throw new InvalidOptionError('deadline.limitMs', 'a finite number (epoch ms)', limitMs);
+  }
+  throw new InvalidOptionError(
+    'deadline',
+    `a Deadline, { limitMs } (epoch ms) or a number of ms from now (≤ ${MAX_DEADLINE_FROM_NOW_MS})`,
+    deadline,
+  );
+}
+
+function isStream(body: object): boolean {
+  return typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function';
+}
+
 function flattenHeaders(headers: RequestHeaders): string[] {
   if (typeof headers !== 'object' || headers === null)
     throw new InvalidOptionError('headers', 'an object of header names to values', headers);
@@ -164,10 +238,22 @@ function flattenHeaders(headers: RequestHeaders): string[] {
     const value = headers[name];
     if (value === undefined) continue;
     if (OWN_HEADERS.has(name.toLowerCase())) continue; // prazo sets these itself, per attempt
-    if (Array.isArray(value)) for (const v of value) pairs.push(name, String(v));
-    else pairs.push(name, String(value));
+    if (Array.isArray(value)) for (const v of value) pairs.push(name, scalar(`headers.${name}`, v, false));
+    else pairs.push(name, scalar(`headers.${name}`, value, false));
   }
   return pairs;
+}
+
+/** A header or query value as text; an object (`[object Object]` on the wire) is refused. */
+function scalar(option: string, value: unknown, booleans: boolean): string {
+  const type = typeof value;
+  if (type === 'string') return value as string;
+  if (type === 'number' || (booleans && type === 'boolean')) return String(value);
+  throw new InvalidOptionError(
+    option,
+    booleans ? 'a string, number or boolean' : 'a string or number',
+    value,
+  );
 }
 
 function withQuery(path: string, query: NonNullable<RequestOptions['query']>): string {
@@ -177,8 +263,8 @@ function withQuery(path: string, query: NonNullable<RequestOptions['query']>): s
   for (const name of Object.keys(query)) {
     const value = query[name];
     if (value === undefined) continue;
-    if (Array.isArray(value)) for (const v of value) params.append(name, String(v));
-    else params.append(name, String(value));
+    if (Array.isArray(value)) for (const v of value) params.append(name, scalar(`query.${name}`, v, true));
+    else params.append(name, scalar(`query.${name}`, value, true));
   }
   const text = params.toString();
   if (text === '') return path;

@@ -33,7 +33,11 @@ export interface Dependency {
    * @throws (rejects) a prazo error with `code`, `attempts` and `cause` — see docs/client.md.
    */
   request(options: RequestOptions): Promise<DependencyResponse>;
-  /** The same call behind the Fetch API: a standard `Response`; `init.signal` is honoured. */
+  /**
+   * The same call behind the Fetch API: a standard `Response`; `init.signal` is honoured. `input` is a
+   * path, or an absolute URL on one of `origins`; another origin rejects with `FOREIGN_ORIGIN` (or
+   * goes to `passThroughFetch`), never to this dependency.
+   */
   fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
   /** The policy in force now, with the provenance of p95 and p99. */
   policy(): PolicySnapshot;
@@ -158,6 +162,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     attemptHandler(ctx),
   );
 
+  const route = { name: o.name, origins: o.origins, passThrough: o.passThroughFetch };
   let nextId = 1;
   let closing: Promise<void> | undefined;
   const dep: Dependency = {
@@ -165,7 +170,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     request(requestOptions) {
       let call: Call;
       try {
-        call = new Call(nextId++, requestOptions);
+        call = new Call(nextId++, requestOptions, clock);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -177,7 +182,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       }
     },
     fetch(input, init) {
-      return fetchThrough(dep, input, init);
+      return fetchThrough(dep, input, init, route);
     },
     policy: snapshot,
     budget: () => budget.state(),

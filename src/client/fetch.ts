@@ -1,43 +1,81 @@
-import { InvalidOptionError } from '../errors.js';
+import { ForeignOriginError, InvalidOptionError } from '../errors.js';
 import type { DependencyResponse, RequestHeaders, RequestOptions } from './call.js';
 import type { RequestBody } from './transport.js';
 
 /** Statuses whose response has no body by definition (a `Response` refuses one). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
+/** A function with the shape of the global `fetch`. */
+export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** Where `dependency.fetch()` may send a call, and where the rest goes. */
+export interface FetchRoute {
+  /** The dependency's name (in errors). */
+  name: string;
+  /** The dependency's origins, normalised (`URL.origin`). */
+  origins: readonly string[];
+  /** Receives, untouched, the calls whose absolute URL has another origin; refused when absent. */
+  passThrough: FetchFunction | undefined;
+}
+
 /**
- * The Fetch API over a dependency: `input` names a path on the dependency (an absolute URL keeps
- * only its path and query — the instance is prazo's choice), `init` is a standard `RequestInit`.
- * Resolves with a standard `Response`. The deadline comes from the ambient context (`withDeadline`)
- * or `userDeadlineMs`; `init.signal` cancels the call. Failures reject with prazo errors (with
- * `code`), not `TypeError`.
+ * The Fetch API over a dependency: `input` is a path on the dependency, or an absolute URL (or a
+ * `Request`) on **one of its origins** — prazo keeps its path and query and picks the instance. An
+ * absolute URL on any other origin is never rerouted: it rejects with `FOREIGN_ORIGIN`, or goes,
+ * untouched, to `route.passThrough` when one is configured. `init` is a standard `RequestInit`
+ * (`redirect` other than `'manual'` is refused: prazo returns redirects as they are). Resolves with a
+ * standard `Response`. The deadline comes from the ambient context (`withDeadline`) or
+ * `userDeadlineMs`; `init.signal` cancels the call. Failures reject with prazo errors (with `code`),
+ * not `TypeError`.
  */
 export async function fetchThrough(
   dep: { request(options: RequestOptions): Promise<DependencyResponse> },
   input: string | URL | Request,
-  init: RequestInit = {},
+  init: RequestInit | undefined,
+  route: FetchRoute,
 ): Promise<Response> {
+  const url = absoluteUrl(input);
+  if (url !== undefined && !route.origins.includes(url.origin)) {
+    if (route.passThrough !== undefined) return route.passThrough(input, init);
+    throw new ForeignOriginError(route.name, url.origin);
+  }
+  if (init == null) init = {};
+  else if (typeof init !== 'object') throw new InvalidOptionError('init', 'a RequestInit object', init);
+  if (init.redirect !== undefined && init.redirect !== 'manual')
+    throw new InvalidOptionError(
+      'init.redirect',
+      "'manual' or absent (prazo returns redirects as they are, it never follows them)",
+      init.redirect,
+    );
   let path: string;
   let method = init.method;
   let headersInit: HeadersLike | undefined = init.headers;
   let bodyInit: BodyLike | null | undefined = init.body;
   let signal = init.signal ?? undefined;
-  if (typeof input === 'string') {
-    path = input.startsWith('/') ? input : pathOf(new URL(input));
-  } else if (input instanceof URL) {
-    path = pathOf(input);
-  } else if (typeof Request !== 'undefined' && input instanceof Request) {
-    path = pathOf(new URL(input.url));
+  if (url === undefined) {
+    path = input as string;
+  } else if (typeof input === 'string' || input instanceof URL) {
+    path = pathOf(url);
+  } else {
+    path = pathOf(url);
     method ??= input.method;
     headersInit ??= input.headers;
     if (bodyInit === undefined && input.body !== null) bodyInit = await input.arrayBuffer();
     signal ??= input.signal;
-  } else {
-    throw new InvalidOptionError('input', 'a path, a URL or a Request', input);
   }
   const headers: RequestHeaders = {};
   if (headersInit !== undefined) {
-    for (const [name, value] of new Headers(headersInit)) headers[name] = value;
+    let list: Headers;
+    try {
+      list = new Headers(headersInit);
+    } catch {
+      throw new InvalidOptionError(
+        'init.headers',
+        'a Headers, a record or a list of name/value pairs',
+        headersInit,
+      );
+    }
+    for (const [name, value] of list) headers[name] = value;
   }
   const body = bodyInit == null ? undefined : await toBody(bodyInit, headers);
   const options: RequestOptions = { path, headers };
@@ -67,6 +105,25 @@ function pathOf(url: URL): string {
   return url.pathname + url.search;
 }
 
+/** The URL `input` names, or undefined for a path (`/…`) on the dependency. */
+function absoluteUrl(input: unknown): URL | undefined {
+  if (typeof input === 'string') {
+    // "//host/x" (and "/\\host/x", which URL parsers read the same way) names another host, not a path.
+    const second = input.charCodeAt(1);
+    if (input.charCodeAt(0) === 47 /* / */ && second !== 47 && second !== 92 /* \\ */) return undefined;
+    if (URL.canParse(input)) return new URL(input);
+  } else if (input instanceof URL) {
+    return input;
+  } else if (typeof Request !== 'undefined' && input instanceof Request) {
+    return new URL(input.url);
+  }
+  throw new InvalidOptionError(
+    'input',
+    'a path starting with "/", an absolute http(s) URL on one of the origins, a URL or a Request',
+    input,
+  );
+}
+
 /** Strings and bytes stay replayable; a ReadableStream is sent once; other bodies are serialised. */
 async function toBody(body: BodyLike, headers: RequestHeaders): Promise<RequestBody> {
   if (typeof body === 'string') return body;
@@ -75,6 +132,12 @@ async function toBody(body: BodyLike, headers: RequestHeaders): Promise<RequestB
   if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
   if (typeof ReadableStream !== 'undefined' && body instanceof ReadableStream)
     return body as unknown as AsyncIterable<Uint8Array>;
+  if (!(body instanceof URLSearchParams || body instanceof Blob || body instanceof FormData))
+    throw new InvalidOptionError(
+      'init.body',
+      'a string, bytes, a ReadableStream, URLSearchParams, Blob or FormData (serialise objects first, e.g. JSON.stringify)',
+      body,
+    );
   // URLSearchParams, Blob, FormData: let the platform serialise them (and pick the content type).
   const request = new Request('http://prazo.invalid/', { method: 'POST', body });
   const type = request.headers.get('content-type');

@@ -5,6 +5,7 @@ import { InvalidOptionError } from '../errors.js';
 import type { CalibrationOptions } from '../policy/calibrate.js';
 import { CALIBRATION_DEFAULTS } from '../policy/calibrate.js';
 import type { RetryBudget, RetryBudgetOptions } from '../policy/retry-budget.js';
+import type { FetchFunction } from './fetch.js';
 
 /**
  * The dependency's latency profile.
@@ -63,6 +64,12 @@ export interface DependencyOptions {
    * discovery, a local hosts table, a DNS cache). @default dns.lookup
    */
   lookup?: LookupFunction;
+  /**
+   * Where `fetch()` sends an absolute URL whose origin is not one of `origins`, untouched (e.g.
+   * `globalThis.fetch` when `dep.fetch` replaces the global one). Without it such a call rejects with
+   * `FOREIGN_ORIGIN` and nothing is sent. @default undefined (refuse)
+   */
+  passThroughFetch?: FetchFunction;
 }
 
 /** Defaults of {@link DependencyOptions}. */
@@ -96,6 +103,7 @@ export interface NormalizedDependencyOptions {
   clock: Clock;
   random: () => number;
   lookup: LookupFunction | undefined;
+  passThroughFetch: FetchFunction | undefined;
 }
 
 /**
@@ -135,6 +143,9 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
   const lookup = options.lookup;
   if (lookup !== undefined && typeof lookup !== 'function')
     throw new InvalidOptionError('lookup', 'a function like dns.lookup', lookup);
+  const passThroughFetch = options.passThroughFetch;
+  if (passThroughFetch !== undefined && typeof passThroughFetch !== 'function')
+    throw new InvalidOptionError('passThroughFetch', 'a fetch function', passThroughFetch);
   const retryBudget = options.retryBudget ?? {};
   if (typeof retryBudget !== 'object' || retryBudget === null)
     throw new InvalidOptionError('retryBudget', 'retry budget options or a RetryBudget', retryBudget);
@@ -154,6 +165,7 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
     clock,
     random,
     lookup,
+    passThroughFetch,
   };
 }
 

@@ -14,8 +14,8 @@ export interface DashboardData {
   retryRatioAlert: number;
   phases: Array<{ name: string; label: string; startMs: number; endMs: number }>;
   samples: Record<string, Array<Record<string, number | string | null>>>;
-  /** Summary rows once the drill has finished: [label, naive, prazo]. */
-  summary: Array<[string, string, string]> | null;
+  /** Summary rows once the drill has finished: [label, naive, prazo, what the row means]. */
+  summary: Array<[string, string, string, string]> | null;
   checks: Array<{ name: string; pass: boolean; detail: string }> | null;
 }
 
@@ -67,11 +67,34 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     series: (samples: Array<Record<string, number | string | null>>, data: DashboardData) => Series[];
   };
   const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-  const rate = (ok: unknown, failed: unknown): number | null => {
+  // Users keep arriving at a fixed rate: an interval in which no request ended is one in which nobody
+  // got an answer, drawn as 0 % (a gap would read as "no data").
+  const rate = (ok: unknown, failed: unknown): number => {
     const o = num(ok) ?? 0;
     const f = num(failed) ?? 0;
-    return o + f > 0 ? (100 * o) / (o + f) : null;
+    return o + f > 0 ? (100 * o) / (o + f) : 0;
   };
+  /**
+   * Round axis ticks from 0: a step of 1, 2, 2.5 or 5 × 10ⁿ, two to four of them up to the first tick
+   * ≥ `top`, choosing the lowest such top (then the fewest ticks): 50 → 0/25/50, 55 → 0/20/40/60.
+   */
+  const roundTicks = (top: number): number[] => {
+    let best = { end: Number.POSITIVE_INFINITY, n: 0, step: 1 };
+    const e0 = Math.floor(Math.log10(top));
+    for (let e = e0 - 2; e <= e0 + 1; e++) {
+      for (const m of [1, 2, 2.5, 5]) {
+        const step = m * 10 ** e;
+        const n = Math.ceil(top / step - 1e-9);
+        const end = n * step;
+        if (n >= 2 && n <= 4 && (end < best.end - 1e-9 || (Math.abs(end - best.end) <= 1e-9 && n < best.n)))
+          best = { end, n, step };
+      }
+    }
+    const ticks: number[] = [];
+    for (let i = 0; i <= best.n; i++) ticks.push(Number((i * best.step).toPrecision(12)));
+    return ticks;
+  };
+  const tickLabel = (t: number): string => String(Number(t.toPrecision(6)));
   const series = (
     samples: Array<Record<string, number | string | null>>,
     key: string,
@@ -166,13 +189,19 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     if (spec.yMax === undefined) {
       for (const s of all) for (const [, y] of s.points) max = Math.max(max, y);
       for (const l of lines) max = Math.max(max, l.y);
-      max = max <= 0 ? 1 : max * 1.1;
+      if (!(max > 0)) max = 1;
     }
+    let ticks: number[];
     if (spec.log) {
       for (const s of all) for (const [, y] of s.points) if (y > 0) min = Math.min(min, y);
       if (!Number.isFinite(min)) min = 1;
       min = 10 ** Math.floor(Math.log10(min));
       max = 10 ** Math.ceil(Math.log10(Math.max(max, min * 10)));
+      ticks = [];
+      for (let t = min; t <= max * 1.000001; t *= 10) ticks.push(Number(t.toPrecision(12)));
+    } else {
+      ticks = roundTicks(max);
+      max = ticks[ticks.length - 1]!;
     }
     const xMax = Math.max(data.totalMs, 1);
     const sx = (x: number) => L + ((W - L - R) * x) / xMax;
@@ -196,7 +225,6 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
       label.textContent = p.name;
       svg.appendChild(label);
     });
-    const ticks = spec.log ? [min, Math.sqrt(min * max), max] : [0, max / 2, max];
     for (const t of ticks) {
       svg.appendChild(el('line', { x1: L, x2: W - R, y1: sy(t), y2: sy(t), stroke: '#dee2e6' }));
       const text = el('text', {
@@ -206,7 +234,7 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
         'text-anchor': 'end',
         fill: '#495057',
       });
-      text.textContent = t >= 100 ? Math.round(t).toString() : t.toFixed(t >= 10 ? 0 : 2);
+      text.textContent = tickLabel(t);
       svg.appendChild(text);
     }
     for (const l of lines) {
@@ -247,6 +275,7 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
       legendX += 14 + 5.6 * s.label.length;
     });
     svg.setAttribute('data-points', String(points));
+    svg.setAttribute('data-ticks', ticks.map(tickLabel).join(' '));
     const title = el('title', {});
     title.textContent = `${spec.title} (${config})${spec.unit ? `, ${spec.unit}` : ''}`;
     svg.appendChild(title);
@@ -285,8 +314,12 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     }
     const summary = document.getElementById('summary');
     if (summary && data.summary) {
+      const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
       const rows = data.summary
-        .map((r) => `<tr><th>${r[0]}</th><td>${r[1]}</td><td>${r[2]}</td></tr>`)
+        .map(
+          (r) =>
+            `<tr><th>${esc(r[0])}<div class="why">${esc(r[3])}</div></th><td>${esc(r[1])}</td><td>${esc(r[2])}</td></tr>`,
+        )
         .join('');
       const checks = (data.checks ?? [])
         .map(

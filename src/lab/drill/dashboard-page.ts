@@ -10,7 +10,9 @@ figcaption{font-weight:600;font-size:13px}
 svg.chart{width:100%;height:auto;display:block}
 table{border-collapse:collapse;margin:8px 0}
 th,td{border-bottom:1px solid #dee2e6;padding:3px 10px;text-align:right}
-th:first-child{text-align:left;font-weight:normal}
+th:first-child{text-align:left;font-weight:normal;max-width:640px}
+th .why{color:#6c757d;font-size:12px;margin-top:1px}
+td{vertical-align:top;white-space:nowrap}
 ul{padding-left:18px}
 li.pass{color:#2b8a3e}
 li.fail{color:#c92a2a}

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { windowRatio } from './drill-recorder.js';
-import { acceptanceChecks, type ConfigFigures } from './drill-report.js';
+import { acceptanceChecks, budgetAmplificationBound, type ConfigFigures } from './drill-report.js';
 
 const figures = (over: Partial<ConfigFigures>): ConfigFigures =>
   ({
     independentSuccessDuringDegradation: 1,
     burstAmplification: 1,
+    burstAmplificationBound: 1.1025,
     afterDeadline: 0,
     tail: {
       hedgedP99Ms: 100,
@@ -32,7 +33,7 @@ describe('the drill report', () => {
         burstAmplification: 2.8,
         afterDeadline: 300,
       }),
-      prazo: figures({ independentSuccessDuringDegradation: 1, burstAmplification: 1.08 }),
+      prazo: figures({ independentSuccessDuringDegradation: 1, burstAmplification: 1.101 }),
     });
     expect(checks.filter((c) => !c.pass)).toEqual([]);
   });
@@ -48,7 +49,41 @@ describe('the drill report', () => {
     });
     const failed = checks.filter((c) => !c.pass).map((c) => c.detail);
     expect(failed).toContain('prazo 98 %');
-    expect(failed).toContain('prazo 1.3×');
+    expect(failed).toContain('prazo 1.300× (bound 1.103×)');
     expect(failed).toContain('prazo 2');
+  });
+
+  it('compares the exact amplification with the bound, never a rounded one, and shows three decimals', () => {
+    const check = (burstAmplification: number, burstAmplificationBound: number) =>
+      acceptanceChecks({
+        naive: figures({ independentSuccessDuringDegradation: 0.2, burstAmplification: 2.8 }),
+        prazo: figures({ burstAmplification, burstAmplificationBound }),
+      }).find((c) => c.name.startsWith('prazo amplification'))!;
+    // 1.1049 rounds to 1.10 at two decimals, yet it is above a 1.103 bound.
+    expect(check(1.1049, 1.103)).toMatchObject({ pass: false, detail: 'prazo 1.105× (bound 1.103×)' });
+    expect(check(1.101, 1.1025)).toMatchObject({ pass: true, detail: 'prazo 1.101× (bound 1.103×)' });
+  });
+
+  it("states the bound the retry budget's bucketed window guarantees over a saturated burst", () => {
+    // 10 % of originals over a 10 s window in 100 slots: the window can forget an event one 100 ms
+    // slot early, so 10 % × 10 / 9.9, plus one rounding up per 9.9 s (3 over 20 s) on 2000 originals.
+    const bound = budgetAmplificationBound({
+      maxRatio: 0.1,
+      windowMs: 10_000,
+      bucketCount: 100,
+      phaseMs: 20_000,
+      originals: 2000,
+    });
+    expect(bound).toBeCloseTo(1 + 0.1 * (10 / 9.9) + 3 / 2000, 12);
+    expect(bound!.toFixed(3)).toBe('1.103');
+    expect(
+      budgetAmplificationBound({
+        maxRatio: 0.1,
+        windowMs: 10_000,
+        bucketCount: 100,
+        phaseMs: 1,
+        originals: 0,
+      }),
+    ).toBeNull();
   });
 });

@@ -1,64 +1,119 @@
+import { budgetWindowMs } from './calibrate-hop.js';
 import type { ConfigFigures, DrillReport } from './drill-report.js';
 
 const pct = (v: number | null) => (v === null ? '–' : `${(Math.round(v * 10_000) / 100).toFixed(2)} %`);
 const ms = (v: number | null) => (v === null ? '–' : `${Math.round(v)} ms`);
-const times = (v: number | null) => (v === null ? '–' : `${v.toFixed(2)}×`);
+const times = (v: number | null) => (v === null ? '–' : `${v.toFixed(3)}×`);
 const ratio = (v: number | null) => (v === null ? '–' : v.toFixed(3));
 const at = (v: number | null) => (v === null ? 'never' : `+${(v / 1000).toFixed(1)} s`);
+/** Shown where a figure does not apply to a configuration (naive never hedges). */
+const NOT_APPLICABLE = '—';
 
-/** The report's figures as rows `[what, naive, prazo]`, shared by the terminal table and the pages. */
-export function reportRows(report: DrillReport): Array<[string, string, string]> {
+/** One row of the report: what it measures, naive's figure, prazo's figure, and what it means. */
+export type ReportRow = [label: string, naive: string, prazo: string, meaning: string];
+
+/** The report's figures as rows, shared by the terminal table and the pages (which show the meaning). */
+export function reportRows(report: DrillReport): ReportRow[] {
   const { naive, prazo } = report.configs;
-  const row = (label: string, f: (c: ConfigFigures) => string): [string, string, string] => [
+  const o = report.options;
+  const row = (label: string, meaning: string, f: (c: ConfigFigures) => string): ReportRow => [
     label,
     f(naive),
     f(prazo),
+    meaning,
+  ];
+  /** A hedging figure: prazo's own, "—" for naive, which sends no hedge. */
+  const hedging = (label: string, meaning: string, f: (c: ConfigFigures) => string): ReportRow => [
+    label,
+    NOT_APPLICABLE,
+    f(prazo),
+    meaning,
   ];
   return [
-    row('independent route (/catalog) success, degradation', (c) =>
-      pct(c.independentSuccessDuringDegradation),
+    row(
+      'independent route (/catalog) success, degradation',
+      'Catalog requests sent during the degradation that got a 200 before the user gave up. The catalog never calls the supplier: it fails only when the slow supplier has taken every slot of the shared pool.',
+      (c) => pct(c.independentSuccessDuringDegradation),
     ),
-    row('/checkout success, degradation', (c) => pct(c.byPhase.degrade.checkout.successRate)),
+    row(
+      '/checkout goodput, degradation',
+      `Checkouts sent during the degradation that reached the user with a 200 within the user’s ${o.userDeadlineMs} ms deadline. The supplier answers at ${o.naiveTimeoutMs / 1000} s, so both stay near 0; only checkouts sent in the phase’s last instants can finish, once the supplier is back. Naive holds a checkout until then, so those of the last ~2 s still succeed; prazo ends each attempt at its calibrated read timeout, so a checkout fails within about half a second and fewer are still waiting when the supplier returns. What that buys is the catalog row above.`,
+      (c) => pct(c.byPhase.degrade.checkout.successRate),
+    ),
     row(
       'user-facing /checkout p50 / p99 (whole run)',
+      'How long users waited for a checkout over the whole run; a failure counts at the time the user saw it.',
       (c) => `${ms(c.checkout.p50Ms)} / ${ms(c.checkout.p99Ms)}`,
     ),
-    row('user-facing /catalog p99, degradation', (c) => ms(c.byPhase.degrade.catalog.p99Ms)),
+    row(
+      'user-facing /catalog p99, degradation',
+      'How long users waited for the independent route while the supplier was degraded.',
+      (c) => ms(c.byPhase.degrade.catalog.p99Ms),
+    ),
     row(
       'supplier load amplification, error burst (plateau)',
+      `Requests the supplier received per original during the 503 burst (whole phase, and its plateau in brackets). Naive retries blindly: ≈ 1 + s + s² with s the 503 share. prazo’s retry budget allows 10 % extra attempts over its ${budgetWindowMs(o) / 1000} s window; its bucketed window really guarantees ${times(prazo.burstAmplificationBound)} here, and the exact figure is checked against that.`,
       (c) => `${times(c.burstAmplification)} (${times(c.burstPlateauAmplification)})`,
     ),
-    row('supplier requests after the user’s deadline', (c) => String(c.afterDeadline)),
-    row(`peak pool occupancy (of ${report.options.pool})`, (c) => String(c.peakPoolInUse)),
-    row('peak retry ratio, error burst', (c) => ratio(c.peakRetryRatio)),
-    row(`retry-ratio alert (≥ ${report.options.retryRatioAlert}) after 503s began`, (c) =>
-      at(c.retryRatioAlertAfterMs),
-    ),
-    row(`error-rate alert (≥ ${pct(report.options.errorRateAlert)}) after 503s began`, (c) =>
-      at(c.errorRateAlertAfterMs),
-    ),
-    row('retry-ratio alert lead over the error-rate alert', (c) =>
-      c.retryAlertLeadMs === null ? '–' : `${(c.retryAlertLeadMs / 1000).toFixed(1)} s`,
+    row(
+      'supplier requests after the user’s deadline',
+      'Requests that reached the supplier after the user had already given up: work for nobody, counted by the supplier double.',
+      (c) => String(c.afterDeadline),
     ),
     row(
+      `peak pool occupancy (of ${o.pool})`,
+      'Highest number of the shop’s shared slots in use at once: the resource a timeout protects.',
+      (c) => String(c.peakPoolInUse),
+    ),
+    row(
+      'peak retry ratio, error burst',
+      `Highest (retries + hedges) / originals at the supplier over a ${o.alertWindowMs / 1000} s window during the burst.`,
+      (c) => ratio(c.peakRetryRatio),
+    ),
+    row(
+      `retry-ratio alert (≥ ${o.retryRatioAlert}) after 503s began`,
+      'When the retry ratio first crossed its alert threshold, counted from the start of the 503 ramp.',
+      (c) => at(c.retryRatioAlertAfterMs),
+    ),
+    row(
+      `error-rate alert (≥ ${pct(o.errorRateAlert)}) after 503s began`,
+      'When the checkout error rate seen by users first crossed its alert threshold, from the start of the 503 ramp.',
+      (c) => at(c.errorRateAlertAfterMs),
+    ),
+    row(
+      'retry-ratio alert lead over the error-rate alert',
+      'How much earlier the retry ratio warned than the error rate: retries hide errors from users while they multiply the load.',
+      (c) => (c.retryAlertLeadMs === null ? '–' : `${(c.retryAlertLeadMs / 1000).toFixed(1)} s`),
+    ),
+    hedging(
       'tail /checkout p99 hedged / unhedged',
+      'During the slow-instance phase checkouts alternate between a hedged and an unhedged call; user-facing p99 of each half. Naive never hedges: —.',
       (c) => `${ms(c.tail.hedgedP99Ms)} / ${ms(c.tail.unhedgedP99Ms)}`,
     ),
-    row(
+    hedging(
       'tail supplier-call p99 hedged / unhedged (edge)',
+      'The same comparison at the edge (inventory’s whole supplier call), free of the chain’s own jitter. Naive never hedges: —.',
       (c) => `${ms(c.tail.edgeHedgedP99Ms)} / ${ms(c.tail.edgeUnhedgedP99Ms)}`,
     ),
-    row(
+    hedging(
       'hedges / all extra attempts of hedged requests, tail',
+      'What hedging costs: hedges over originals of the hedged half in the tail phase, and all its extra attempts (hedges + retries). Naive never hedges: —.',
       (c) => `${pct(c.tail.hedgeShare)} / ${pct(c.tail.hedgedExtraAttemptShare)}`,
     ),
-    row('per-attempt timeout at the edge', (c) => ms(c.edgeTimeoutMs)),
+    row(
+      'per-attempt timeout at the edge',
+      'The read timeout in force at the end of the run: naive’s fixed setting, prazo’s calibrated healthy p99 × 1.4.',
+      (c) => ms(c.edgeTimeoutMs),
+    ),
   ];
 }
 
 /** The report as a plain-text table, with the acceptance checks under it. */
 export function formatReportTable(report: DrillReport): string {
-  const rows: Array<[string, string, string]> = [['', 'naive', 'prazo'], ...reportRows(report)];
+  const rows: Array<[string, string, string]> = [
+    ['', 'naive', 'prazo'],
+    ...reportRows(report).map(([label, naive, prazo]): [string, string, string] => [label, naive, prazo]),
+  ];
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   const line = (r: [string, string, string]) =>
     `${r[0].padEnd(widths[0]!)}  ${r[1].padStart(widths[1]!)}  ${r[2].padStart(widths[2]!)}`;

@@ -69,6 +69,75 @@ describe('prometheus format', () => {
     expect(() => feed(two, 'missing')).toThrow('no histogram named "missing"');
   });
 
+  it('warns QUANTILE_ABOVE_LARGEST_BUCKET when the p99 falls in the +Inf bucket', () => {
+    const offScale = (above: number) =>
+      feed(
+        `rpc_seconds_bucket{le="0.1"} 900\nrpc_seconds_bucket{le="0.25"} ${1000 - above}\nrpc_seconds_bucket{le="+Inf"} 1000\n`,
+      ).warnings ?? [];
+    expect(offScale(10)).toEqual([]); // exactly 1 %: the 990th call is still at 250 ms
+    const [warning] = offScale(50);
+    expect(warning?.code).toBe('QUANTILE_ABOVE_LARGEST_BUCKET');
+    expect(warning?.message).toMatch(
+      /^p99 falls in the \+Inf bucket of rpc_seconds: 50 of 1000 calls \(5\.0 %\)/,
+    );
+    expect(warning?.message).toContain('above the largest bucket (250 ms)');
+    expect(offScale(60)[0]?.message).toMatch(/^p99, p95 fall in the \+Inf bucket/);
+  });
+
+  it('warns SERIES_MERGED when several series with calls are merged without a selector', () => {
+    const routes = exposition
+      .replaceAll('{route="/pay",le="0.2"} 0', '{route="/pay",le="0.2"} 7')
+      .replaceAll('{route="/pay",le="+Inf"} 0', '{route="/pay",le="+Inf"} 7');
+    const merged = feed(routes);
+    expect(merged.slices[0]!.count).toBe(1007);
+    expect(merged.warnings?.map((w) => w.code)).toEqual(['SERIES_MERGED']);
+    expect(merged.warnings?.[0]?.message).toContain(
+      '2 series of checkout_balance_duration_seconds with calls',
+    );
+    expect(merged.warnings?.[0]?.message).toContain('{route=/balance}');
+  });
+
+  it('reads the series a label selector names, and merges every series on purpose with {}', () => {
+    const routes = exposition.replaceAll('{route="/pay",le="+Inf"} 0', '{route="/pay",le="+Inf"} 7');
+    const balance = feed(routes, 'checkout_balance_duration_seconds{route="/balance"}');
+    expect(balance.slices[0]!.count).toBe(1000);
+    expect(balance.warnings).toEqual([]);
+    const all = feed(routes, 'checkout_balance_duration_seconds{}');
+    expect(all.slices[0]!.count).toBe(1007);
+    expect(all.warnings?.map((w) => w.code)).not.toContain('SERIES_MERGED');
+    expect(() => feed(routes, 'checkout_balance_duration_seconds{route="/none"}')).toThrow(
+      'no series of checkout_balance_duration_seconds has {route=/none}',
+    );
+    expect(() => feed(routes, 'checkout_balance_duration_seconds{route=')).toThrow(
+      'malformed metric selector',
+    );
+  });
+
+  it('throws nothing but InvalidInputError on arbitrary metric selectors', () => {
+    const piece = fc.constantFrom(
+      'checkout_balance_duration_seconds',
+      '{',
+      '}',
+      'route',
+      '=',
+      '"',
+      '/pay',
+      ',',
+      '\\',
+    );
+    fc.assert(
+      fc.property(fc.array(fc.oneof(piece, fc.string({ maxLength: 3 })), { maxLength: 10 }), (pieces) => {
+        try {
+          feed(exposition, pieces.join(''));
+        } catch (error) {
+          return isPrazoError(error, 'INVALID_INPUT');
+        }
+        return true;
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
   describe('names the file, the line and the value', () => {
     it.each([
       [

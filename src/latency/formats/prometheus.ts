@@ -1,13 +1,15 @@
 import { InvalidInputError } from '../../errors.js';
 import { MAX_DURATION_MS } from '../../policy/calibrate.js';
 import { LatencyHistogram } from '../histogram.js';
-import type { LineParser, ParsedLatency } from './types.js';
+import type { LatencyFileWarning, LineParser, ParsedLatency } from './types.js';
 import { parseDecimal, quote } from './values.js';
 
 /** Options of {@link createPrometheusParser}. */
 export interface PrometheusParserOptions {
   /**
-   * Histogram to read (its base name, with or without `_bucket`), when the exposition holds several.
+   * Histogram to read (its base name, with or without `_bucket`), when the exposition holds several;
+   * optionally with the labels of the series to read, `name{route="/checkout",code="200"}` (the series
+   * that carry all of them are merged). `name{}` merges every series on purpose.
    */
   metric?: string;
 }
@@ -32,8 +34,11 @@ const POINTS_PER_BUCKET = 64;
  * `_milliseconds` or `_ms` in milliseconds; any other name is taken as seconds (Prometheus' base unit)
  * and a note says so. Within a bucket the calls are spread evenly between its bounds, the linear
  * interpolation `histogram_quantile()` uses, so prazo reads the p99 a Grafana panel shows; calls in the
- * `+Inf` bucket count at the largest finite bound (again as `histogram_quantile()`), with a note.
- * Bucket counts are cumulative since the process started, so the result is one untimed slice.
+ * `+Inf` bucket count at the largest finite bound (again as `histogram_quantile()`), with a note —
+ * and with the warning `QUANTILE_ABOVE_LARGEST_BUCKET` when that puts the p99 (or a lower percentile)
+ * there: the real value is somewhere above the bound. Several series with calls merged without a
+ * label selector in `metric` raise `SERIES_MERGED`. Bucket counts are cumulative since the process
+ * started, so the result is one untimed slice.
  *
  * @throws {InvalidInputError} naming the file, the line and the value: a malformed sample line, a `le`
  *   or count that is not a number, counts that are not cumulative, no histogram, or several histograms
@@ -42,6 +47,8 @@ const POINTS_PER_BUCKET = 64;
 export function createPrometheusParser(source: string, options: PrometheusParserOptions = {}): LineParser {
   // base name → series key (labels without `le`) → buckets
   const histograms = new Map<string, Map<string, Bucket[]>>();
+  // base name + NUL + series key → the series' labels (without `le`), for label selectors
+  const seriesLabels = new Map<string, Map<string, string>>();
 
   return {
     line(text, lineNumber) {
@@ -80,6 +87,7 @@ export function createPrometheusParser(source: string, options: PrometheusParser
       if (buckets === undefined) {
         buckets = [];
         series.set(key, buckets);
+        seriesLabels.set(`${base}\u0000${key}`, labels);
       }
       if (buckets.some((b) => b.le === le)) {
         throw new InvalidInputError(`duplicate bucket le=${quote(leText)} for ${base}{${key}}`, where);
@@ -88,15 +96,24 @@ export function createPrometheusParser(source: string, options: PrometheusParser
     },
 
     end(): ParsedLatency {
-      const base = chooseHistogram(histograms, options.metric, source);
+      const { base, selector } = chooseHistogram(histograms, options.metric, source);
+      const chosen = selectSeries(
+        base,
+        histograms.get(base)!,
+        selector,
+        source,
+        (key) => seriesLabels.get(`${base}\u0000${key}`)!,
+      );
       const notes: string[] = [];
+      const warnings: LatencyFileWarning[] = [];
       let scale = 1000;
       if (base.endsWith('_milliseconds') || base.endsWith('_ms')) scale = 1;
       else if (!base.endsWith('_seconds')) notes.push(`${base}: unit not in the name, read as seconds`);
       const histogram = new LatencyHistogram();
       let overflow = 0;
       let largestBound = 0;
-      for (const [key, buckets] of histograms.get(base)!) {
+      const withCalls: string[] = [];
+      for (const [key, buckets] of chosen) {
         buckets.sort((a, b) => a.le - b.le);
         let previousBound = 0;
         let previousCount = 0;
@@ -127,20 +144,47 @@ export function createPrometheusParser(source: string, options: PrometheusParser
           }
           previousCount = bucket.cumulative;
         }
+        if (previousCount > 0) withCalls.push(key);
       }
+      const total = histogram.count;
       if (overflow > 0) {
         notes.push(
           `${overflow} calls above the largest bucket (${largestBound * scale} ms) counted at that bound`,
         );
+        const beyond = [50, 90, 95, 99].filter((q) => overflow > total * (1 - q / 100));
+        if (beyond.length > 0) {
+          const names = beyond.map((q) => `p${q}`).reverse();
+          const share = `${((overflow / total) * 100).toFixed(1)} %`;
+          warnings.push({
+            code: 'QUANTILE_ABOVE_LARGEST_BUCKET',
+            message:
+              `${names.join(', ')} ${names.length === 1 ? 'falls' : 'fall'} in the +Inf bucket of ${base}: ` +
+              `${overflow} of ${total} calls (${share}) are above the largest bucket (${largestBound * scale} ms), ` +
+              `so ${names.length === 1 ? 'it lies' : 'they lie'} somewhere above that bound, not at it; a timeout ` +
+              `from it would cut at least ${share} of the calls. Add larger buckets to the histogram.`,
+          });
+        }
+      }
+      if (selector === undefined && withCalls.length > 1) {
+        const shown = withCalls.slice(0, 3).map((key) => `{${key}}`);
+        if (withCalls.length > 3) shown.push(`and ${withCalls.length - 3} more`);
+        warnings.push({
+          code: 'SERIES_MERGED',
+          message:
+            `${withCalls.length} series of ${base} with calls were merged into one histogram (${shown.join(', ')}). ` +
+            `Name the one to calibrate on with --metric '${base}{label="value"}', or merge on purpose with --metric '${base}{}'.`,
+        });
+      } else if (withCalls.length > 1) {
+        notes.push(`${withCalls.length} series of ${base} merged`);
       }
       notes.push(
         'Prometheus buckets are cumulative since the process started: one slice, no healthy-window check',
       );
-      const count = histogram.count;
       return {
-        slices: [{ startMs: 0, endMs: 0, count, errors: 0, histogram }],
+        slices: [{ startMs: 0, endMs: 0, count: total, errors: 0, histogram }],
         timed: false,
         notes,
+        warnings,
       };
     },
   };
@@ -159,7 +203,53 @@ function spread(histogram: LatencyHistogram, lowMs: number, highMs: number, coun
   }
 }
 
+/** The series of `base` that carry every label of `selector` (all of them without one). */
+function selectSeries(
+  base: string,
+  series: Map<string, Bucket[]>,
+  selector: Map<string, string> | undefined,
+  source: string,
+  labelsOf: (key: string) => Map<string, string>,
+): Map<string, Bucket[]> {
+  if (selector === undefined || selector.size === 0) return series;
+  const chosen = new Map<string, Bucket[]>();
+  for (const [key, buckets] of series) {
+    const labels = labelsOf(key);
+    if ([...selector].every(([name, value]) => labels.get(name) === value)) chosen.set(key, buckets);
+  }
+  if (chosen.size === 0) {
+    const wanted = [...selector].map(([k, v]) => `${k}=${v}`).join(',');
+    const found = [...series.keys()].slice(0, 5).map((key) => `{${key}}`);
+    throw new InvalidInputError(`no series of ${base} has {${wanted}}; found ${found.join(', ')}`, {
+      source,
+    });
+  }
+  return chosen;
+}
+
 function chooseHistogram(
+  histograms: Map<string, Map<string, Bucket[]>>,
+  metricOption: string | undefined,
+  source: string,
+): { base: string; selector: Map<string, string> | undefined } {
+  let metric = metricOption;
+  let selector: Map<string, string> | undefined;
+  const brace = metric?.indexOf('{') ?? -1;
+  if (metric !== undefined && brace >= 0) {
+    if (!metric.endsWith('}'))
+      throw new InvalidInputError(
+        `malformed metric selector ${quote(metric)}: expected name{label="value",…}`,
+        {
+          source,
+        },
+      );
+    selector = parseLabels(metric.slice(brace + 1, -1), { source });
+    metric = metric.slice(0, brace);
+  }
+  return { base: chooseName(histograms, metric, source), selector };
+}
+
+function chooseName(
   histograms: Map<string, Map<string, Bucket[]>>,
   metric: string | undefined,
   source: string,
@@ -189,7 +279,7 @@ function chooseHistogram(
  * Parses the inside of `{…}`: `name="value"` pairs separated by commas, with `\\`, `\"` and `\n`
  * escapes in values.
  */
-function parseLabels(text: string, where: { source: string; line: number }): Map<string, string> {
+function parseLabels(text: string, where: { source: string; line?: number }): Map<string, string> {
   const labels = new Map<string, string>();
   let i = 0;
   const fail = (): never => {

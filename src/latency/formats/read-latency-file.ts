@@ -9,7 +9,7 @@ import { detectFormat } from './detect.js';
 import { parseHistogramJson } from './histogram-json.js';
 import { createLinesParser } from './lines.js';
 import { createPrometheusParser } from './prometheus.js';
-import type { LatencyFormat, LineParser, ParsedLatency } from './types.js';
+import type { LatencyFileWarning, LatencyFormat, LineParser, ParsedLatency } from './types.js';
 import { LATENCY_FORMATS } from './types.js';
 
 /** Options of {@link readLatencyFile}. */
@@ -28,7 +28,10 @@ export interface ReadLatencyFileOptions {
   healthRule?: Partial<HealthRule>;
   /** CSV only: the latency column's name, when the header does not use a recognised one (values in ms). */
   latencyColumn?: string;
-  /** Prometheus only: the histogram to read when the exposition holds several. */
+  /**
+   * Prometheus only: the histogram to read when the exposition holds several, optionally with the
+   * labels of the series to read: `name{route="/checkout"}` (`name{}`: every series, merged on purpose).
+   */
   metric?: string;
 }
 
@@ -50,6 +53,8 @@ export interface LatencyFileReport {
   selection: HealthySelection;
   /** Facts about the reading worth telling the user. */
   notes: string[];
+  /** Reasons not to trust the file's percentiles as they are (see {@link LatencyFileWarning}); may be absent when there is none. */
+  warnings?: LatencyFileWarning[];
 }
 
 /** Largest histogram JSON file read, in bytes (a prazo histogram is tens of KB). */
@@ -130,6 +135,7 @@ export async function readLatencyFile(
     slices,
     selection: selectHealthy(slices, healthRule),
     notes: parsed.notes,
+    warnings: parsed.warnings ?? [],
   };
 }
 

@@ -25,6 +25,20 @@ export interface ParsedLatency {
   timed: boolean;
   /** Facts about the reading worth telling the user (a unit assumed, a cumulative scrape …). */
   notes: string[];
+  /** What makes the file's figures unsafe to calibrate on as they are; absent when nothing does. */
+  warnings?: LatencyFileWarning[];
+}
+
+/**
+ * A reason not to trust a latency file's percentiles as they are, with a stable `code`:
+ * - `QUANTILE_ABOVE_LARGEST_BUCKET`: so many calls lie above a histogram's largest finite bucket that
+ *   the p99 (or p95 …) is somewhere above that bound, and the file cannot say where;
+ * - `SERIES_MERGED`: several label series with calls (routes, status classes …) were merged into one
+ *   histogram without being asked to.
+ */
+export interface LatencyFileWarning {
+  code: 'QUANTILE_ABOVE_LARGEST_BUCKET' | 'SERIES_MERGED';
+  message: string;
 }
 
 /** A streaming parser: fed one line at a time (1-based line numbers), then asked for the result. */

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeDrillOptions } from './drill-options.js';
+import type { ConfigFigures, DrillReport, RouteFigures } from './drill-report.js';
+import { isGoodput } from './load-driver.js';
+import { formatReportTable, reportRows } from './report-table.js';
+
+const route: RouteFigures = { sent: 100, successRate: 0.5, p50Ms: 40, p99Ms: 180 };
+const config = (over: Partial<ConfigFigures>): ConfigFigures => ({
+  independentSuccessDuringDegradation: 1,
+  checkout: route,
+  catalog: route,
+  byPhase: Object.fromEntries(
+    ['warmup', 'degrade', 'burst', 'tail', 'recovery'].map((p) => [p, { checkout: route, catalog: route }]),
+  ) as ConfigFigures['byPhase'],
+  burstAmplification: 1.1012345,
+  burstAmplificationBound: 1.10251,
+  burstPlateauAmplification: 1.099,
+  burstSupplier: { originals: 2000, retries: 200, hedges: 2 },
+  afterDeadline: 0,
+  supplierReceived: 9000,
+  peakPoolInUse: 12,
+  peakRetryRatio: 0.1,
+  retryRatioAlertAfterMs: 1000,
+  errorRateAlertAfterMs: 3000,
+  retryAlertLeadMs: 2000,
+  tail: {
+    hedgedP99Ms: 300,
+    unhedgedP99Ms: 900,
+    edgeHedgedP99Ms: 250,
+    edgeUnhedgedP99Ms: 800,
+    hedgedExtraAttemptShare: 0.05,
+    hedgeShare: 0.04,
+    supplierHedges: 20,
+  },
+  edgeTimeoutMs: 252,
+  ...over,
+});
+
+// Naive's measured tail figures exist (its requests were timed) but it never hedges.
+const report = {
+  options: normalizeDrillOptions(),
+  configs: {
+    naive: config({ burstAmplification: 2.8765, burstAmplificationBound: null }),
+    prazo: config({}),
+  },
+  checks: [],
+} as unknown as DrillReport;
+
+const rowsByLabel = () => new Map(reportRows(report).map((r) => [r[0], r]));
+
+describe('the drill report rows', () => {
+  it('show "—" for naive on the hedging rows: naive never hedges', () => {
+    const rows = rowsByLabel();
+    for (const label of [
+      'tail /checkout p99 hedged / unhedged',
+      'tail supplier-call p99 hedged / unhedged (edge)',
+      'hedges / all extra attempts of hedged requests, tail',
+    ]) {
+      expect(rows.get(label)?.[1]).toBe('—');
+      expect(rows.get(label)?.[2]).not.toBe('—');
+    }
+  });
+
+  it('explain every row, on the page itself', () => {
+    for (const [label, , , meaning] of reportRows(report)) expect(meaning.length, label).toBeGreaterThan(40);
+    const goodput = rowsByLabel().get('/checkout goodput, degradation')!;
+    expect(goodput[3]).toContain('within the user’s 2000 ms deadline');
+  });
+
+  it('print amplification with three decimals, and the bound it is checked against', () => {
+    const amplification = rowsByLabel().get('supplier load amplification, error burst (plateau)')!;
+    expect(amplification.slice(1, 3)).toEqual(['2.877× (1.099×)', '1.101× (1.099×)']);
+    expect(amplification[3]).toContain('1.103×');
+    expect(formatReportTable(report)).toContain('1.101× (1.099×)');
+  });
+});
+
+describe('goodput', () => {
+  it('counts a 200 only when it reached the user within the deadline', () => {
+    expect(isGoodput(200, 1999.9, 2000)).toBe(true);
+    expect(isGoodput(200, 2000, 2000)).toBe(true);
+    expect(isGoodput(200, 2000.1, 2000)).toBe(false); // the give-up timer fired late: still too late
+    expect(isGoodput(503, 10, 2000)).toBe(false);
+    expect(isGoodput(0, 10, 2000)).toBe(false);
+  });
+});
