@@ -5,14 +5,15 @@ import { guardBody } from './body-deadline.js';
 import type { Call, DependencyResponse } from './call.js';
 import type { TimerEntry } from './coarse-timer.js';
 import type { DependencyContext, Handler } from './pipeline.js';
-import type { AbortLike, AbortListener } from './transport.js';
+import type { AbortLike, AbortListener, OutgoingRequest, RequestBody } from './transport.js';
 
 /**
- * One attempt in flight. It is at once the signal handed to undici (an `AbortSignal` costs
- * microseconds to create and to listen to; undici only needs `aborted`, `reason` and one listener)
- * and the entry of the shared coarse timer that enforces its timeout.
+ * One attempt in flight. It is at once the request handed to the transport, the signal that
+ * aborts it (an `AbortSignal` costs microseconds to create and to listen to; undici only needs
+ * `aborted`, `reason` and one listener) and the entry of the shared coarse timer that enforces its
+ * timeout: one object per attempt.
  */
-export class Attempt implements AbortLike, TimerEntry {
+export class Attempt implements OutgoingRequest, AbortLike, TimerEntry {
   aborted = false;
   reason: unknown = undefined;
   dueAt = 0;
@@ -26,11 +27,27 @@ export class Attempt implements AbortLike, TimerEntry {
   readonly kind: AttemptKind;
   readonly number: number;
   readonly startMs: number;
+  readonly origin: string;
+  readonly method: string;
+  readonly path: string;
+  headers: string[] = NO_HEADERS;
+  readonly body: RequestBody | undefined;
   #listener: AbortListener | null = null;
 
-  constructor(call: Call, instance: number, kind: AttemptKind, number: number, startMs: number) {
+  constructor(
+    call: Call,
+    instance: number,
+    origin: string,
+    kind: AttemptKind,
+    number: number,
+    startMs: number,
+  ) {
     this.call = call;
     this.instance = instance;
+    this.origin = origin;
+    this.method = call.method;
+    this.path = call.path;
+    this.body = call.body;
     this.kind = kind;
     this.number = number;
     this.startMs = startMs;
@@ -69,6 +86,8 @@ export class Attempt implements AbortLike, TimerEntry {
     );
   }
 }
+
+const NO_HEADERS: string[] = [];
 
 /** The reason a losing hedge copy (or a call closed under it) is aborted with. */
 export class AttemptAbandoned extends Error {
@@ -109,7 +128,8 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
   if (instance === -1) instance = ctx.instances.pick(call.avoid, now);
   else call.forcedInstance = -1;
   const number = ++call.attemptCount;
-  const attempt = new Attempt(call, instance, kind, number, now);
+  const origin = ctx.transport.origins[instance]!;
+  const attempt = new Attempt(call, instance, origin, kind, number, now);
   if (kind === 'hedge') {
     attempt.dueAt = call.tryDueAt;
     attempt.byDeadline = call.tryByDeadline;
@@ -137,21 +157,13 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
       requestId: call.id,
       attempt: number,
       kind,
-      instance: ctx.transport.origins[instance]!,
+      instance: origin,
     });
   }
   const own = [DEADLINE_HEADER, call.limitHeader, ATTEMPT_HEADER, attemptHeaderValue(number, kind)];
-  const headers = call.headerPairs === null ? own : own.concat(call.headerPairs);
+  attempt.headers = call.headerPairs === null ? own : own.concat(call.headerPairs);
   try {
-    const res = await ctx.transport.request(
-      instance,
-      call.method,
-      call.path,
-      headers,
-      call.body,
-      attempt.timeoutMs,
-      attempt,
-    );
+    const res = await ctx.transport.send(attempt, attempt);
     const end = clock.now();
     attempt.done = true;
     ctx.timer.delete(attempt);
@@ -166,7 +178,7 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
     if (won) call.trySettled = true;
     call.attempts.push({
       attempt: number,
-      instance: ctx.transport.origins[instance]!,
+      instance: origin,
       kind,
       phase: 'response',
       durationMs,
@@ -179,7 +191,7 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
         requestId: call.id,
         attempt: number,
         kind,
-        instance: ctx.transport.origins[instance]!,
+        instance: origin,
         durationMs,
         outcome: success ? 'success' : 'failure',
         status,
@@ -224,7 +236,7 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
     }
     const record: AttemptRecordDraft = {
       attempt: number,
-      instance: ctx.transport.origins[instance]!,
+      instance: origin,
       kind,
       phase: classification.phase,
       durationMs,

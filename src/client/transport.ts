@@ -1,6 +1,7 @@
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
+import { InvalidInputError } from '../errors.js';
 import { createConnector } from './connector.js';
 import { Exchange } from './exchange.js';
 import type { ResponseBody, ResponseHeaders } from './response.js';
@@ -33,26 +34,37 @@ export interface AbortLike {
 }
 
 /**
- * The I/O under the client's steps: sends one attempt to instance `instance`. The only piece that
- * knows about undici, and the one a unit test replaces with a fake.
+ * One attempt as the transport sends it. prazo's attempt object is this request (and its abort
+ * handle), so sending allocates nothing more; an undici interceptor has the same facts in the
+ * dispatch options it is handed (`origin`, `method`, `path`, `headers`, `body`).
+ */
+export interface OutgoingRequest {
+  /** The instance, as a normalised origin (`http://host:port`). */
+  readonly origin: string;
+  readonly method: string;
+  readonly path: string;
+  /** A flat `[name, value, …]` list. */
+  readonly headers: string[];
+  readonly body: RequestBody | undefined;
+  /**
+   * The attempt's timeout, in ms, handed to the transport's own timers as a safety net (prazo's
+   * shared timer enforces it precisely through the abort handle).
+   */
+  readonly timeoutMs: number;
+}
+
+/**
+ * The I/O under the client's steps: sends one attempt to an origin. The only piece that knows
+ * about undici, and the one a unit test replaces with a fake.
  */
 export interface Transport {
-  /** The instances, normalised origins, index = instance number. */
+  /** The dependency's instances, as normalised origins; the engine's instance numbers index it. */
   readonly origins: readonly string[];
   /**
-   * Sends one request. `headers` is a flat `[name, value, …]` list. `timeoutMs` is handed to the
-   * transport's own timers as a safety net (prazo's shared timer enforces it precisely through
-   * `signal`). Rejects with the transport's error, or with `signal.reason` once aborted.
+   * Sends one request. Rejects with the transport's error, or with `signal.reason` once aborted
+   * (an attempt aborted before it was written rejects with a connect-phase error: nothing was sent).
    */
-  request(
-    instance: number,
-    method: string,
-    path: string,
-    headers: string[],
-    body: RequestBody | undefined,
-    timeoutMs: number,
-    signal: AbortLike,
-  ): Promise<TransportResponse>;
+  send(request: OutgoingRequest, signal: AbortLike): Promise<TransportResponse>;
   /** Closes every connection; resolves once they are closed. */
   close(): Promise<void>;
 }
@@ -74,14 +86,17 @@ export interface UndiciTransportOptions {
 }
 
 /**
- * The real transport: one undici `Pool` per origin. Each request is a `pool.dispatch()` of an
- * object literal of fixed shape (a spread would mint a hidden class per call) to an
- * {@link Exchange}, which listens to prazo's attempt object for aborts and feeds the body.
+ * The real transport: one undici `Pool` per origin, each owned (created and closed) by the
+ * transport. Each request is a `pool.dispatch()` of an object literal of fixed shape (a spread
+ * would mint a hidden class per call) to an exchange, which listens to prazo's attempt object for
+ * aborts and feeds the body.
  */
 export function createUndiciTransport(options: UndiciTransportOptions): Transport {
   const usual = options.timeoutMs;
-  const pools = options.origins.map(
-    (origin) =>
+  const pools = new Map<string, Pool>();
+  for (const origin of options.origins) {
+    pools.set(
+      origin,
       new Pool(origin, {
         connections: options.connections,
         connect: createConnector({
@@ -90,26 +105,37 @@ export function createUndiciTransport(options: UndiciTransportOptions): Transpor
         }),
         ...(usual === undefined ? {} : { headersTimeout: usual, bodyTimeout: usual }),
       }),
-  );
+    );
+  }
   return {
     origins: options.origins,
-    request(instance, method, path, headers, body, timeoutMs, signal) {
+    send(request, signal) {
+      const pool = pools.get(request.origin);
+      if (pool === undefined) return Promise.reject(unknownOrigin(request.origin, options.origins));
+      const body = request.body;
       const exchange = new Exchange(signal, body);
-      pools[instance]!.dispatch(
+      const timeoutMs = request.timeoutMs;
+      pool.dispatch(
         {
-          method: method as 'GET',
-          path,
-          headers,
+          method: request.method as 'GET',
+          path: request.path,
+          headers: request.headers,
           body: (body ?? null) as string | null,
           headersTimeout: timeoutMs === usual ? null : timeoutMs,
           bodyTimeout: timeoutMs === usual ? null : timeoutMs,
         },
-        exchange,
+        exchange as Dispatcher.DispatchHandler,
       );
       return exchange.promise;
     },
     async close() {
-      await Promise.all(pools.map((pool) => pool.close()));
+      await Promise.all(Array.from(pools.values(), (pool) => pool.close()));
     },
   };
+}
+
+function unknownOrigin(origin: string, origins: readonly string[]): InvalidInputError {
+  return new InvalidInputError(
+    `${JSON.stringify(origin)} is not one of this transport's origins (${origins.join(', ')}).`,
+  );
 }
