@@ -1,4 +1,7 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { Readable } from 'node:stream';
+import { Pool } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createUndiciTransport,
@@ -225,5 +228,15 @@ describe('the undici transport keyed by origin', () => {
       code: 'INVALID_INPUT',
     });
     expect(requests).toBe(0);
+  });
+});
+
+describe('the undici under test', () => {
+  it('is the copy PRAZO_TEST_UNDICI_DIR names when set (CI: undici 8), prazo’s own otherwise', () => {
+    const dir = process.env.PRAZO_TEST_UNDICI_DIR;
+    const expected = dir
+      ? createRequire(path.join(dir, 'node_modules', 'undici', 'index.js'))('./index.js')
+      : createRequire(import.meta.url)('undici');
+    expect(Pool).toBe(expected.Pool);
   });
 });
