@@ -1,6 +1,7 @@
 import { DeadlineExceededError, ReadTimeoutError } from '../errors.js';
-import { ATTEMPT_HEADER, type AttemptKind, DEADLINE_HEADER } from '../lab/attempt-header.js';
 import { type Classification, classify, RETRYABLE_STATUSES } from '../policy/classify.js';
+import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../wire/attempt-header.js';
+import { DEADLINE_HEADER } from '../wire/deadline-header.js';
 import { guardBody } from './body-deadline.js';
 import type { Call, DependencyResponse } from './call.js';
 import type { TimerEntry } from './coarse-timer.js';
@@ -99,16 +100,6 @@ export class AttemptAbandoned extends Error {
 
 /** Shared reason for losing hedge copies: nobody reads its stack, and `new Error()` costs ~4 µs. */
 export const HEDGE_LOST = new AttemptAbandoned('Another copy of the request answered first.');
-
-const KINDS: readonly AttemptKind[] = ['original', 'retry', 'hedge'];
-// Attempt header values for the first attempts, built once ('1;kind=original' …).
-const HEADER_VALUES = new Map<AttemptKind, string[]>(
-  KINDS.map((kind) => [kind, Array.from({ length: 16 }, (_, i) => `${i + 1};kind=${kind}`)]),
-);
-
-function attemptHeaderValue(number: number, kind: AttemptKind): string {
-  return HEADER_VALUES.get(kind)![number - 1] ?? `${number};kind=${kind}`;
-}
 
 /**
  * The last step: sends one attempt. It chooses the instance, bounds the attempt by
