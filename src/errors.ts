@@ -13,7 +13,9 @@ export type PrazoErrorCode =
   | 'RETRY_AFTER_EXCEEDS_DEADLINE'
   | 'CONNECT_TIMEOUT'
   | 'READ_TIMEOUT'
-  | 'REQUEST_FAILED';
+  | 'REQUEST_FAILED'
+  | 'ATTEMPT_ABANDONED'
+  | 'BODY_DESTROYED';
 
 /** Base class of every error prazo throws. */
 export class PrazoError extends Error {
@@ -176,6 +178,27 @@ export class RequestFailedError extends PrazoError {
   constructor(message: string, options: { cause?: unknown; phase: 'connect' | 'read' }) {
     super('REQUEST_FAILED', message, 'cause' in options ? { cause: options.cause } : undefined);
     this.phase = options.phase;
+  }
+}
+
+/**
+ * One attempt of a call was stopped because its answer is no longer wanted: another copy of the
+ * hedged request answered first. It does not reach the caller; the call's history records the
+ * attempt as aborted, with this code.
+ */
+export class AttemptAbandonedError extends PrazoError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ATTEMPT_ABANDONED', message, options);
+  }
+}
+
+/**
+ * A response body was destroyed before its end (by the caller, or cut by prazo at the dump limit):
+ * reading it rejects with this error, and its connection is closed.
+ */
+export class BodyDestroyedError extends PrazoError {
+  constructor(message = 'Response body destroyed before its end.', options?: { cause?: unknown }) {
+    super('BODY_DESTROYED', message, options);
   }
 }
 

@@ -1,4 +1,4 @@
-import { DeadlineExceededError, ReadTimeoutError } from '../errors.js';
+import { AttemptAbandonedError, DeadlineExceededError, ReadTimeoutError } from '../errors.js';
 import { type Classification, classify, RETRYABLE_STATUSES } from '../policy/classify.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../wire/deadline-header.js';
@@ -90,16 +90,10 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry {
 
 const NO_HEADERS: string[] = [];
 
-/** The reason a losing hedge copy (or a call closed under it) is aborted with. */
-export class AttemptAbandoned extends Error {
-  readonly code = 'ATTEMPT_ABANDONED';
-  override get name(): string {
-    return 'AttemptAbandoned';
-  }
-}
+export { AttemptAbandonedError as AttemptAbandoned } from '../errors.js';
 
 /** Shared reason for losing hedge copies: nobody reads its stack, and `new Error()` costs ~4 µs. */
-export const HEDGE_LOST = new AttemptAbandoned('Another copy of the request answered first.');
+export const HEDGE_LOST = new AttemptAbandonedError('Another copy of the request answered first.');
 
 /**
  * The last step: sends one attempt. It chooses the instance, bounds the attempt by
@@ -202,7 +196,7 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
     call.untrack(attempt);
     const durationMs = end - now;
     const abandoned =
-      error instanceof AttemptAbandoned || (call.cancelled !== null && error === call.cancelled);
+      error instanceof AttemptAbandonedError || (call.cancelled !== null && error === call.cancelled);
     const classification = classify(
       { kind: 'error', error },
       { idempotent: call.idempotent, replayable: call.replayable },
