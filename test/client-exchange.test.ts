@@ -3,12 +3,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createUndiciTransport,
-  type OutgoingRequest,
-  type RequestBody,
-  type Transport,
-} from '../src/client/transport.js';
+import { createPoolTransport } from '../src/client/pool-transport.js';
+import type { OutgoingRequest, RequestBody, Transport } from '../src/client/transport.js';
 import { ReadTimeoutError } from '../src/errors.js';
 import { startServer, type TestServer, warmUp } from './support/servers.js';
 
@@ -50,7 +46,7 @@ function handle() {
 }
 
 function open(connections = 4): Transport {
-  transport = createUndiciTransport({ origins: [server!.origin], connections, connectTimeoutMs: 1_000 });
+  transport = createPoolTransport({ origins: [server!.origin], connections, connectTimeoutMs: 1_000 });
   return transport;
 }
 
@@ -198,7 +194,7 @@ describe('the undici transport keyed by origin', () => {
       res.end('other');
     });
     try {
-      transport = createUndiciTransport({
+      transport = createPoolTransport({
         origins: [server.origin, other.origin],
         connections: 1,
         connectTimeoutMs: 1_000,

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { BodyDestroyedError } from '../errors.js';
 import type { CoarseTimer, TimerEntry } from './coarse-timer.js';
-import type { ResponseBody } from './response.js';
+import type { ResponseBody } from './response-body.js';
 
 /** Bytes an unread body buffers before the connection stops reading (undici's default high-water mark). */
 export const UNREAD_LIMIT_BYTES = 64 * 1024;
