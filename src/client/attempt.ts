@@ -1,5 +1,5 @@
 import { AttemptAbandonedError, DeadlineExceededError, ReadTimeoutError } from '../errors.js';
-import { type Classification, classify, RETRYABLE_STATUSES } from '../policy/classify.js';
+import { type Classification, classify, RETRYABLE_STATUSES, timeoutOfCode } from '../policy/classify.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../wire/deadline-header.js';
 import { guardBody } from './body-deadline.js';
@@ -203,14 +203,7 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
     );
     attempt.classification = classification;
     const errorCode = codeOf(error);
-    const timeout =
-      errorCode === 'READ_TIMEOUT' ||
-      errorCode === 'UND_ERR_HEADERS_TIMEOUT' ||
-      errorCode === 'UND_ERR_BODY_TIMEOUT'
-        ? 'read'
-        : errorCode === 'UND_ERR_CONNECT_TIMEOUT' || errorCode === 'CONNECT_TIMEOUT'
-          ? 'connect'
-          : undefined;
+    const timeout = timeoutOfCode(errorCode);
     if (!abandoned) {
       if (classification.phase === 'connect') {
         ctx.instances.markDown(instance, end);
