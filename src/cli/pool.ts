@@ -4,8 +4,8 @@ import { CALIBRATION_DEFAULTS } from '../policy/calibrate.js';
 import type { PoolAnalysis, TimeoutHeadroom } from '../policy/littles-law.js';
 import { analysePool } from '../policy/littles-law.js';
 import { count, durationFlag, ms, numberFlag, parseFlags, percent, runCommand } from './args.js';
-import type { Command } from './run.js';
-import { EXIT } from './run.js';
+import type { Command } from './command.js';
+import { EXIT } from './command.js';
 
 const HELP = `Usage: prazo pool --rps N --pool N [--timeout DURATION] [--p99 DURATION [--slack X]] [--json]
 
