@@ -31,7 +31,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry {
   readonly origin: string;
   readonly method: string;
   readonly path: string;
-  headers: string[] = NO_HEADERS;
+  readonly headers: string[];
   readonly body: RequestBody | undefined;
   #listener: AbortListener | null = null;
 
@@ -39,6 +39,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry {
     call: Call,
     instance: number,
     origin: string,
+    headers: string[],
     kind: AttemptKind,
     number: number,
     startMs: number,
@@ -48,6 +49,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry {
     this.origin = origin;
     this.method = call.method;
     this.path = call.path;
+    this.headers = headers;
     this.body = call.body;
     this.kind = kind;
     this.number = number;
@@ -88,8 +90,6 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry {
   }
 }
 
-const NO_HEADERS: string[] = [];
-
 export { AttemptAbandonedError as AttemptAbandoned } from '../errors.js';
 
 /** Shared reason for losing hedge copies: nobody reads its stack, and `new Error()` costs ~4 µs. */
@@ -114,7 +114,9 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
   else call.forcedInstance = -1;
   const number = ++call.attemptCount;
   const origin = ctx.transport.origins[instance]!;
-  const attempt = new Attempt(call, instance, origin, kind, number, now);
+  const own = [DEADLINE_HEADER, call.limitHeader, ATTEMPT_HEADER, attemptHeaderValue(number, kind)];
+  const headers = call.headerPairs === null ? own : own.concat(call.headerPairs);
+  const attempt = new Attempt(call, instance, origin, headers, kind, number, now);
   if (kind === 'hedge') {
     attempt.dueAt = call.tryDueAt;
     attempt.byDeadline = call.tryByDeadline;
@@ -145,8 +147,6 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
       instance: origin,
     });
   }
-  const own = [DEADLINE_HEADER, call.limitHeader, ATTEMPT_HEADER, attemptHeaderValue(number, kind)];
-  attempt.headers = call.headerPairs === null ? own : own.concat(call.headerPairs);
   try {
     const res = await ctx.transport.send(attempt, attempt);
     const end = clock.now();
