@@ -27,10 +27,10 @@ export interface RequestController {
  * it through an adapter of its own (an `UnwrapHandler` and its controller per request, which turn
  * its older callbacks into these); undici 8 calls it directly, with a controller it creates for
  * every request anyway. The adapter is too cheap to justify a second handler for undici 7's older
- * callbacks: it adds 0.06–0.18 µs per request to the exchange (`bench/handler-adapter.bench.ts`,
- * undici 7.30.2, Node 20); such a second handler, tried, measured within 0.1 µs of the adapted one,
- * and end to end the two could not be told apart (−1.4 to +0.5 µs of client CPU per request,
- * inside the run-to-run noise).
+ * callbacks: it adds 15–24 ns per request to the exchange on a quiet machine, 64–180 ns on a loaded
+ * one (`bench/handler-adapter.bench.ts`, undici 7.30.2, Node 20); such a second handler, tried,
+ * measured within 0.1 µs of the adapted one, and end to end the two could not be told apart (−1.4
+ * to +0.5 µs of client CPU per request, inside the run-to-run noise).
  */
 export class Exchange {
   readonly promise: Promise<TransportResponse>;
