@@ -182,6 +182,45 @@ describe('the undici transport (one exchange per attempt)', () => {
   });
 });
 
+describe('the undici transport: backpressure and a failed dispatch', () => {
+  it('stops reading from the connection while an unread body holds its limit, and reads on once it is read', async () => {
+    const total = 32 * MIB;
+    let sent = 0;
+    server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-length': String(total) });
+      const chunk = Buffer.alloc(64 * 1024, 'b');
+      const pump = (): void => {
+        while (sent < total) {
+          sent += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+        res.end();
+      };
+      pump();
+    });
+    const t = open(1);
+    const res = await t.send(req('GET', '/'), handle());
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Nobody reads: the server is held back by the socket buffers (a few MiB on loopback), not
+    // by a client that buffered everything.
+    expect(sent).toBeLessThan(total * 0.75);
+    expect((await res.body.arrayBuffer()).byteLength).toBe(total);
+  });
+
+  it('closes once however often asked, and rejects a request sent after with undici’s error, no longer listening to its abort handle', async () => {
+    server = await startServer((_req, res) => res.end('ok'));
+    const t = open();
+    await t.close();
+    await t.close(); // a second close is harmless
+    const h = handle();
+    await expect(t.send(req('GET', '/'), h)).rejects.toMatchObject({ code: 'UND_ERR_DESTROYED' });
+    expect(h.listening).toBe(false);
+  });
+});
+
 describe('the undici transport keyed by origin', () => {
   it('sends each request to the pool of its origin', async () => {
     const seen: string[] = [];

@@ -43,6 +43,7 @@ export function createPoolTransport(options: PoolTransportOptions): Transport {
       }),
     );
   }
+  let closing: Promise<void> | undefined;
   return {
     origins: options.origins,
     send(request, signal) {
@@ -64,8 +65,10 @@ export function createPoolTransport(options: PoolTransportOptions): Transport {
       );
       return exchange.promise;
     },
-    async close() {
-      await Promise.all(Array.from(pools.values(), (pool) => pool.close()));
+    close() {
+      // Once: undici rejects a second close() of a pool.
+      closing ??= Promise.all(Array.from(pools.values(), (pool) => pool.close())).then(() => {});
+      return closing;
     },
   };
 }

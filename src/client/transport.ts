@@ -60,6 +60,6 @@ export interface Transport {
    * (an attempt aborted before it was written rejects with a connect-phase error: nothing was sent).
    */
   send(request: OutgoingRequest, signal: AbortLike): Promise<TransportResponse>;
-  /** Closes every connection; resolves once they are closed. */
+  /** Closes every connection; resolves once they are closed. Calling it again returns the same promise. */
   close(): Promise<void>;
 }
