@@ -56,8 +56,9 @@ export interface Transport {
   /** The dependency's instances, as normalised origins; the engine's instance numbers index it. */
   readonly origins: readonly string[];
   /**
-   * Sends one request. Rejects with the transport's error, or with `signal.reason` once aborted
-   * (an attempt aborted before it was written rejects with a connect-phase error: nothing was sent).
+   * Sends one request. Rejects with the transport's error, or with `signal.reason` once aborted;
+   * an attempt that its own `READ_TIMEOUT` stops before its request was written rejects with
+   * `CONNECT_TIMEOUT` instead (nothing was sent: safe to send again, even a POST).
    */
   send(request: OutgoingRequest, signal: AbortLike): Promise<TransportResponse>;
   /** Closes every connection; resolves once they are closed. Calling it again returns the same promise. */
