@@ -46,7 +46,7 @@ function answer(): Promise<TransportResponse> {
 }
 const transport = (o: { origins: readonly string[] }): Transport => ({
   origins: o.origins,
-  request: () => answer(),
+  send: () => answer(),
   close: async () => {},
 });
 

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { DeadlineInsufficientError, InvalidOptionError, isPrazoError, PrazoError } from './errors.js';
+import {
+  AttemptAbandonedError,
+  BodyDestroyedError,
+  DeadlineInsufficientError,
+  InvalidOptionError,
+  isPrazoError,
+  PrazoError,
+} from './errors.js';
 
 describe('errors', () => {
   it('names the rejected option and the expected value', () => {
@@ -21,5 +28,12 @@ describe('errors', () => {
     expect(isPrazoError(new PrazoError('CANCELLED', 'x'), 'DEADLINE_EXCEEDED')).toBe(false);
     expect(isPrazoError(new Error('x'))).toBe(false);
     expect(isPrazoError(null)).toBe(false);
+  });
+
+  it('gives the errors of an abandoned attempt and of a destroyed body their codes, as prazo errors', () => {
+    expect(isPrazoError(new AttemptAbandonedError('lost'), 'ATTEMPT_ABANDONED')).toBe(true);
+    const destroyed = new BodyDestroyedError();
+    expect(isPrazoError(destroyed, 'BODY_DESTROYED')).toBe(true);
+    expect(destroyed.message).toBe('Response body destroyed before its end.');
   });
 });

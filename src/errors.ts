@@ -14,7 +14,9 @@ export type PrazoErrorCode =
   | 'CONNECT_TIMEOUT'
   | 'READ_TIMEOUT'
   | 'REQUEST_FAILED'
-  | 'FOREIGN_ORIGIN';
+  | 'FOREIGN_ORIGIN'
+  | 'ATTEMPT_ABANDONED'
+  | 'BODY_DESTROYED';
 
 /** Base class of every error prazo throws. */
 export class PrazoError extends Error {
@@ -212,6 +214,27 @@ export class ForeignOriginError extends PrazoError {
     );
     this.origin = origin;
     this.dependency = dependency;
+  }
+}
+
+/**
+ * One attempt of a call was stopped because its answer is no longer wanted: another copy of the
+ * hedged request answered first. It does not reach the caller; the call's history records the
+ * attempt as aborted, with this code.
+ */
+export class AttemptAbandonedError extends PrazoError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ATTEMPT_ABANDONED', message, options);
+  }
+}
+
+/**
+ * A response body was destroyed before its end (by the caller, or cut by prazo at the dump limit):
+ * reading it rejects with this error, and its connection is closed.
+ */
+export class BodyDestroyedError extends PrazoError {
+  constructor(message = 'Response body destroyed before its end.', options?: { cause?: unknown }) {
+    super('BODY_DESTROYED', message, options);
   }
 }
 

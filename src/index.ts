@@ -51,6 +51,8 @@ export {
 } from './deadline/header-codec.js';
 export type { PrazoErrorCode } from './errors.js';
 export {
+  AttemptAbandonedError,
+  BodyDestroyedError,
   CancelledError,
   ConnectTimeoutError,
   DeadlineExceededError,

@@ -1,6 +1,10 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { Readable } from 'node:stream';
+import { Pool } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createUndiciTransport, type Transport } from '../src/client/transport.js';
+import { createPoolTransport } from '../src/client/pool-transport.js';
+import type { OutgoingRequest, RequestBody, Transport } from '../src/client/transport.js';
 import { ReadTimeoutError } from '../src/errors.js';
 import { startServer, type TestServer, warmUp } from './support/servers.js';
 
@@ -42,8 +46,13 @@ function handle() {
 }
 
 function open(connections = 4): Transport {
-  transport = createUndiciTransport({ origins: [server!.origin], connections, connectTimeoutMs: 1_000 });
+  transport = createPoolTransport({ origins: [server!.origin], connections, connectTimeoutMs: 1_000 });
   return transport;
+}
+
+/** One request to the test server, with a 5 s safety-net timeout. */
+function req(method: string, path: string, body?: RequestBody): OutgoingRequest {
+  return { origin: server!.origin, method, path, headers: [], body, timeoutMs: 5_000 };
 }
 
 const MIB = 1024 * 1024;
@@ -56,9 +65,9 @@ describe('the undici transport (one exchange per attempt)', () => {
       res.end(payload);
     });
     const t = open();
-    const whole = await t.request(0, 'GET', '/', [], undefined, 5_000, handle());
+    const whole = await t.send(req('GET', '/'), handle());
     expect(Buffer.from(await whole.body.arrayBuffer()).equals(payload)).toBe(true);
-    const streamed = await t.request(0, 'GET', '/', [], undefined, 5_000, handle());
+    const streamed = await t.send(req('GET', '/'), handle());
     let received = 0;
     let chunks = 0;
     for await (const chunk of streamed.body) {
@@ -73,7 +82,7 @@ describe('the undici transport (one exchange per attempt)', () => {
     server = await startServer((_req, res) => res.end('ok'));
     const t = open();
     const h = handle();
-    const res = await t.request(0, 'GET', '/', [], undefined, 5_000, h);
+    const res = await t.send(req('GET', '/'), h);
     await res.body.text();
     expect(h.listening).toBe(false);
   });
@@ -88,10 +97,10 @@ describe('the undici transport (one exchange per attempt)', () => {
       else res.end('ok');
     });
     const t = open(1);
-    const res = await t.request(0, 'GET', '/drip', [], undefined, 5_000, handle());
+    const res = await t.send(req('GET', '/drip'), handle());
     res.body.destroy();
     await expect(res.body.text()).rejects.toMatchObject({ code: 'BODY_DESTROYED' });
-    const next = await t.request(0, 'GET', '/', [], undefined, 5_000, handle());
+    const next = await t.send(req('GET', '/'), handle());
     await expect(next.body.text()).resolves.toBe('ok');
     expect(connections.size).toBe(2);
   });
@@ -105,9 +114,9 @@ describe('the undici transport (one exchange per attempt)', () => {
       setTimeout(() => res.end('slow'), req.url === '/first' ? 400 : 0);
     });
     const t = open(1);
-    const first = t.request(0, 'GET', '/first', [], undefined, 5_000, handle());
+    const first = t.send(req('GET', '/first'), handle());
     const h = handle();
-    const second = t.request(0, 'GET', '/second', [], undefined, 5_000, h);
+    const second = t.send(req('GET', '/second'), h);
     const reason = new Error('attempt timed out');
     const t0 = performance.now();
     setTimeout(() => h.abort(reason), 20);
@@ -115,7 +124,7 @@ describe('the undici transport (one exchange per attempt)', () => {
     // Well before the connection frees up (400 ms): the queue did not hold the rejection.
     expect(performance.now() - t0).toBeLessThan(300);
     await (await first).body.text();
-    const third = await t.request(0, 'GET', '/third', [], undefined, 5_000, handle());
+    const third = await t.send(req('GET', '/third'), handle());
     await third.body.text();
     expect(paths).toEqual(['/first', '/third']);
     // The dropped request cost no connection: the third call reused the first one's.
@@ -127,9 +136,9 @@ describe('the undici transport (one exchange per attempt)', () => {
       setTimeout(() => res.end('slow'), 300);
     });
     const t = open(1);
-    const first = t.request(0, 'GET', '/first', [], undefined, 5_000, handle());
+    const first = t.send(req('GET', '/first'), handle());
     const h = handle();
-    const second = t.request(0, 'POST', '/second', [], 'payload', 5_000, h);
+    const second = t.send(req('POST', '/second', 'payload'), h);
     const timeout = new ReadTimeoutError('No answer within 20 ms.', { timeoutMs: 20 });
     setTimeout(() => h.abort(timeout), 20);
     // Nothing was sent: a connect-phase failure, which prazo may send again (even a POST) elsewhere.
@@ -144,7 +153,7 @@ describe('the undici transport (one exchange per attempt)', () => {
       res.end('final');
     });
     const t = open();
-    const res = await t.request(0, 'GET', '/', [], undefined, 5_000, handle());
+    const res = await t.send(req('GET', '/'), handle());
     expect(res.statusCode).toBe(200);
     expect(res.headers['x-final']).toBe('yes');
     await expect(res.body.text()).resolves.toBe('final');
@@ -156,7 +165,7 @@ describe('the undici transport (one exchange per attempt)', () => {
       res.end();
     });
     const t = open();
-    const res = await t.request(0, 'HEAD', '/', [], undefined, 5_000, handle());
+    const res = await t.send(req('HEAD', '/'), handle());
     await expect(res.body.text()).resolves.toBe('');
   });
 
@@ -167,8 +176,102 @@ describe('the undici transport (one exchange per attempt)', () => {
     const t = open();
     const body = new Readable({ read() {} });
     body.push('start');
-    const sent = t.request(0, 'POST', '/', [], body, 5_000, handle());
+    const sent = t.send(req('POST', '/', body), handle());
     await expect(sent).rejects.toBeTruthy();
     expect(body.destroyed).toBe(true);
+  });
+});
+
+describe('the undici transport: backpressure and a failed dispatch', () => {
+  it('stops reading from the connection while an unread body holds its limit, and reads on once it is read', async () => {
+    const total = 32 * MIB;
+    let sent = 0;
+    server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-length': String(total) });
+      const chunk = Buffer.alloc(64 * 1024, 'b');
+      const pump = (): void => {
+        while (sent < total) {
+          sent += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+        res.end();
+      };
+      pump();
+    });
+    const t = open(1);
+    const res = await t.send(req('GET', '/'), handle());
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Nobody reads: the server is held back by the socket buffers (a few MiB on loopback), not
+    // by a client that buffered everything.
+    expect(sent).toBeLessThan(total * 0.75);
+    expect((await res.body.arrayBuffer()).byteLength).toBe(total);
+  });
+
+  it('closes once however often asked, and rejects a request sent after with undici’s error, no longer listening to its abort handle', async () => {
+    server = await startServer((_req, res) => res.end('ok'));
+    const t = open();
+    await t.close();
+    await t.close(); // a second close is harmless
+    const h = handle();
+    await expect(t.send(req('GET', '/'), h)).rejects.toMatchObject({ code: 'UND_ERR_DESTROYED' });
+    expect(h.listening).toBe(false);
+  });
+});
+
+describe('the undici transport keyed by origin', () => {
+  it('sends each request to the pool of its origin', async () => {
+    const seen: string[] = [];
+    server = await startServer((req, res) => {
+      seen.push(`${req.socket.localAddress}:${req.url}`);
+      res.end('ok');
+    });
+    const other = await startServer((req, res) => {
+      seen.push(`other:${req.url}`);
+      res.end('other');
+    });
+    try {
+      transport = createPoolTransport({
+        origins: [server.origin, other.origin],
+        connections: 1,
+        connectTimeoutMs: 1_000,
+      });
+      const a = await transport.send(req('GET', '/a'), handle());
+      const b = await transport.send({ ...req('GET', '/b'), origin: other.origin }, handle());
+      await expect(a.body.text()).resolves.toBe('ok');
+      await expect(b.body.text()).resolves.toBe('other');
+      expect(seen).toEqual([expect.stringMatching(/:\/a$/), 'other:/b']);
+    } finally {
+      await transport?.close();
+      transport = undefined;
+      await other.close();
+    }
+  });
+
+  it('rejects a request to an origin it has no pool for with INVALID_INPUT, and sends nothing', async () => {
+    let requests = 0;
+    server = await startServer((_req, res) => {
+      requests++;
+      res.end('ok');
+    });
+    const t = open();
+    await expect(
+      t.send({ ...req('GET', '/'), origin: 'http://127.0.0.1:9' }, handle()),
+    ).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
+    expect(requests).toBe(0);
+  });
+});
+
+describe('the undici under test', () => {
+  it('is the copy PRAZO_TEST_UNDICI_DIR names when set (CI: undici 8), prazo’s own otherwise', () => {
+    const dir = process.env.PRAZO_TEST_UNDICI_DIR;
+    const expected = dir
+      ? createRequire(path.join(dir, 'node_modules', 'undici', 'index.js'))('./index.js')
+      : createRequire(import.meta.url)('undici');
+    expect(Pool).toBe(expected.Pool);
   });
 });

@@ -1,6 +1,6 @@
 import { InvalidInputError, InvalidOptionError, isPrazoError } from '../errors.js';
-import type { CliIo } from './run.js';
-import { EXIT } from './run.js';
+import type { CliIo } from './command.js';
+import { EXIT } from './command.js';
 
 /**
  * Runs a `node:util` `parseArgs` call and turns its errors (unknown flag, missing value, stray argument)

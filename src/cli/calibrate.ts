@@ -21,8 +21,8 @@ import {
   percent,
   runCommand,
 } from './args.js';
-import type { Command } from './run.js';
-import { EXIT } from './run.js';
+import type { Command } from './command.js';
+import { EXIT } from './command.js';
 
 const HELP = `Usage: prazo calibrate (--p99 DURATION | --histogram FILE) --deadline DURATION [options]
 

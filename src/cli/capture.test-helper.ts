@@ -1,4 +1,4 @@
-import type { CliIo } from './run.js';
+import type { CliIo } from './command.js';
 import { runCli } from './run.js';
 
 /** Runs the CLI in-process with captured output. */

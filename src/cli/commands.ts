@@ -1,28 +1,40 @@
-// The list of sub-commands. Each is loaded only when used so `prazo --help` stays fast.
-// (Commands are registered here as their issues land.)
-import { registerCommand } from './run.js';
+import type { Command } from './command.js';
 
-registerCommand(
-  'calibrate',
-  'derive connect/read timeouts and attempts from a healthy p99',
-  async () => (await import('./calibrate.js')).calibrate,
-);
-registerCommand(
-  'pool',
-  "Little's law: what a timeout does to a connection pool",
-  async () => (await import('./pool.js')).pool,
-);
-registerCommand('double', 'run a dependency double (latency, errors, hangs, resets)', async () => {
-  const { runDouble } = await import('./double.js');
-  return (argv, io) => runDouble(argv, io);
-});
-registerCommand(
-  'simulate',
-  'deterministic incident simulator: retry amplification, hedged fan-outs',
-  async () => (await import('./simulate.js')).simulate,
-);
-registerCommand(
-  'drill',
-  'degrade a dependency under load: naive settings vs prazo, side by side',
-  async () => (await import('./drill.js')).drill,
+/** A `prazo` sub-command as the CLI lists it: a one-line summary, and how to load it. */
+export interface CommandEntry {
+  readonly summary: string;
+  /** Loads the command's module only when it runs, so `prazo --help` stays fast. */
+  readonly load: () => Promise<Command>;
+}
+
+/**
+ * The sub-commands, by name. No prototype: `prazo valueOf` or `prazo __proto__` must be an unknown
+ * command, not one of Object's methods.
+ */
+export const COMMANDS: Readonly<Record<string, CommandEntry>> = Object.freeze(
+  Object.assign(Object.create(null) as Record<string, CommandEntry>, {
+    calibrate: {
+      summary: 'derive connect/read timeouts and attempts from a healthy p99',
+      load: async () => (await import('./calibrate.js')).calibrate,
+    },
+    pool: {
+      summary: "Little's law: what a timeout does to a connection pool",
+      load: async () => (await import('./pool.js')).pool,
+    },
+    double: {
+      summary: 'run a dependency double (latency, errors, hangs, resets)',
+      load: async (): Promise<Command> => {
+        const { runDouble } = await import('./double.js');
+        return (argv, io) => runDouble(argv, io);
+      },
+    },
+    simulate: {
+      summary: 'deterministic incident simulator: retry amplification, hedged fan-outs',
+      load: async () => (await import('./simulate.js')).simulate,
+    },
+    drill: {
+      summary: 'degrade a dependency under load: naive settings vs prazo, side by side',
+      load: async () => (await import('./drill.js')).drill,
+    },
+  }),
 );

@@ -8,7 +8,7 @@ import {
   parseBehaviourJson,
   startDoubles,
 } from '../lab/index.js';
-import { type CliIo, EXIT } from './run.js';
+import { type CliIo, EXIT } from './command.js';
 
 const HELP = `Usage: prazo double [options]
 

@@ -7,7 +7,7 @@ import type { DrillOptions, PhaseLengths } from '../lab/drill/drill-options.js';
 import type { DrillReport } from '../lab/drill/drill-report.js';
 import { formatReportTable } from '../lab/drill/report-table.js';
 import { type DrillContext, type DrillProgress, runDrill } from '../lab/drill/run-drill.js';
-import { type CliIo, type Command, EXIT } from './run.js';
+import { type CliIo, type Command, EXIT } from './command.js';
 
 const HELP = `Usage: prazo drill [options]
 

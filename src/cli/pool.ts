@@ -13,8 +13,8 @@ import {
   percent,
   runCommand,
 } from './args.js';
-import type { Command } from './run.js';
-import { EXIT } from './run.js';
+import type { Command } from './command.js';
+import { EXIT } from './command.js';
 
 const HELP = `Usage: prazo pool --rps N --pool N [--timeout DURATION] [--p99 DURATION [--slack X]] [--json]
 

@@ -1,41 +1,15 @@
-import type { Writable } from 'node:stream';
-
-/** Where the CLI writes; injected so tests can capture output. */
-export interface CliIo {
-  stdout: Pick<Writable, 'write'>;
-  stderr: Pick<Writable, 'write'>;
-}
-
-/** A `prazo` sub-command: takes its arguments, returns the process exit code. */
-export type Command = (argv: string[], io: CliIo) => Promise<number>;
-
-/** Exit codes shared by every command. */
-export const EXIT = Object.freeze({
-  ok: 0,
-  /** The command ran but raised a warning worth a non-zero status (see each command's help). */
-  warning: 1,
-  /** Bad input: unknown flag, unreadable file, invalid value. */
-  badInput: 2,
-});
-
-// No prototype: `prazo valueOf` or `prazo __proto__` must be an unknown command, not Object's method.
-const commands: Record<string, { summary: string; load: () => Promise<Command> }> = Object.create(null);
-
-/** Registers a sub-command (each command module calls this through `commands.ts`). */
-export function registerCommand(name: string, summary: string, load: () => Promise<Command>): void {
-  commands[name] = { summary, load };
-}
+import { type CliIo, EXIT } from './command.js';
+import { COMMANDS } from './commands.js';
 
 function usage(): string {
   const lines = ['Usage: prazo <command> [options]', '', 'Commands:'];
-  for (const [name, { summary }] of Object.entries(commands)) lines.push(`  ${name.padEnd(12)}${summary}`);
+  for (const [name, { summary }] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(12)}${summary}`);
   lines.push('', 'Run `prazo <command> --help` for the options of a command.');
   return `${lines.join('\n')}\n`;
 }
 
 /** Runs the `prazo` CLI with `argv` (without the node and script paths). */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  await import('./commands.js');
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io.stdout.write(usage());
@@ -45,7 +19,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.stdout.write(`${VERSION}\n`);
     return EXIT.ok;
   }
-  const entry = commands[name];
+  const entry = COMMANDS[name];
   if (!entry) {
     io.stderr.write(`prazo: unknown command "${name}". Run \`prazo --help\`.\n`);
     return EXIT.badInput;

@@ -18,7 +18,7 @@ import {
   TAIL_DEFAULTS,
   type TailOptions,
 } from '../lab/simulate/scenarios/tail.js';
-import { type CliIo, EXIT } from './run.js';
+import { type CliIo, EXIT } from './command.js';
 
 const SCENARIOS = ['amplification', 'tail'] as const;
 type Scenario = (typeof SCENARIOS)[number];

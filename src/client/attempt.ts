@@ -1,18 +1,20 @@
-import { DeadlineExceededError, ReadTimeoutError } from '../errors.js';
-import { ATTEMPT_HEADER, type AttemptKind, DEADLINE_HEADER } from '../lab/attempt-header.js';
-import { type Classification, classify, RETRYABLE_STATUSES } from '../policy/classify.js';
+import { AttemptAbandonedError, DeadlineExceededError, ReadTimeoutError } from '../errors.js';
+import { type Classification, classify, RETRYABLE_STATUSES, timeoutOfCode } from '../policy/classify.js';
+import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../wire/attempt-header.js';
+import { DEADLINE_HEADER } from '../wire/deadline-header.js';
 import { guardBody } from './body-deadline.js';
 import type { Call, DependencyResponse } from './call.js';
 import type { TimerEntry } from './coarse-timer.js';
 import type { DependencyContext, Handler } from './pipeline.js';
-import type { AbortLike, AbortListener } from './transport.js';
+import type { AbortLike, AbortListener, OutgoingRequest, RequestBody } from './transport.js';
 
 /**
- * One attempt in flight. It is at once the signal handed to undici (an `AbortSignal` costs
- * microseconds to create and to listen to; undici only needs `aborted`, `reason` and one listener)
- * and the entry of the shared coarse timer that enforces its timeout.
+ * One attempt in flight. It is at once the request handed to the transport, the signal that
+ * aborts it (an `AbortSignal` costs microseconds to create and to listen to; undici only needs
+ * `aborted`, `reason` and one listener) and the entry of the shared coarse timer that enforces its
+ * timeout: one object per attempt.
  */
-export class Attempt implements AbortLike, TimerEntry {
+export class Attempt implements OutgoingRequest, AbortLike, TimerEntry {
   aborted = false;
   reason: unknown = undefined;
   dueAt = 0;
@@ -26,11 +28,29 @@ export class Attempt implements AbortLike, TimerEntry {
   readonly kind: AttemptKind;
   readonly number: number;
   readonly startMs: number;
+  readonly origin: string;
+  readonly method: string;
+  readonly path: string;
+  readonly headers: string[];
+  readonly body: RequestBody | undefined;
   #listener: AbortListener | null = null;
 
-  constructor(call: Call, instance: number, kind: AttemptKind, number: number, startMs: number) {
+  constructor(
+    call: Call,
+    instance: number,
+    origin: string,
+    headers: string[],
+    kind: AttemptKind,
+    number: number,
+    startMs: number,
+  ) {
     this.call = call;
     this.instance = instance;
+    this.origin = origin;
+    this.method = call.method;
+    this.path = call.path;
+    this.headers = headers;
+    this.body = call.body;
     this.kind = kind;
     this.number = number;
     this.startMs = startMs;
@@ -70,26 +90,10 @@ export class Attempt implements AbortLike, TimerEntry {
   }
 }
 
-/** The reason a losing hedge copy (or a call closed under it) is aborted with. */
-export class AttemptAbandoned extends Error {
-  readonly code = 'ATTEMPT_ABANDONED';
-  override get name(): string {
-    return 'AttemptAbandoned';
-  }
-}
+export { AttemptAbandonedError as AttemptAbandoned } from '../errors.js';
 
 /** Shared reason for losing hedge copies: nobody reads its stack, and `new Error()` costs ~4 µs. */
-export const HEDGE_LOST = new AttemptAbandoned('Another copy of the request answered first.');
-
-const KINDS: readonly AttemptKind[] = ['original', 'retry', 'hedge'];
-// Attempt header values for the first attempts, built once ('1;kind=original' …).
-const HEADER_VALUES = new Map<AttemptKind, string[]>(
-  KINDS.map((kind) => [kind, Array.from({ length: 16 }, (_, i) => `${i + 1};kind=${kind}`)]),
-);
-
-function attemptHeaderValue(number: number, kind: AttemptKind): string {
-  return HEADER_VALUES.get(kind)![number - 1] ?? `${number};kind=${kind}`;
-}
+export const HEDGE_LOST = new AttemptAbandonedError('Another copy of the request answered first.');
 
 /**
  * The last step: sends one attempt. It chooses the instance, bounds the attempt by
@@ -109,7 +113,10 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
   if (instance === -1) instance = ctx.instances.pick(call.avoid, now);
   else call.forcedInstance = -1;
   const number = ++call.attemptCount;
-  const attempt = new Attempt(call, instance, kind, number, now);
+  const origin = ctx.transport.origins[instance]!;
+  const own = [DEADLINE_HEADER, call.limitHeader, ATTEMPT_HEADER, attemptHeaderValue(number, kind)];
+  const headers = call.headerPairs === null ? own : own.concat(call.headerPairs);
+  const attempt = new Attempt(call, instance, origin, headers, kind, number, now);
   if (kind === 'hedge') {
     attempt.dueAt = call.tryDueAt;
     attempt.byDeadline = call.tryByDeadline;
@@ -137,21 +144,11 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
       requestId: call.id,
       attempt: number,
       kind,
-      instance: ctx.transport.origins[instance]!,
+      instance: origin,
     });
   }
-  const own = [DEADLINE_HEADER, call.limitHeader, ATTEMPT_HEADER, attemptHeaderValue(number, kind)];
-  const headers = call.headerPairs === null ? own : own.concat(call.headerPairs);
   try {
-    const res = await ctx.transport.request(
-      instance,
-      call.method,
-      call.path,
-      headers,
-      call.body,
-      attempt.timeoutMs,
-      attempt,
-    );
+    const res = await ctx.transport.send(attempt, attempt);
     const end = clock.now();
     attempt.done = true;
     ctx.timer.delete(attempt);
@@ -166,7 +163,7 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
     if (won) call.trySettled = true;
     call.attempts.push({
       attempt: number,
-      instance: ctx.transport.origins[instance]!,
+      instance: origin,
       kind,
       phase: 'response',
       durationMs,
@@ -179,7 +176,7 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
         requestId: call.id,
         attempt: number,
         kind,
-        instance: ctx.transport.origins[instance]!,
+        instance: origin,
         durationMs,
         outcome: success ? 'success' : 'failure',
         status,
@@ -199,21 +196,14 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
     call.untrack(attempt);
     const durationMs = end - now;
     const abandoned =
-      error instanceof AttemptAbandoned || (call.cancelled !== null && error === call.cancelled);
+      error instanceof AttemptAbandonedError || (call.cancelled !== null && error === call.cancelled);
     const classification = classify(
       { kind: 'error', error },
       { idempotent: call.idempotent, replayable: call.replayable },
     );
     attempt.classification = classification;
     const errorCode = codeOf(error);
-    const timeout =
-      errorCode === 'READ_TIMEOUT' ||
-      errorCode === 'UND_ERR_HEADERS_TIMEOUT' ||
-      errorCode === 'UND_ERR_BODY_TIMEOUT'
-        ? 'read'
-        : errorCode === 'UND_ERR_CONNECT_TIMEOUT' || errorCode === 'CONNECT_TIMEOUT'
-          ? 'connect'
-          : undefined;
+    const timeout = timeoutOfCode(errorCode);
     if (!abandoned) {
       if (classification.phase === 'connect') {
         ctx.instances.markDown(instance, end);
@@ -224,7 +214,7 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
     }
     const record: AttemptRecordDraft = {
       attempt: number,
-      instance: ctx.transport.origins[instance]!,
+      instance: origin,
       kind,
       phase: classification.phase,
       durationMs,

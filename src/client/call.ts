@@ -1,9 +1,10 @@
 import type { Clock } from '../clock.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { InvalidOptionError } from '../errors.js';
-import { ATTEMPT_HEADER, type AttemptKind, DEADLINE_HEADER } from '../lab/attempt-header.js';
 import type { AttemptPhase } from '../policy/classify.js';
 import { isHedgeSafe, isIdempotent } from '../policy/idempotency.js';
+import { ATTEMPT_HEADER, type AttemptKind } from '../wire/attempt-header.js';
+import { DEADLINE_HEADER } from '../wire/deadline-header.js';
 import type { Attempt } from './attempt.js';
 import type { HedgedTry } from './hedge.js';
 import type { RequestBody } from './transport.js';

@@ -17,9 +17,10 @@ import { InstancePicker } from './instances.js';
 import { LiveLatency, type PolicySnapshot } from './live-latency.js';
 import { type DependencyOptions, normalizeDependencyOptions } from './options.js';
 import { compose, type DependencyContext, type Handler } from './pipeline.js';
+import { createPoolTransport } from './pool-transport.js';
 import { requestEventsStep } from './request-events-step.js';
 import { closedError, retryStep } from './retry.js';
-import { createUndiciTransport, type Transport } from './transport.js';
+import type { Transport } from './transport.js';
 
 /**
  * One remote dependency: its instances, its calibrated policy, its retry budget, its live latency
@@ -98,7 +99,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     : createRetryBudget({ clock, ...o.retryBudget });
   const events = new EventHub();
   const window = createSlicedWindow({ clock });
-  const transportFactory = internals.transport ?? createUndiciTransport;
+  const transportFactory = internals.transport ?? createPoolTransport;
   const transport = transportFactory({
     origins: o.origins,
     connections: o.connections,

@@ -1,5 +1,5 @@
-import type { AttemptKind } from '../lab/attempt-header.js';
 import type { AttemptPhase } from '../policy/classify.js';
+import type { AttemptKind } from '../wire/attempt-header.js';
 import type { PolicySnapshot } from './live-latency.js';
 
 /** A call began (after its deadline was resolved). */

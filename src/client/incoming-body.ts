@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
+import { BodyDestroyedError } from '../errors.js';
 import type { CoarseTimer, TimerEntry } from './coarse-timer.js';
-import type { ResponseBody } from './response.js';
+import type { ResponseBody } from './response-body.js';
 
 /** Bytes an unread body buffers before the connection stops reading (undici's default high-water mark). */
 export const UNREAD_LIMIT_BYTES = 64 * 1024;
@@ -28,14 +29,6 @@ const TEXT = 0;
 const JSON_VALUE = 1;
 const BYTES = 2;
 const ARRAY_BUFFER = 3;
-
-/** The error a body fails with when the caller destroys it without a reason. */
-export class BodyDestroyedError extends Error {
-  readonly code = 'BODY_DESTROYED';
-  override get name(): string {
-    return 'BodyDestroyedError';
-  }
-}
 
 /**
  * A response body fed by the transport chunk by chunk. It is a plain object until someone streams
@@ -184,8 +177,7 @@ export class IncomingBody implements ResponseBody {
 
   /** Stops the body: an unfinished response closes its connection; reads in progress reject. */
   destroy(error?: Error): this {
-    if (this.#state === OPEN)
-      this.#source.abort(error ?? new BodyDestroyedError('Response body destroyed before its end.'));
+    if (this.#state === OPEN) this.#source.abort(error ?? new BodyDestroyedError());
     else this.#chunks = [];
     if (this.#stream !== null && !this.#stream.destroyed) this.#stream.destroy(error);
     return this;
@@ -203,8 +195,7 @@ export class IncomingBody implements ResponseBody {
     const stream = new Readable({
       read: () => this.#unpause(),
       destroy: (error, callback) => {
-        if (this.#state === OPEN)
-          this.#source.abort(error ?? new BodyDestroyedError('Response body destroyed before its end.'));
+        if (this.#state === OPEN) this.#source.abort(error ?? new BodyDestroyedError());
         callback(error);
       },
     });

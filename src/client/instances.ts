@@ -79,9 +79,4 @@ export class InstancePicker {
     this.#downUntil[i] = 0;
     this.#anyDown = this.#downUntil.some((t) => t !== 0);
   }
-
-  /** Whether instance `i` is currently passed over. */
-  isDown(i: number, nowMs: number): boolean {
-    return (this.#downUntil[i] ?? 0) > nowMs;
-  }
 }

@@ -7,7 +7,7 @@ import {
   RetryAfterExceedsDeadlineError,
   RetryBudgetExhaustedError,
 } from '../errors.js';
-import { type AttemptOutcome, type Classification, classify } from '../policy/classify.js';
+import { type AttemptOutcome, type Classification, classify, timeoutOfCode } from '../policy/classify.js';
 import { planRetry } from '../policy/plan-retry.js';
 import { codeOf } from './attempt.js';
 import type { Call, DependencyResponse } from './call.js';
@@ -159,15 +159,16 @@ function finalError(
 ): Error {
   let result: Error;
   const code = codeOf(error);
+  const timeout = timeoutOfCode(code);
   const origin = call.lastStarted === null ? ctx.name : ctx.transport.origins[call.lastStarted.instance]!;
   if (isPrazoError(error)) {
     result = error;
-  } else if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+  } else if (timeout === 'connect') {
     result = new ConnectTimeoutError(`Could not connect to ${origin} within ${ctx.policy.connectMs} ms.`, {
       cause: error,
       timeoutMs: ctx.policy.connectMs,
     });
-  } else if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+  } else if (timeout === 'read') {
     result = new ReadTimeoutError(`No answer from ${origin} within the read timeout.`, { cause: error });
   } else {
     const phase = classification.phase === 'connect' ? 'connect' : 'read';

@@ -1,11 +1,7 @@
-import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
-import { Pool } from 'undici';
-import { createConnector } from './connector.js';
-import { Exchange } from './exchange.js';
-import type { ResponseBody, ResponseHeaders } from './response.js';
+import type { ResponseBody, ResponseHeaders } from './response-body.js';
 
-export type { ResponseBody, ResponseHeaders } from './response.js';
+export type { ResponseBody, ResponseHeaders } from './response-body.js';
 
 /** A request body: strings and bytes can be sent again; a stream only once. */
 export type RequestBody = string | Uint8Array | Readable | AsyncIterable<Uint8Array>;
@@ -33,83 +29,38 @@ export interface AbortLike {
 }
 
 /**
- * The I/O under the client's steps: sends one attempt to instance `instance`. The only piece that
- * knows about undici, and the one a unit test replaces with a fake.
+ * One attempt as the transport sends it. prazo's attempt object is this request (and its abort
+ * handle), so sending allocates nothing more; an undici interceptor has the same facts in the
+ * dispatch options it is handed (`origin`, `method`, `path`, `headers`, `body`).
  */
-export interface Transport {
-  /** The instances, normalised origins, index = instance number. */
-  readonly origins: readonly string[];
+export interface OutgoingRequest {
+  /** The instance, as a normalised origin (`http://host:port`). */
+  readonly origin: string;
+  readonly method: string;
+  readonly path: string;
+  /** A flat `[name, value, …]` list. */
+  readonly headers: string[];
+  readonly body: RequestBody | undefined;
   /**
-   * Sends one request. `headers` is a flat `[name, value, …]` list. `timeoutMs` is handed to the
-   * transport's own timers as a safety net (prazo's shared timer enforces it precisely through
-   * `signal`). Rejects with the transport's error, or with `signal.reason` once aborted.
+   * The attempt's timeout, in ms, handed to the transport's own timers as a safety net (prazo's
+   * shared timer enforces it precisely through the abort handle).
    */
-  request(
-    instance: number,
-    method: string,
-    path: string,
-    headers: string[],
-    body: RequestBody | undefined,
-    timeoutMs: number,
-    signal: AbortLike,
-  ): Promise<TransportResponse>;
-  /** Closes every connection; resolves once they are closed. */
-  close(): Promise<void>;
-}
-
-/** Options of {@link createUndiciTransport}. */
-export interface UndiciTransportOptions {
-  origins: readonly string[];
-  /** Connections per origin. */
-  connections: number;
-  /** Connect timeout, in ms, enforced to the millisecond (see {@link createConnector}). */
-  connectTimeoutMs: number;
-  /** Name lookup of the pools' connects (a test fails one origin's DNS locally). @default dns.lookup */
-  lookup?: LookupFunction;
-  /**
-   * The usual per-attempt timeout, in ms: set once on the pools as undici's headers/body timeout,
-   * so that a request with this timeout passes none of its own (less work in undici per request).
-   */
-  timeoutMs?: number;
+  readonly timeoutMs: number;
 }
 
 /**
- * The real transport: one undici `Pool` per origin. Each request is a `pool.dispatch()` of an
- * object literal of fixed shape (a spread would mint a hidden class per call) to an
- * {@link Exchange}, which listens to prazo's attempt object for aborts and feeds the body.
+ * The I/O under the client's steps: sends one attempt to an origin. Implemented over pools prazo
+ * owns by `createPoolTransport` (`pool-transport.ts`); a unit test replaces it with a fake.
  */
-export function createUndiciTransport(options: UndiciTransportOptions): Transport {
-  const usual = options.timeoutMs;
-  const pools = options.origins.map(
-    (origin) =>
-      new Pool(origin, {
-        connections: options.connections,
-        connect: createConnector({
-          timeoutMs: options.connectTimeoutMs,
-          ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
-        }),
-        ...(usual === undefined ? {} : { headersTimeout: usual, bodyTimeout: usual }),
-      }),
-  );
-  return {
-    origins: options.origins,
-    request(instance, method, path, headers, body, timeoutMs, signal) {
-      const exchange = new Exchange(signal, body);
-      pools[instance]!.dispatch(
-        {
-          method: method as 'GET',
-          path,
-          headers,
-          body: (body ?? null) as string | null,
-          headersTimeout: timeoutMs === usual ? null : timeoutMs,
-          bodyTimeout: timeoutMs === usual ? null : timeoutMs,
-        },
-        exchange,
-      );
-      return exchange.promise;
-    },
-    async close() {
-      await Promise.all(pools.map((pool) => pool.close()));
-    },
-  };
+export interface Transport {
+  /** The dependency's instances, as normalised origins; the engine's instance numbers index it. */
+  readonly origins: readonly string[];
+  /**
+   * Sends one request. Rejects with the transport's error, or with `signal.reason` once aborted;
+   * an attempt that its own `READ_TIMEOUT` stops before its request was written rejects with
+   * `CONNECT_TIMEOUT` instead (nothing was sent: safe to send again, even a POST).
+   */
+  send(request: OutgoingRequest, signal: AbortLike): Promise<TransportResponse>;
+  /** Closes every connection; resolves once they are closed. Calling it again returns the same promise. */
+  close(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import { InvalidOptionError } from '../errors.js';
+import { DEADLINE_HEADER } from '../wire/deadline-header.js';
 
-/** Name of the header that carries the caller's absolute limit, in epoch milliseconds. */
-export const DEADLINE_HEADER = 'x-deadline-epoch-ms';
+export { DEADLINE_HEADER };
 
 /** Name of the gRPC header that carries a relative timeout (`250m`, `2S` …), read as a second input. */
 export const GRPC_TIMEOUT_HEADER = 'grpc-timeout';

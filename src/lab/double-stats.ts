@@ -1,4 +1,5 @@
-import { ATTEMPT_HEADER, type AttemptKind, DEADLINE_HEADER, parseAttemptHeader } from './attempt-header.js';
+import { ATTEMPT_HEADER, type AttemptKind, parseAttemptHeader } from '../wire/attempt-header.js';
+import { DEADLINE_HEADER } from '../wire/deadline-header.js';
 
 /** One request as the double saw it on arrival. */
 export interface RequestRecord {

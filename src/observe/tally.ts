@@ -5,7 +5,7 @@ import type {
   HedgeEvent,
   RequestEndEvent,
 } from '../client/events.js';
-import type { AttemptKind } from '../lab/attempt-header.js';
+import type { AttemptKind } from '../wire/attempt-header.js';
 import type { DriftDirection, DriftEvent, DriftEventSource, RecalibratedEvent } from './drift-check.js';
 import type { InstrumentableDependency } from './source.js';
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { errors as undiciErrors } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { CancelledError, DeadlineExceededError, PrazoError } from '../errors.js';
-import { type AttemptOutcome, type Classification, classify } from './classify.js';
+import { type AttemptOutcome, type Classification, classify, timeoutOfCode } from './classify.js';
 import { isIdempotent } from './idempotency.js';
 
 /** The three kinds of request every row is checked against. */
@@ -397,3 +397,42 @@ function abortReason(): unknown {
   controller.abort();
   return controller.signal.reason;
 }
+
+describe('timeoutOfCode', () => {
+  it.each([
+    ['UND_ERR_CONNECT_TIMEOUT', 'connect'],
+    ['CONNECT_TIMEOUT', 'connect'],
+    ['UND_ERR_HEADERS_TIMEOUT', 'read'],
+    ['UND_ERR_BODY_TIMEOUT', 'read'],
+    ['READ_TIMEOUT', 'read'],
+    ['ECONNREFUSED', undefined],
+    ['ETIMEDOUT', undefined],
+    ['DEADLINE_EXCEEDED', undefined],
+    ['__proto__', undefined],
+    [undefined, undefined],
+  ])('says %s reports a %s timeout', (code, timeout) => {
+    expect(timeoutOfCode(code)).toBe(timeout);
+  });
+
+  it("agrees with classify's reason for every code it names", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.constantFrom(
+            'UND_ERR_CONNECT_TIMEOUT',
+            'CONNECT_TIMEOUT',
+            'UND_ERR_HEADERS_TIMEOUT',
+            'READ_TIMEOUT',
+          ),
+          fc.string(),
+        ),
+        (code) => {
+          const timeout = timeoutOfCode(code);
+          const { reason } = classify({ kind: 'error', error: { code } }, { idempotent: true });
+          if (timeout !== undefined) expect(reason).toBe(`${timeout}-timeout`);
+          else if (code !== 'ETIMEDOUT') expect(reason).not.toMatch(/-timeout$/);
+        },
+      ),
+    );
+  });
+});

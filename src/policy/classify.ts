@@ -57,11 +57,30 @@ type ErrorKind = { phase: 'connect' | 'read'; reason: string } | { final: string
 
 const CANCELLED: ErrorKind = { final: 'cancelled' };
 
-/** Codes of failures before any byte of the request was sent (undici's and Node's). */
+/** Which timeout an error code says fired: undici's and prazo's own (the one table of them). */
+const TIMEOUT_CODES: Readonly<Record<string, 'connect' | 'read'>> = {
+  UND_ERR_CONNECT_TIMEOUT: 'connect',
+  CONNECT_TIMEOUT: 'connect',
+  UND_ERR_HEADERS_TIMEOUT: 'read',
+  UND_ERR_BODY_TIMEOUT: 'read',
+  READ_TIMEOUT: 'read',
+};
+
+/**
+ * The timeout an error `code` reports: `'connect'` (undici's `UND_ERR_CONNECT_TIMEOUT`, prazo's
+ * `CONNECT_TIMEOUT`), `'read'` (undici's headers and body timeouts, prazo's `READ_TIMEOUT`), or
+ * `undefined` for any other code.
+ *
+ * @example
+ * timeoutOfCode('UND_ERR_HEADERS_TIMEOUT'); // 'read'
+ */
+export function timeoutOfCode(code: string | undefined): 'connect' | 'read' | undefined {
+  return code !== undefined && Object.hasOwn(TIMEOUT_CODES, code) ? TIMEOUT_CODES[code] : undefined;
+}
+
+/** Codes of failures before any byte of the request was sent (undici's and Node's), timeouts aside. */
 const CONNECT_CODES: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'connect-refused',
-  UND_ERR_CONNECT_TIMEOUT: 'connect-timeout',
-  CONNECT_TIMEOUT: 'connect-timeout',
   EHOSTUNREACH: 'connect-unreachable',
   ENETUNREACH: 'connect-unreachable',
   EHOSTDOWN: 'connect-unreachable',
@@ -70,11 +89,8 @@ const CONNECT_CODES: Readonly<Record<string, string>> = {
   EADDRNOTAVAIL: 'connect-no-local-address',
 };
 
-/** Codes of failures after the request may have reached the server. */
+/** Codes of failures after the request may have reached the server, timeouts aside. */
 const READ_CODES: Readonly<Record<string, string>> = {
-  UND_ERR_HEADERS_TIMEOUT: 'read-timeout',
-  UND_ERR_BODY_TIMEOUT: 'read-timeout',
-  READ_TIMEOUT: 'read-timeout',
   ECONNRESET: 'read-reset',
   EPIPE: 'read-broken-pipe',
   UND_ERR_SOCKET: 'read-socket-closed',
@@ -217,6 +233,8 @@ function kindOf(record: Record<string, unknown>): ErrorKind | undefined {
   if (typeof code === 'string') {
     const finalReason = lookup(FINAL_CODES, code);
     if (finalReason !== undefined) return { final: finalReason };
+    const timeout = timeoutOfCode(code);
+    if (timeout !== undefined) return { phase: timeout, reason: `${timeout}-timeout` };
     const connect = lookup(CONNECT_CODES, code);
     if (connect !== undefined) return { phase: 'connect', reason: connect };
     if (code === 'ETIMEDOUT') {

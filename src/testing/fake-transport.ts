@@ -48,8 +48,9 @@ export function createFakeTransport(
     exchanges,
     closed: false,
     pending: () => exchanges.filter((e) => !e.settled),
-    request(instance, method, path, headerList, body, timeoutMs, signal) {
+    send(request, signal) {
       return new Promise<TransportResponse>((resolve, reject) => {
+        const { origin, method, path, headers: headerList, body, timeoutMs } = request;
         const headers: Record<string, string> = {};
         for (let i = 0; i < headerList.length; i += 2)
           headers[headerList[i]!.toLowerCase()] = headerList[i + 1]!;
@@ -59,8 +60,8 @@ export function createFakeTransport(
           reject(signal.reason);
         };
         const exchange: FakeExchange = {
-          instance,
-          origin: origins[instance]!,
+          instance: origins.indexOf(origin),
+          origin,
           method,
           path,
           headers,

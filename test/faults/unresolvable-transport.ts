@@ -5,11 +5,8 @@
  * reached as usual. Plugged in through `dependency()`'s transport seam.
  */
 import type { LookupFunction } from 'node:net';
-import {
-  createUndiciTransport,
-  type Transport,
-  type UndiciTransportOptions,
-} from '../../src/client/transport.js';
+import { createPoolTransport, type PoolTransportOptions } from '../../src/client/pool-transport.js';
+import type { Transport } from '../../src/client/transport.js';
 
 /** A hostname under the reserved `.test` TLD; it is never sent to a resolver. */
 export const UNRESOLVABLE_HOST = 'unresolvable.prazo.test';
@@ -24,6 +21,6 @@ const failLookup: LookupFunction = (hostname, _options, callback) => {
   process.nextTick(() => callback(error, '', 4));
 };
 
-export function unresolvableTransport(options: UndiciTransportOptions): Transport {
-  return createUndiciTransport({ ...options, lookup: failLookup });
+export function unresolvableTransport(options: PoolTransportOptions): Transport {
+  return createPoolTransport({ ...options, lookup: failLookup });
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import type { AttemptKind } from '../attempt-header.js';
-import { DEADLINE_HEADER } from '../attempt-header.js';
+import type { AttemptKind } from '../../wire/attempt-header.js';
+import { DEADLINE_HEADER } from '../../wire/deadline-header.js';
 import { type CallResult, createNaiveCaller } from './naive-caller.js';
 import type { TierSpec } from './service-spec.js';
 

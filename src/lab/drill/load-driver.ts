@@ -1,5 +1,5 @@
 import { Pool } from 'undici';
-import { DEADLINE_HEADER } from '../attempt-header.js';
+import { DEADLINE_HEADER } from '../../wire/deadline-header.js';
 import type { DrillConfig } from './service-spec.js';
 
 /** The drill's two user-facing routes. */

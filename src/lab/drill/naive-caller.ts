@@ -1,5 +1,5 @@
 import { Pool } from 'undici';
-import { ATTEMPT_HEADER, type AttemptKind } from '../attempt-header.js';
+import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../wire/attempt-header.js';
 
 /** Options of {@link createNaiveCaller}: the settings a service gets when nobody calibrated them. */
 export interface NaiveCallerOptions {
@@ -60,7 +60,7 @@ export function createNaiveCaller(options: NaiveCallerOptions): NaiveCaller {
       const response = await pool.request({
         path,
         method: 'GET',
-        headers: { ...headers, [ATTEMPT_HEADER]: `${number};kind=${kind}` },
+        headers: { ...headers, [ATTEMPT_HEADER]: attemptHeaderValue(number, kind) },
         signal: controller.signal,
       });
       const body = await response.body.text();

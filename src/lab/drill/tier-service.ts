@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { LatencyHistogram } from '../../latency/histogram.js';
 import { createSlicedWindow, type SlicedWindow } from '../../latency/sliced-window.js';
-import type { AttemptKind } from '../attempt-header.js';
+import type { AttemptKind } from '../../wire/attempt-header.js';
 import { createNaiveDownstream, type Downstream, type DownstreamHooks } from './downstream.js';
 import { createPrazoDownstream, wrapPrazoHandler } from './prazo-downstream.js';
 import type { TierMeasurement, TierPolicy, TierSpec, TierStats } from './service-spec.js';

@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ATTEMPT_HEADER, ATTEMPT_KINDS, formatAttemptHeader, parseAttemptHeader } from './attempt-header.js';
+import {
+  ATTEMPT_HEADER,
+  ATTEMPT_KINDS,
+  attemptHeaderValue,
+  formatAttemptHeader,
+  parseAttemptHeader,
+} from './attempt-header.js';
 
 describe('attempt header', () => {
   it('is named x-prazo-attempt', () => {
@@ -59,5 +65,21 @@ describe('attempt header', () => {
 
   it('refuses to write an attempt number below 1', () => {
     expect(() => formatAttemptHeader({ attempt: 0, kind: 'original' })).toThrow(RangeError);
+  });
+
+  it('gives every attempt the value formatAttemptHeader writes, from its table or past it', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 1_000_000 }),
+        fc.constantFrom(...ATTEMPT_KINDS),
+        (attempt, kind) => {
+          expect(attemptHeaderValue(attempt, kind)).toBe(formatAttemptHeader({ attempt, kind }));
+          expect(parseAttemptHeader(attemptHeaderValue(attempt, kind))).toEqual({ attempt, kind });
+        },
+      ),
+    );
+    for (const kind of ATTEMPT_KINDS)
+      for (let attempt = 1; attempt <= 20; attempt++)
+        expect(attemptHeaderValue(attempt, kind)).toBe(`${attempt};kind=${kind}`);
   });
 });

@@ -10,12 +10,6 @@
 /** Name of the attempt header (lower case, as Node presents incoming headers). */
 export const ATTEMPT_HEADER = 'x-prazo-attempt';
 
-/**
- * Name of the absolute deadline header (epoch milliseconds). Repeated here as a literal so the lab
- * does not depend on the deadline module; both must stay equal.
- */
-export const DEADLINE_HEADER = 'x-deadline-epoch-ms';
-
 /** Why an attempt was sent. */
 export type AttemptKind = 'original' | 'retry' | 'hedge';
 
@@ -45,6 +39,22 @@ export function formatAttemptHeader(info: AttemptInfo): string {
     throw new RangeError(`attempt must be an integer in [1, ${MAX_ATTEMPT}], got ${String(info.attempt)}`);
   }
   return `${info.attempt};kind=${info.kind}`;
+}
+
+// Values of the first attempts of each kind, built once: the client sends one on every attempt.
+const FIRST_VALUES = new Map<AttemptKind, readonly string[]>(
+  ATTEMPT_KINDS.map((kind) => [
+    kind,
+    Array.from({ length: 16 }, (_, i) => formatAttemptHeader({ attempt: i + 1, kind })),
+  ]),
+);
+
+/**
+ * The attempt header value for attempt `attempt` of kind `kind`, as {@link formatAttemptHeader}
+ * writes it; the first 16 of each kind come from a table, without building a string.
+ */
+export function attemptHeaderValue(attempt: number, kind: AttemptKind): string {
+  return FIRST_VALUES.get(kind)![attempt - 1] ?? formatAttemptHeader({ attempt, kind });
 }
 
 const PATTERN = /^\s*([1-9][0-9]{0,6})\s*;\s*kind\s*=\s*(original|retry|hedge)\s*$/i;
