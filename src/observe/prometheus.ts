@@ -7,6 +7,12 @@ import { Counter, Gauge, register as globalRegistry, Histogram, type Registry } 
 import { InvalidOptionError } from '../errors.js';
 import type { DriftDirection, DriftEventSource } from './drift-check.js';
 import {
+  type FleetFeedReading,
+  type FleetFeedView,
+  readFleetFeeds,
+  toFleetFeeds,
+} from './fleet-feed-view.js';
+import {
   DURATION_BUCKETS_SECONDS,
   LABEL_VALUES,
   METRICS,
@@ -31,6 +37,11 @@ export interface PrometheusInstrumentOptions {
   prefix?: string;
   /** A drift monitor whose `drift` and `recalibrated` events feed `prazo_drift_events_total` and `prazo_recalibrations_total`. */
   driftMonitor?: DriftEventSource;
+  /**
+   * Fleet latency feeds (`createFleetLatencyFeed()`) whose staleness feeds
+   * `prazo_fleet_latency_age_seconds` and `prazo_fleet_latency_stale`, labelled by the feed's target.
+   */
+  fleetLatency?: FleetFeedView | Iterable<FleetFeedView>;
 }
 
 /** Handle returned by {@link instrument}. */
@@ -61,6 +72,7 @@ interface Attachment {
 
 interface RegistryState {
   attached: Map<string, Attachment>;
+  feeds: Set<FleetFeedView>;
   counters: Record<CounterKey, Counter<string>>;
   requestDuration: Histogram<string>;
   attemptDuration: Histogram<string>;
@@ -110,6 +122,7 @@ export function instrument(
     throw new InvalidOptionError('prefix', 'a Prometheus name prefix such as "prazo_"', prefix);
   }
   const state = stateFor(registry, prefix);
+  const feeds = toFleetFeeds(options.fleetLatency);
   const seen = new Set<string>();
   for (const d of dependencies) {
     if (state.attached.has(d.name) || seen.has(d.name)) {
@@ -130,6 +143,7 @@ export function instrument(
   }
 
   const stopCountingDrift = countDrift(options.driftMonitor, (name) => mine.get(name));
+  for (const feed of feeds) state.feeds.add(feed);
 
   let detached = false;
   return {
@@ -137,6 +151,7 @@ export function instrument(
       if (detached) return;
       detached = true;
       stopCountingDrift();
+      for (const feed of feeds) state.feeds.delete(feed);
       for (const [name, a] of mine) {
         a.tally.detach();
         for (const [counter, series] of a.counters) syncCounter(counter, series);
@@ -232,7 +247,12 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
     });
     return metric;
   };
-  const gauge = (def: MetricDefinition, fill: (gauge: Gauge<string>, a: Attachment) => void): void => {
+  const gauge = (def: MetricDefinition, fill: (gauge: Gauge<string>, a: Attachment) => void): void =>
+    collectedGauge(def, (g) => {
+      for (const a of attached.values()) fill(g, a);
+    });
+  /** A gauge refilled from scratch at every scrape. */
+  const collectedGauge = (def: MetricDefinition, fill: (gauge: Gauge<string>) => void): void => {
     new Gauge({
       name: prometheusName(def, prefix),
       help: def.help,
@@ -240,7 +260,7 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
       registers,
       collect() {
         this.reset();
-        for (const a of attached.values()) fill(this, a);
+        fill(this);
       },
     });
   };
@@ -253,8 +273,10 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
       registers,
     });
 
+  const feeds = new Set<FleetFeedView>();
   const state: RegistryState = {
     attached,
+    feeds,
     counters: {
       requests: counter(METRICS.requests),
       attempts: counter(METRICS.attempts),
@@ -288,6 +310,15 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
     if (!healthy || healthy.p99Ms <= 0) return;
     g.set({ dependency: a.dependency.name }, a.dependency.policy().readMs / healthy.p99Ms);
   });
+  const feedGauge = (def: MetricDefinition, read: (r: FleetFeedReading) => number | undefined): void =>
+    collectedGauge(def, (g) => {
+      for (const r of readFleetFeeds([...feeds])) {
+        const value = read(r);
+        if (value !== undefined) g.set({ dependency: r.dependency }, value);
+      }
+    });
+  feedGauge(METRICS.fleetLatencyAge, (r) => r.ageSeconds);
+  feedGauge(METRICS.fleetLatencyStale, (r) => r.stale);
   byPrefix.set(prefix, state);
   return state;
 }
