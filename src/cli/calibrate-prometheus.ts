@@ -29,8 +29,8 @@ export const PROMETHEUS_HELP = `  --prometheus URL        read the whole fleet's
     --metric NAME           or any histogram (classic or native), e.g. http_client_request_duration_seconds
     --match LABELS          label matchers for every series read, e.g. 'job="checkout",route="/pay"'
     --error-match LABELS    with --metric: matchers of the failed calls, e.g. 'status_code=~"5.."'
-    --range DURATION        how far back to read (default ${duration(FLEET_LATENCY_DEFAULTS.rangeMs)}; units ms, s, m, h)
-    --step DURATION         one slice per step, whole seconds (default ${duration(FLEET_LATENCY_DEFAULTS.stepMs)})
+    --range DURATION        how far back to read (default ${FLEET_LATENCY_DEFAULTS.rangeMs / 3_600_000}h; units ms, s, m, h)
+    --step DURATION         one slice per step, whole seconds (default ${FLEET_LATENCY_DEFAULTS.stepMs / 60_000}m)
     --prometheus-timeout DURATION  longest wait for one answer (default ${duration(PROMETHEUS_API_DEFAULTS.timeoutMs)})
 `;
 

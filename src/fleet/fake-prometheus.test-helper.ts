@@ -72,6 +72,9 @@ export function classicFleet(steps: readonly ScriptedStep[], processTimeouts: Re
         { metric: { outcome: 'failure' }, values: steps.map((s) => [t(s.endMs), String(s.failures ?? 0)]) },
       ]);
     }
+    if (q.startsWith('sum(increase(') && q.includes('_count')) {
+      return matrix([{ metric: {}, values: steps.map((s) => [t(s.endMs), String(s.failures ?? 0)]) }]);
+    }
     if (q.startsWith('histogram_quantile(')) {
       return matrix([{ metric: {}, values: steps.map((s) => [t(s.endMs), s.p99 ?? '0.05']) }]);
     }
