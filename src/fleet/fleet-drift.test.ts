@@ -140,5 +140,13 @@ describe('the drift monitor with a fleet', () => {
     expect(() => createDriftMonitor({ dependencies: [], fleet: {} as never })).toThrow(
       expect.objectContaining({ code: 'INVALID_OPTION', option: 'fleet' }),
     );
+    expect(() =>
+      createDriftMonitor({
+        dependencies: [],
+        fleet: { prometheus: { url: 'http://127.0.0.1:9' }, match: 'job=x' },
+      }),
+    ).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT', message: expect.stringMatching(/^fleet\.match: /) }),
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { type Clock, systemClock, type Timer } from '../clock.js';
 import { InvalidOptionError, type PrometheusError } from '../errors.js';
 import { checkFleetDrift, type FleetDriftReport } from '../fleet/fleet-drift.js';
-import type { LabelMatcher } from '../fleet/label-matchers.js';
+import { type LabelMatcher, parseLabelMatchers } from '../fleet/label-matchers.js';
 import {
   createPrometheusApi,
   type PrometheusApi,
@@ -149,7 +149,7 @@ export interface DriftMonitor {
   /**
    * With `fleet`: compares every process's read timeout with the fleet's healthy p99 now, emits
    * `fleet-drift` per drifted process (`fleet-error` for a dependency Prometheus could not answer for)
-   * and returns what it found. Never rejects; without `fleet` resolves to `[]`.
+   * and returns what it found. A Prometheus failure never rejects it; without `fleet` it resolves to `[]`.
    */
   checkFleetNow(): Promise<FleetDriftReport[]>;
   /** Subscribes to an event; returns a function that unsubscribes. */
@@ -218,6 +218,9 @@ export function normalizeDriftMonitorOptions(options: DriftMonitorOptions): Norm
     (typeof o.fleet !== 'object' || o.fleet === null || o.fleet.prometheus === undefined)
   )
     throw new InvalidOptionError('fleet', 'an object with `prometheus`', o.fleet);
+  // Matchers parsed once here: a typo fails at setup, not at every check.
+  if (typeof o.fleet?.match === 'string')
+    o.fleet = { ...o.fleet, match: parseLabelMatchers(o.fleet.match, 'fleet.match') };
   return o;
 }
 

@@ -24,6 +24,7 @@ import { type InstrumentableDependency, type InstrumentTarget, toDependencies } 
 import { countDrift, createTally, driftCounts, readHealthyLatency, type Tally } from './tally.js';
 
 export type { DriftEventSource } from './drift-check.js';
+export type { FleetFeedView } from './fleet-feed-view.js';
 export type { InstrumentableDependency, InstrumentTarget } from './source.js';
 
 /** Options of {@link instrument}. */
