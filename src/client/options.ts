@@ -58,7 +58,8 @@ export interface DependencyOptions {
   /**
    * The fleet's healthy p95/p99 (`createFleetLatencyFeed()`, read from Prometheus). While fresh they
    * replace the live window's; stale, the live window takes over, or with too few local samples the
-   * last fleet figures stay. Read from memory at most once per `liveRefreshMs`. @default none
+   * last fleet figures stay. Read from memory at most once per `liveRefreshMs`. The dependency
+   * neither starts nor closes the feed (one feed may serve several dependencies). @default none
    */
   fleetLatency?: FleetLatencySource;
   /** @default systemClock */
