@@ -162,6 +162,14 @@ describe('prazo calibrate --prometheus', () => {
     ],
     [['--prometheus', 'mailto:x', '--dependency', 'a'], 'Expected `url` to be an http(s) URL'],
     [
+      ['--prometheus', 'http://127.0.0.1:9', '--dependency', 'a', '--slice', '10s'],
+      '--slice applies to --histogram files; with --prometheus use --step',
+    ],
+    [
+      ['--prometheus', 'http://127.0.0.1:9', '--dependency', 'a', '--format', 'csv'],
+      '--format applies to --histogram files',
+    ],
+    [
       ['--prometheus', 'http://127.0.0.1:9', '--p99', '100', '--dependency', 'a'],
       'give exactly one of --p99 DURATION or --histogram FILE or --prometheus URL',
     ],

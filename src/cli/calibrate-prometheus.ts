@@ -49,7 +49,15 @@ interface PrometheusFlagValues {
   range?: string | undefined;
   step?: string | undefined;
   'prometheus-timeout'?: string | undefined;
+  /** File-form flags, refused with --prometheus. */
+  slice?: string | undefined;
+  window?: string | undefined;
+  format?: string | undefined;
+  column?: string | undefined;
 }
+
+/** File-form flags and what to use instead with --prometheus. */
+const FILE_ONLY = { slice: '--step', window: '--range', format: null, column: null } as const;
 
 /**
  * Reads the fleet's histogram for `prazo calibrate --prometheus` and shapes it like a file's report,
@@ -64,6 +72,12 @@ export async function readPrometheusForCalibrate(
 ): Promise<{ report: LatencyFileReport; fleet: FleetCalibrationSource }> {
   if ((flags.dependency === undefined) === (flags.metric === undefined))
     throw new InvalidInputError('with --prometheus, give exactly one of --dependency NAME or --metric NAME');
+  for (const [flag, instead] of Object.entries(FILE_ONLY)) {
+    if (flags[flag as keyof typeof FILE_ONLY] !== undefined)
+      throw new InvalidInputError(
+        `--${flag} applies to --histogram files${instead === null ? '' : `; with --prometheus use ${instead}`}`,
+      );
+  }
   if (flags.dependency !== undefined && flags['error-match'] !== undefined)
     throw new InvalidInputError(
       '--error-match goes with --metric (a prazo dependency counts its own errors)',
