@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { PrometheusUnavailableError } from '../errors.js';
 import { parseApiAnswer, parseMatrix, parseVector } from './api-response.js';
 import type { PrometheusApi } from './prometheus-api.js';
 
@@ -151,7 +152,14 @@ export function memoryApi(
   const run = async (req: FakeRequest, signal: AbortSignal | undefined) => {
     requests.push(req);
     if (signal) signals.push(signal);
-    await gate();
+    await new Promise<void>((resolve, reject) => {
+      signal?.addEventListener(
+        'abort',
+        () => reject(new PrometheusUnavailableError('the read was cancelled', { url, query: req.query })),
+        { once: true },
+      );
+      gate().then(resolve, reject);
+    });
     const a = answer(req);
     return parseApiAnswer(a.status, a.body, { url, query: req.query }).data;
   };

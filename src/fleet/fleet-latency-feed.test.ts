@@ -145,7 +145,7 @@ describe('the fleet latency feed', () => {
   });
 
   it('cancels a read in flight and releases its timer on close', async () => {
-    const { feed, clock, api, hold } = setup();
+    const { feed, clock, api, hold, events } = setup();
     hold();
     feed.start();
     await flush();
@@ -153,6 +153,11 @@ describe('the fleet latency feed', () => {
     feed.close();
     expect(api.signals.at(-1)?.aborted).toBe(true);
     expect(clock.pendingTimers()).toBe(0);
+    await flush();
+    // The cancelled read is not reported as a failure.
+    expect(events.error).toEqual([]);
+    expect(events.stale).toEqual([]);
+    expect(await feed.refresh()).toBeUndefined();
     feed.close();
   });
 

@@ -265,8 +265,11 @@ export function createFleetLatencyFeed(options: FleetLatencyFeedOptions): FleetL
       const nowMs = o.clock.now();
       failures++;
       lastError = toPrometheusError(error, o.api.url);
-      if (!closed) emit('error', { target, error: lastError, atMs: nowMs });
-      checkStale(nowMs);
+      // A read cancelled by close() is not news.
+      if (!closed) {
+        emit('error', { target, error: lastError, atMs: nowMs });
+        checkStale(nowMs);
+      }
     } finally {
       controller = undefined;
     }

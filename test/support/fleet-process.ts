@@ -3,6 +3,7 @@
  * node:http double, its prazo/prometheus metrics on 127.0.0.1:<port>/metrics, a bounded load, and every
  * attempt's duration kept as a raw sample.
  *
+ * Arguments: the double's seed, and the p99 the process is calibrated with (default 600 ms).
  * IPC: sends `{ port }` once listening; takes `'degrade'`, `'recover'` and `'stop'` (answers
  * `{ samples }` and exits).
  */
@@ -15,6 +16,8 @@ import { startDouble } from '../../src/lab/double.js';
 import { instrument } from '../../src/observe/prometheus.js';
 
 const seed = Number(process.argv[2] ?? 1);
+/** The p99 this process was calibrated with (its read timeout is ceil(p99 × 1.4)). */
+const configuredP99Ms = Number(process.argv[3] ?? 600);
 const HEALTHY = { latency: { type: 'lognormal', medianMs: 25, p99Ms: 60 } } as const;
 const DEGRADED = { latency: { type: 'fixed', ms: 400 } } as const;
 /** Calls in flight at once, and the pause between two calls of one worker (bounded load). */
@@ -25,8 +28,8 @@ const double = await startDouble({ seed, behaviour: HEALTHY });
 const inventory = dependency({
   name: 'inventory',
   origins: [double.url],
-  // Generous on purpose: the degraded answers must be measured, not cut by a timeout.
-  latency: { p99Ms: 600 },
+  // Generous by default: the degraded answers must be measured, not cut by a timeout.
+  latency: { p99Ms: configuredP99Ms },
   userDeadlineMs: 3_000,
   attempts: 1,
 });
