@@ -16,7 +16,18 @@ export type PrazoErrorCode =
   | 'REQUEST_FAILED'
   | 'FOREIGN_ORIGIN'
   | 'ATTEMPT_ABANDONED'
-  | 'BODY_DESTROYED';
+  | 'BODY_DESTROYED'
+  | PrometheusErrorCode;
+
+/** Codes of the {@link PrometheusError} family: what went wrong reading the Prometheus HTTP API. */
+export type PrometheusErrorCode =
+  | 'PROMETHEUS_UNAVAILABLE'
+  | 'PROMETHEUS_HTTP_ERROR'
+  | 'PROMETHEUS_QUERY_ERROR'
+  | 'PROMETHEUS_BAD_RESPONSE'
+  | 'PROMETHEUS_NO_DATA'
+  | 'PROMETHEUS_NOT_FINITE'
+  | 'PROMETHEUS_WRONG_METRIC_TYPE';
 
 /** Base class of every error prazo throws. */
 export class PrazoError extends Error {
@@ -235,6 +246,103 @@ export class AttemptAbandonedError extends PrazoError {
 export class BodyDestroyedError extends PrazoError {
   constructor(message = 'Response body destroyed before its end.', options?: { cause?: unknown }) {
     super('BODY_DESTROYED', message, options);
+  }
+}
+
+/** Where a failed Prometheus read went: the server and the PromQL, when there was one. */
+export interface PrometheusErrorContext {
+  /** Base URL of the Prometheus server (`http://host:9090`). */
+  url: string;
+  /** The PromQL query that failed, when the failure belongs to one. */
+  query?: string | undefined;
+  cause?: unknown;
+}
+
+/**
+ * Base class of the errors prazo raises while reading Prometheus (`prazo calibrate --prometheus`, the
+ * fleet latency feed, fleet drift). Match on `code`; `url` and `query` say what was asked.
+ */
+export class PrometheusError extends PrazoError {
+  /** Base URL of the Prometheus server. */
+  readonly url: string;
+  /** The PromQL query, when the failure belongs to one. */
+  readonly query: string | undefined;
+
+  constructor(code: PrometheusErrorCode, message: string, context: PrometheusErrorContext) {
+    super(code, message, 'cause' in context ? { cause: context.cause } : undefined);
+    this.url = context.url;
+    this.query = context.query;
+  }
+}
+
+/** Prometheus could not be reached: connection refused or reset, unknown host, or no answer in time. */
+export class PrometheusUnavailableError extends PrometheusError {
+  constructor(message: string, context: PrometheusErrorContext) {
+    super('PROMETHEUS_UNAVAILABLE', message, context);
+  }
+}
+
+/** Prometheus answered with an HTTP error status and no API error body. `status` holds it. */
+export class PrometheusHttpError extends PrometheusError {
+  /** The HTTP status of the answer. */
+  readonly status: number;
+
+  constructor(message: string, context: PrometheusErrorContext & { status: number }) {
+    super('PROMETHEUS_HTTP_ERROR', message, context);
+    this.status = context.status;
+  }
+}
+
+/** The API answered `status: "error"` (a bad query, a query timeout …). `errorType` is Prometheus' own. */
+export class PrometheusQueryError extends PrometheusError {
+  /** Prometheus' `errorType` (`bad_data`, `execution`, `timeout`, `canceled`, `internal` …). */
+  readonly errorType: string;
+
+  constructor(message: string, context: PrometheusErrorContext & { errorType: string }) {
+    super('PROMETHEUS_QUERY_ERROR', message, context);
+    this.errorType = context.errorType;
+  }
+}
+
+/** The answer was not the JSON shape of the Prometheus HTTP API (not JSON, a wrong result type …). */
+export class PrometheusBadResponseError extends PrometheusError {
+  constructor(message: string, context: PrometheusErrorContext) {
+    super('PROMETHEUS_BAD_RESPONSE', message, context);
+  }
+}
+
+/** The query ran but returned no series or no samples in the range: nothing to calibrate on. */
+export class PrometheusNoDataError extends PrometheusError {
+  constructor(message: string, context: PrometheusErrorContext) {
+    super('PROMETHEUS_NO_DATA', message, context);
+  }
+}
+
+/** A value that must be a finite number (a quantile, a bucket count) was NaN or ±Inf. */
+export class PrometheusNotFiniteError extends PrometheusError {
+  /** The value as Prometheus sent it (`NaN`, `+Inf` …). */
+  readonly value: string;
+
+  constructor(message: string, context: PrometheusErrorContext & { value: string }) {
+    super('PROMETHEUS_NOT_FINITE', message, context);
+    this.value = context.value;
+  }
+}
+
+/** The metric exists but is not a histogram (a counter, a gauge, a summary). */
+export class PrometheusWrongMetricTypeError extends PrometheusError {
+  /** The metric asked for. */
+  readonly metric: string;
+  /** What it is instead: `float` (a counter or gauge) or `summary`. */
+  readonly found: 'float' | 'summary';
+
+  constructor(
+    message: string,
+    context: PrometheusErrorContext & { metric: string; found: 'float' | 'summary' },
+  ) {
+    super('PROMETHEUS_WRONG_METRIC_TYPE', message, context);
+    this.metric = context.metric;
+    this.found = context.found;
   }
 }
 

@@ -49,7 +49,7 @@ export {
   parseDeadlineHeader,
   parseGrpcTimeout,
 } from './deadline/header-codec.js';
-export type { PrazoErrorCode } from './errors.js';
+export type { PrazoErrorCode, PrometheusErrorCode, PrometheusErrorContext } from './errors.js';
 export {
   AttemptAbandonedError,
   BodyDestroyedError,
@@ -62,11 +62,60 @@ export {
   InvalidOptionError,
   isPrazoError,
   PrazoError,
+  PrometheusBadResponseError,
+  PrometheusError,
+  PrometheusHttpError,
+  PrometheusNoDataError,
+  PrometheusNotFiniteError,
+  PrometheusQueryError,
+  PrometheusUnavailableError,
+  PrometheusWrongMetricTypeError,
   ReadTimeoutError,
   RequestFailedError,
   RetryAfterExceedsDeadlineError,
   RetryBudgetExhaustedError,
 } from './errors.js';
+export type { InstantSample, NativeHistogramSample, RangeSeries } from './fleet/api-response.js';
+export type {
+  FleetDriftOptions,
+  FleetDriftReport,
+  ProcessDrift,
+  ProcessTimeout,
+} from './fleet/fleet-drift.js';
+export { assessFleetDrift, checkFleetDrift } from './fleet/fleet-drift.js';
+export type {
+  FleetLatencyErrorEvent,
+  FleetLatencyFeed,
+  FleetLatencyFeedEventMap,
+  FleetLatencyFeedOptions,
+  FleetLatencyFeedState,
+  FleetLatencySnapshot,
+  FleetLatencySource,
+  FleetLatencyStaleEvent,
+  FleetLatencyUpdateEvent,
+} from './fleet/fleet-latency-feed.js';
+export {
+  createFleetLatencyFeed,
+  FLEET_LATENCY_FEED_DEFAULTS,
+  normalizeFleetLatencyFeedOptions,
+} from './fleet/fleet-latency-feed.js';
+export type { LabelMatcher } from './fleet/label-matchers.js';
+export { formatLabelMatchers, parseLabelMatchers } from './fleet/label-matchers.js';
+export type { PrometheusApi, PrometheusApiOptions, QueryRange } from './fleet/prometheus-api.js';
+export { createPrometheusApi, PROMETHEUS_API_DEFAULTS } from './fleet/prometheus-api.js';
+export type { FleetHistogram, HistogramKind } from './fleet/promql.js';
+export { bucketIncreaseQuery, quantileQuery, requestOutcomeQuery } from './fleet/promql.js';
+export type {
+  FleetLatencyQuery,
+  FleetLatencyReport,
+  FleetQueries,
+  NormalizedFleetLatencyQuery,
+} from './fleet/read-fleet-latency.js';
+export {
+  FLEET_LATENCY_DEFAULTS,
+  normalizeFleetLatencyQuery,
+  readFleetLatency,
+} from './fleet/read-fleet-latency.js';
 export type { CsvParserOptions } from './latency/formats/csv.js';
 export { createCsvParser } from './latency/formats/csv.js';
 export { detectFormat } from './latency/formats/detect.js';
@@ -113,6 +162,9 @@ export type {
   DriftMonitor,
   DriftMonitorEventMap,
   DriftMonitorOptions,
+  FleetDriftErrorEvent,
+  FleetDriftEvent,
+  FleetDriftMonitorOptions,
 } from './observe/drift-monitor.js';
 export {
   createDriftMonitor,

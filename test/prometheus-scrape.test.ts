@@ -1,15 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dependency } from '../src/client/dependency.js';
 import { startDouble } from '../src/lab/double.js';
 import { instrument } from '../src/observe/prometheus.js';
+import { poll, startPrometheus, type TestPrometheus } from './support/prometheus-server.js';
 import { findTool } from './support/tools.js';
 
 const prometheusBin = findTool('prometheus');
@@ -21,40 +20,10 @@ interface QueryResult {
   error?: string;
 }
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as AddressInfo;
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
-
-/** Polls `read` every 250 ms until it returns a value, for at most `limitMs`. */
-async function poll<T>(read: () => Promise<T | undefined>, limitMs: number, what: string): Promise<T> {
-  const until = Date.now() + limitMs;
-  let last: unknown;
-  while (Date.now() < until) {
-    try {
-      const value = await read();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error; // Prometheus not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(
-    `Timed out after ${limitMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`,
-  );
-}
-
 describe.skipIf(!prometheusBin)('a real Prometheus scraping an instrumented service', () => {
-  let dir: string;
   let service: Server;
-  let prometheus: ChildProcess | undefined;
+  let prometheus: TestPrometheus | undefined;
   let api: string;
-  let stderr = '';
   const closers: Array<{ close(): Promise<unknown> }> = [];
   const served = new Set<number>();
   const attemptsSent = { original: 0, retry: 0, hedge: 0 };
@@ -103,52 +72,20 @@ describe.skipIf(!prometheusBin)('a real Prometheus scraping an instrumented serv
     await once(service, 'listening');
     const servicePort = (service.address() as AddressInfo).port;
 
-    dir = mkdtempSync(join(tmpdir(), 'prazo-prometheus-'));
-    const config = join(dir, 'prometheus.yml');
-    writeFileSync(
-      config,
-      [
-        'global:',
-        '  scrape_interval: 1s',
-        '  evaluation_interval: 1s',
-        'rule_files:',
-        `  - ${JSON.stringify(join(root, 'alerts', 'prazo.rules.yml'))}`,
-        'scrape_configs:',
-        '  - job_name: prazo-example',
-        '    static_configs:',
-        `      - targets: ['127.0.0.1:${servicePort}']`,
-        '',
-      ].join('\n'),
-    );
-    const port = await freePort();
-    api = `http://127.0.0.1:${port}/api/v1`;
-    prometheus = spawn(
-      prometheusBin!,
-      [
-        `--config.file=${config}`,
-        `--storage.tsdb.path=${join(dir, 'data')}`,
-        `--web.listen-address=127.0.0.1:${port}`,
-        '--log.level=warn',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    prometheus.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000);
+    prometheus = await startPrometheus({
+      bin: prometheusBin!,
+      job: 'prazo-example',
+      targets: [`127.0.0.1:${servicePort}`],
+      ruleFiles: [join(root, 'alerts', 'prazo.rules.yml')],
     });
+    api = `${prometheus.url}/api/v1`;
   });
 
   afterAll(async () => {
     clearInterval(traffic);
-    if (prometheus && prometheus.exitCode === null) {
-      const exited = once(prometheus, 'exit');
-      prometheus.kill('SIGTERM');
-      const timer = setTimeout(() => prometheus?.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await prometheus?.stop();
     if (service) await new Promise((resolve) => service.close(resolve));
     for (const c of closers.reverse()) await c.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   const query = async (promql: string): Promise<QueryResult> => {
@@ -163,7 +100,7 @@ describe.skipIf(!prometheusBin)('a real Prometheus scraping an instrumented serv
         return r.data.result.length > 0 ? r.data.result : undefined;
       },
       20_000,
-      `prazo_retry_ratio in Prometheus (stderr: ${stderr})`,
+      `prazo_retry_ratio in Prometheus (stderr: ${prometheus?.stderr()})`,
     );
     expect(result).toHaveLength(1);
     expect(result[0]!.metric).toMatchObject({ dependency: 'payments', job: 'prazo-example' });

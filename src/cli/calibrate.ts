@@ -21,10 +21,17 @@ import {
   percent,
   runCommand,
 } from './args.js';
+import {
+  type FleetCalibrationSource,
+  PROMETHEUS_FLAGS,
+  PROMETHEUS_HELP,
+  readPrometheusForCalibrate,
+  reportPrometheusFailure,
+} from './calibrate-prometheus.js';
 import type { Command } from './command.js';
 import { EXIT } from './command.js';
 
-const HELP = `Usage: prazo calibrate (--p99 DURATION | --histogram FILE) --deadline DURATION [options]
+const HELP = `Usage: prazo calibrate (--p99 DURATION | --histogram FILE | --prometheus URL) --deadline DURATION [options]
 
 Derives per-attempt connect and read timeouts from a dependency's healthy p99 and fits the number of
 attempts into the caller's deadline: read = ceil(p99 × slack), connect = min(cap, read), and
@@ -43,7 +50,7 @@ Source of the p99 (one of):
   --max-error-rate X      a slice above this error rate is unhealthy (default ${HEALTH_RULE_DEFAULTS.maxErrorRate}, or 5%)
   --p99-factor X          a slice whose p99 exceeds X × the median slice p99 is unhealthy (default ${HEALTH_RULE_DEFAULTS.p99Factor})
   --min-samples N         a slice with fewer calls is not judged, only excluded (default ${HEALTH_RULE_DEFAULTS.minSamples})
-
+${PROMETHEUS_HELP}
 Policy:
   --deadline DURATION     how long the caller waits for the whole operation (required)
   --attempts N            attempts wanted, first call included (default ${CALIBRATION_DEFAULTS.attempts})
@@ -61,11 +68,14 @@ Durations are milliseconds (1500) or carry a unit (250ms, 1.5s, 2m).
 Exit codes: 0 the requested attempts fit; 1 a warning was raised (ATTEMPTS_REDUCED,
 DEADLINE_BELOW_ONE_ATTEMPT, READ_TIMEOUT_CLAMPED, CONNECT_TIMEOUT_CLAMPED, or about the file:
 QUANTILE_ABOVE_LARGEST_BUCKET when the p99 lies in a histogram's +Inf bucket, SERIES_MERGED when label
-series were merged unasked); 2 bad input (flag, file, or no healthy slice to calibrate on).
+series were merged unasked); 2 bad input (flag, file, or no healthy slice to calibrate on); 3 Prometheus
+could not be read or answered something unusable (the message starts with its code, e.g.
+PROMETHEUS_UNAVAILABLE).
 
 Examples:
   prazo calibrate --p99 180 --deadline 1500 --attempts 2
   prazo calibrate --histogram examples/checkout-balance.csv --deadline 1500 --json
+  prazo calibrate --prometheus http://127.0.0.1:9090 --dependency payments --range 6h --step 1m --deadline 1500
 `;
 
 const FLAGS = {
@@ -87,6 +97,7 @@ const FLAGS = {
   overhead: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  ...PROMETHEUS_FLAGS,
 } as const;
 
 function readFlags(argv: string[]) {
@@ -155,6 +166,8 @@ export interface CalibrateOutput extends CalibratedPolicy {
   notes: string[];
   /** Reasons not to trust the file's percentiles as they are; any of them makes the exit code 1. */
   inputWarnings: NonNullable<LatencyFileReport['warnings']>;
+  /** With `--prometheus`: the server, the histogram, the steps and the PromQL read. */
+  fleet?: FleetCalibrationSource;
 }
 
 /** `prazo calibrate`: see {@link HELP}. */
@@ -165,7 +178,14 @@ export const calibrate: Command = (argv, io) =>
       io.stdout.write(HELP);
       return EXIT.ok;
     }
-    const output = await computeCalibration(flags);
+    let output: CalibrateOutput;
+    try {
+      output = await computeCalibration(flags);
+    } catch (error) {
+      const code = reportPrometheusFailure('calibrate', error, io);
+      if (code === undefined) throw error;
+      return code;
+    }
     if (flags.json) io.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
     else io.stdout.write(renderCalibration(output));
     return output.warning === null && output.inputWarnings.length === 0 ? EXIT.ok : EXIT.warning;
@@ -188,16 +208,22 @@ async function computeCalibration(flags: Flags): Promise<CalibrateOutput> {
   const normalized = normalizeCalibrationOptions(options);
 
   const flagP99 = durationFlag('p99', flags.p99);
-  if ((flagP99 === undefined) === (flags.histogram === undefined)) {
-    throw new InvalidInputError('give exactly one of --p99 DURATION or --histogram FILE');
+  const sources = [flagP99, flags.histogram, flags.prometheus].filter((s) => s !== undefined).length;
+  if (sources !== 1) {
+    throw new InvalidInputError('give exactly one of --p99 DURATION or --histogram FILE or --prometheus URL');
   }
 
   let report: LatencyFileReport | undefined;
   let p99Ms: number;
   let healthy: HealthyLatency | null = null;
   let allSlicesP99Ms: number | null = null;
-  if (flags.histogram !== undefined) {
+  let fleet: FleetCalibrationSource | undefined;
+  if (flags.prometheus !== undefined) {
+    ({ report, fleet } = await readPrometheusForCalibrate(flags, readOptions(flags).healthRule));
+  } else if (flags.histogram !== undefined) {
     report = await readLatencyFile(flags.histogram, readOptions(flags));
+  }
+  if (report !== undefined) {
     const histogram = report.selection.histogram;
     if (histogram.count === 0) {
       const excluded = report.selection.excluded;
@@ -244,6 +270,7 @@ async function computeCalibration(flags: Flags): Promise<CalibrateOutput> {
     excluded: report?.selection.excluded ?? [],
     notes: report?.notes ?? [],
     inputWarnings: report?.warnings ?? [],
+    ...(fleet === undefined ? {} : { fleet }),
   };
 }
 

@@ -16,4 +16,6 @@ export const EXIT = Object.freeze({
   warning: 1,
   /** Bad input: unknown flag, unreadable file, invalid value. */
   badInput: 2,
+  /** A data source (a Prometheus server) could not be read, or answered something unusable. */
+  sourceFailed: 3,
 });

@@ -130,6 +130,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     minSamples: o.liveMinSamples,
     refreshMs: o.liveRefreshMs,
     onChange: announce,
+    fleet: o.fleetLatency,
   });
   ctx = {
     name: o.name,

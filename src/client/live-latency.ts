@@ -1,8 +1,9 @@
+import type { FleetLatencySource } from '../fleet/fleet-latency-feed.js';
 import type { SlicedWindow } from '../latency/sliced-window.js';
 import type { CalibrationWarning } from '../policy/calibrate.js';
 
-/** Where a latency figure in force comes from. */
-export type LatencySource = 'static' | 'start' | 'live';
+/** Where a latency figure in force comes from: `fleet` is the fleet's figures read from Prometheus. */
+export type LatencySource = 'static' | 'start' | 'live' | 'fleet';
 
 /** Options of {@link LiveLatency}. */
 export interface LiveLatencyOptions {
@@ -20,6 +21,8 @@ export interface LiveLatencyOptions {
   refreshMs: number;
   /** Called after a refresh that changed p95 or p99. */
   onChange: () => void;
+  /** The fleet's figures (`dependency({ fleetLatency })`): preferred while fresh. */
+  fleet?: FleetLatencySource | undefined;
 }
 
 /**
@@ -81,15 +84,27 @@ export class LiveLatency {
   refresh(nowMs: number): boolean {
     const o = this.#options;
     this.#nextRefreshAt = nowMs + o.refreshMs;
-    const { histogram } = o.window.healthy();
     let p95 = o.p95Ms;
     let p99 = o.p99Ms;
     let source: LatencySource = o.source;
-    if (histogram.count >= o.minSamples) {
-      const [live95, live99] = histogram.percentiles([95, 99]);
-      p95 = round(live95!);
-      p99 = round(live99!);
-      source = 'live';
+    const fleet = readFleet(o.fleet, nowMs);
+    if (fleet !== undefined && !fleet.stale) {
+      p95 = fleet.p95Ms;
+      p99 = fleet.p99Ms;
+      source = 'fleet';
+    } else {
+      const { histogram } = o.window.healthy();
+      if (histogram.count >= o.minSamples) {
+        const [live95, live99] = histogram.percentiles([95, 99]);
+        p95 = round(live95!);
+        p99 = round(live99!);
+        source = 'live';
+      } else if (fleet !== undefined) {
+        // Stale fleet figures still beat the starting ones: a Prometheus outage never erases them.
+        p95 = fleet.p95Ms;
+        p99 = fleet.p99Ms;
+        source = 'fleet';
+      }
     }
     const changed = p95 !== this.p95Ms || p99 !== this.p99Ms || source !== this.p99Source;
     this.p95Ms = p95;
@@ -98,6 +113,17 @@ export class LiveLatency {
     this.p99Source = source;
     if (changed) o.onChange();
     return changed;
+  }
+}
+
+/** The fleet's figures, if usable: a source that throws or returns nonsense is ignored (request path). */
+function readFleet(source: FleetLatencySource | undefined, nowMs: number) {
+  if (source === undefined) return undefined;
+  try {
+    const figures = source.read(nowMs);
+    return figures !== undefined && figures.p99Ms > 0 && figures.p95Ms > 0 ? figures : undefined;
+  } catch {
+    return undefined;
   }
 }
 

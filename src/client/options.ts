@@ -2,6 +2,7 @@ import type { LookupFunction } from 'node:net';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { InvalidOptionError } from '../errors.js';
+import type { FleetLatencySource } from '../fleet/fleet-latency-feed.js';
 import type { CalibrationOptions } from '../policy/calibrate.js';
 import { CALIBRATION_DEFAULTS } from '../policy/calibrate.js';
 import type { RetryBudget, RetryBudgetOptions } from '../policy/retry-budget.js';
@@ -55,6 +56,13 @@ export interface DependencyOptions {
   liveMinSamples?: number;
   /** Least time between two readings of the live window, in ms. @default 1000 */
   liveRefreshMs?: number;
+  /**
+   * The fleet's healthy p95/p99 (`createFleetLatencyFeed()`, read from Prometheus). While fresh they
+   * replace the live window's; stale, the live window takes over, or with too few local samples the
+   * last fleet figures stay. Read from memory at most once per `liveRefreshMs`. The dependency
+   * neither starts nor closes the feed (one feed may serve several dependencies). @default none
+   */
+  fleetLatency?: FleetLatencySource;
   /** @default systemClock */
   clock?: Clock;
   /** Uniform source in [0, 1) for backoff jitter. @default Math.random */
@@ -100,6 +108,7 @@ export interface NormalizedDependencyOptions {
   localMaxMs: number;
   liveMinSamples: number;
   liveRefreshMs: number;
+  fleetLatency: FleetLatencySource | undefined;
   clock: Clock;
   random: () => number;
   lookup: LookupFunction | undefined;
@@ -146,6 +155,13 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
   const passThroughFetch = options.passThroughFetch;
   if (passThroughFetch !== undefined && typeof passThroughFetch !== 'function')
     throw new InvalidOptionError('passThroughFetch', 'a fetch function', passThroughFetch);
+  const fleetLatency = options.fleetLatency;
+  if (fleetLatency !== undefined && typeof (fleetLatency as Partial<FleetLatencySource>)?.read !== 'function')
+    throw new InvalidOptionError(
+      'fleetLatency',
+      'a fleet latency source (createFleetLatencyFeed())',
+      fleetLatency,
+    );
   const retryBudget = options.retryBudget ?? {};
   if (typeof retryBudget !== 'object' || retryBudget === null)
     throw new InvalidOptionError('retryBudget', 'retry budget options or a RetryBudget', retryBudget);
@@ -162,6 +178,7 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
     localMaxMs,
     liveMinSamples,
     liveRefreshMs,
+    fleetLatency,
     clock,
     random,
     lookup,

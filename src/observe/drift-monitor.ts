@@ -1,10 +1,18 @@
 import { type Clock, systemClock, type Timer } from '../clock.js';
-import { InvalidOptionError } from '../errors.js';
+import { InvalidOptionError, type PrometheusError } from '../errors.js';
+import { checkFleetDrift, type FleetDriftReport } from '../fleet/fleet-drift.js';
+import { type LabelMatcher, parseLabelMatchers } from '../fleet/label-matchers.js';
+import {
+  createPrometheusApi,
+  type PrometheusApi,
+  type PrometheusApiOptions,
+} from '../fleet/prometheus-api.js';
 import { CALIBRATION_DEFAULTS, calibrateTimeout } from '../policy/calibrate.js';
 import {
   assessDrift,
   type CalibrateFn,
   type DriftAssessment,
+  type DriftDirection,
   type DriftEvent,
   type DriftSkippedEvent,
   type DriftSkipReason,
@@ -50,6 +58,49 @@ export interface DriftMonitorOptions {
   overheadPerAttemptMs?: number;
   /** Source of time and timers. @default systemClock */
   clock?: Clock;
+  /**
+   * Also compare every process's read timeout with the fleet's healthy p99, read from Prometheus
+   * (`checkFleetNow()`, and at every check once started): `fleet-drift` names each process that drifted.
+   * @default none
+   */
+  fleet?: FleetDriftMonitorOptions;
+}
+
+/** The fleet part of a drift monitor: where Prometheus is and how to tell processes apart. */
+export interface FleetDriftMonitorOptions {
+  /** The Prometheus server: an API client, or the options of one (`{ url }`). */
+  prometheus: PrometheusApi | PrometheusApiOptions;
+  /** Extra matchers for every series read (`job="checkout"`). @default none */
+  match?: string | readonly LabelMatcher[];
+  /** Labels that tell processes apart. @default ['instance', 'job'] */
+  by?: readonly string[];
+  /** How far back the fleet's healthy p99 is read, ms. @default 600_000 */
+  rangeMs?: number;
+  /** One health-rule slice per step, ms. @default 30_000 */
+  stepMs?: number;
+}
+
+/** Payload of the drift monitor's `fleet-drift` event: one process whose timeout drifted from the fleet's p99. */
+export interface FleetDriftEvent {
+  dependency: string;
+  /** The labels of the process (`instance`, `job`). */
+  process: Record<string, string>;
+  /** The process's read timeout, ms. */
+  configuredMs: number;
+  /** The fleet's healthy p99, ms. */
+  fleetP99Ms: number;
+  recommendedMs: number;
+  direction: DriftDirection;
+  /** `configuredMs / fleetP99Ms`. */
+  ratio: number;
+  atMs: number;
+}
+
+/** Payload of the drift monitor's `fleet-error` event: Prometheus could not be read for a dependency. */
+export interface FleetDriftErrorEvent {
+  dependency: string;
+  error: PrometheusError;
+  atMs: number;
 }
 
 /** Defaults of {@link DriftMonitorOptions}. */
@@ -71,6 +122,10 @@ export interface DriftMonitorEventMap {
   recalibrated: RecalibratedEvent;
   /** A check could not judge, or `'auto'` mode declined to act (with the reason). */
   skipped: DriftSkippedEvent;
+  /** A fleet check found a process whose read timeout is outside the tolerance around the fleet's p99 × slack. */
+  'fleet-drift': FleetDriftEvent;
+  /** A fleet check could not read Prometheus for a dependency. */
+  'fleet-error': FleetDriftErrorEvent;
 }
 
 /** What one check found for one dependency. */
@@ -91,6 +146,12 @@ export interface DriftMonitor {
   stop(): void;
   /** Checks every dependency now, emits the events, and returns what it found. */
   checkNow(): DriftCheckResult[];
+  /**
+   * With `fleet`: compares every process's read timeout with the fleet's healthy p99 now, emits
+   * `fleet-drift` per drifted process (`fleet-error` for a dependency Prometheus could not answer for)
+   * and returns what it found. A Prometheus failure never rejects it; without `fleet` it resolves to `[]`.
+   */
+  checkFleetNow(): Promise<FleetDriftReport[]>;
   /** Subscribes to an event; returns a function that unsubscribes. */
   on<E extends keyof DriftMonitorEventMap>(
     event: E,
@@ -105,8 +166,8 @@ export interface DriftMonitor {
   readonly running: boolean;
 }
 
-type Normalized = Required<Omit<DriftMonitorOptions, 'userDeadlineMs' | 'dependencies'>> &
-  Pick<DriftMonitorOptions, 'userDeadlineMs' | 'dependencies'>;
+type Normalized = Required<Omit<DriftMonitorOptions, 'userDeadlineMs' | 'dependencies' | 'fleet'>> &
+  Pick<DriftMonitorOptions, 'userDeadlineMs' | 'dependencies' | 'fleet'>;
 
 /**
  * Validates {@link DriftMonitorOptions} and fills in the defaults.
@@ -152,6 +213,14 @@ export function normalizeDriftMonitorOptions(options: DriftMonitorOptions): Norm
       deadline,
     );
   if (typeof o.clock?.setTimeout !== 'function') throw new InvalidOptionError('clock', 'a Clock', o.clock);
+  if (
+    o.fleet !== undefined &&
+    (typeof o.fleet !== 'object' || o.fleet === null || o.fleet.prometheus === undefined)
+  )
+    throw new InvalidOptionError('fleet', 'an object with `prometheus`', o.fleet);
+  // Matchers parsed once here: a typo fails at setup, not at every check.
+  if (typeof o.fleet?.match === 'string')
+    o.fleet = { ...o.fleet, match: parseLabelMatchers(o.fleet.match, 'fleet.match') };
   return o;
 }
 
@@ -186,6 +255,8 @@ export function createDriftMonitor(options: DriftMonitorOptions): DriftMonitor {
     drift: new Set(),
     recalibrated: new Set(),
     skipped: new Set(),
+    'fleet-drift': new Set(),
+    'fleet-error': new Set(),
   };
   const emit = <E extends keyof DriftMonitorEventMap>(event: E, payload: DriftMonitorEventMap[E]): void => {
     for (const listener of [...listeners[event]]) listener(payload);
@@ -300,11 +371,60 @@ export function createDriftMonitor(options: DriftMonitorOptions): DriftMonitor {
     return { dependency: d.name, assessment, recalibrated: event };
   };
 
+  const fleetApi = o.fleet === undefined ? undefined : toApi(o.fleet.prometheus);
+  let fleetCheck: Promise<FleetDriftReport[]> | undefined;
+  let fleetAbort: AbortController | undefined;
+  const checkFleet = async (f: FleetDriftMonitorOptions, api: PrometheusApi): Promise<FleetDriftReport[]> => {
+    const atMs = o.clock.now();
+    fleetAbort = new AbortController();
+    const reports: FleetDriftReport[] = [];
+    for (const d of [...o.dependencies]) {
+      try {
+        const report = await checkFleetDrift(api, {
+          dependency: d.name,
+          ...(f.match === undefined ? {} : { match: f.match }),
+          ...(f.by === undefined ? {} : { by: f.by }),
+          ...(f.rangeMs === undefined ? {} : { rangeMs: f.rangeMs }),
+          ...(f.stepMs === undefined ? {} : { stepMs: f.stepMs }),
+          slack: o.slack,
+          tolerance: o.tolerance,
+          minSamples: o.minSamples,
+          nowMs: atMs,
+          signal: fleetAbort.signal,
+        });
+        reports.push(report);
+        for (const p of report.drifted) {
+          if (p.assessment.status === 'insufficient' || p.direction === undefined) continue;
+          emit('fleet-drift', {
+            dependency: d.name,
+            process: p.process,
+            configuredMs: p.readMs,
+            fleetP99Ms: p.assessment.measuredP99Ms,
+            recommendedMs: p.assessment.recommendedMs,
+            direction: p.direction,
+            ratio: p.assessment.ratio,
+            atMs,
+          });
+        }
+      } catch (error) {
+        if (
+          typeof error !== 'object' ||
+          error === null ||
+          !String((error as PrometheusError).code).startsWith('PROMETHEUS_')
+        )
+          throw error;
+        emit('fleet-error', { dependency: d.name, error: error as PrometheusError, atMs });
+      }
+    }
+    return reports;
+  };
+
   let timer: Timer | undefined;
   const tick = (): void => {
     // Re-arm first: a throwing listener must not stop the monitoring.
     timer = o.clock.setTimeout(tick, o.intervalMs);
     timer.unref();
+    if (fleetApi !== undefined && fleetCheck === undefined) void monitor.checkFleetNow().catch(() => {});
     monitor.checkNow();
   };
 
@@ -315,9 +435,20 @@ export function createDriftMonitor(options: DriftMonitorOptions): DriftMonitor {
       timer.unref();
     },
     stop() {
+      fleetAbort?.abort();
       if (!timer) return;
       o.clock.clearTimeout(timer);
       timer = undefined;
+    },
+    checkFleetNow() {
+      if (o.fleet === undefined || fleetApi === undefined) return Promise.resolve([]);
+      if (fleetCheck === undefined) {
+        fleetCheck = checkFleet(o.fleet, fleetApi).finally(() => {
+          fleetCheck = undefined;
+          fleetAbort = undefined;
+        });
+      }
+      return fleetCheck;
     },
     checkNow() {
       const atMs = o.clock.now();
@@ -337,6 +468,12 @@ export function createDriftMonitor(options: DriftMonitorOptions): DriftMonitor {
     },
   };
   return monitor;
+}
+
+function toApi(prometheus: PrometheusApi | PrometheusApiOptions): PrometheusApi {
+  return typeof (prometheus as Partial<PrometheusApi>).queryRange === 'function'
+    ? (prometheus as PrometheusApi)
+    : createPrometheusApi(prometheus as PrometheusApiOptions);
 }
 
 function checkDeadline(option: string, value: unknown): void {

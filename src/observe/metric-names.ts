@@ -192,6 +192,22 @@ export const METRICS = Object.freeze({
     help: "Policy changes the drift monitor made in 'auto' mode.",
     labels: ['dependency'],
   },
+  fleetLatencyAge: {
+    prometheus: 'prazo_fleet_latency_age_seconds',
+    otel: 'prazo.client.fleet_latency.age',
+    type: 'gauge',
+    unit: 's',
+    help: 'Seconds since the fleet latency feed last read good figures from Prometheus (absent before the first).',
+    labels: ['dependency'],
+  },
+  fleetLatencyStale: {
+    prometheus: 'prazo_fleet_latency_stale',
+    otel: 'prazo.client.fleet_latency.stale',
+    type: 'gauge',
+    unit: '1',
+    help: 'Whether the fleet latency figures are stale (1): no good read from Prometheus within the staleness limit.',
+    labels: ['dependency'],
+  },
 } as const satisfies Record<string, MetricDefinition>);
 
 /** Key of a metric in {@link METRICS}. */

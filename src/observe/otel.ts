@@ -12,6 +12,7 @@ import {
   type Observable,
 } from '@opentelemetry/api';
 import type { DriftDirection, DriftEventSource } from './drift-check.js';
+import { type FleetFeedView, readFleetFeeds, toFleetFeeds } from './fleet-feed-view.js';
 import {
   DURATION_BUCKETS_SECONDS,
   LABEL_VALUES,
@@ -23,6 +24,7 @@ import { type InstrumentableDependency, type InstrumentTarget, toDependencies } 
 import { countDrift, createTally, driftCounts, readHealthyLatency, type Tally } from './tally.js';
 
 export type { DriftEventSource } from './drift-check.js';
+export type { FleetFeedView } from './fleet-feed-view.js';
 export type { InstrumentableDependency, InstrumentTarget } from './source.js';
 
 declare const __PRAZO_VERSION__: string | undefined;
@@ -36,6 +38,11 @@ export interface OtelInstrumentOptions {
   meterProvider?: MeterProvider;
   /** A drift monitor whose events feed `prazo.client.drift.events` and `prazo.client.recalibrations`. */
   driftMonitor?: DriftEventSource;
+  /**
+   * Fleet latency feeds (`createFleetLatencyFeed()`) whose staleness feeds `prazo.client.fleet_latency.age`
+   * and `prazo.client.fleet_latency.stale`, with the feed's target as `prazo.dependency`.
+   */
+  fleetLatency?: FleetFeedView | Iterable<FleetFeedView>;
 }
 
 /** Handle returned by {@link instrument}. */
@@ -70,6 +77,7 @@ interface Attachment {
  */
 export function instrument(target: InstrumentTarget, options: OtelInstrumentOptions = {}): Instrumentation {
   const dependencies = toDependencies(target);
+  const feeds = toFleetFeeds(options.fleetLatency);
   const meter =
     options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter('prazo', VERSION);
   const describe = (def: MetricDefinition) => ({ description: def.help, unit: def.unit });
@@ -102,6 +110,8 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
     timeoutSeconds: gauge(METRICS.timeoutSeconds),
     healthyLatency: gauge(METRICS.healthyLatency),
     timeoutP99Ratio: gauge(METRICS.timeoutP99Ratio),
+    fleetLatencyAge: gauge(METRICS.fleetLatencyAge),
+    fleetLatencyStale: gauge(METRICS.fleetLatencyStale),
   };
   const A = OTEL_ATTRIBUTES;
 
@@ -163,8 +173,17 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
       }
     }
   };
+  const observeFeeds: BatchObservableCallback = (observer) => {
+    for (const r of readFleetFeeds(feeds)) {
+      const attrs = { [A.dependency]: r.dependency };
+      if (r.ageSeconds !== undefined) observer.observe(o.fleetLatencyAge, r.ageSeconds, attrs);
+      observer.observe(o.fleetLatencyStale, r.stale, attrs);
+    }
+  };
   const observables: Observable[] = Object.values(o);
   meter.addBatchObservableCallback(observeAll, observables);
+  if (feeds.length > 0)
+    meter.addBatchObservableCallback(observeFeeds, [o.fleetLatencyAge, o.fleetLatencyStale]);
 
   const stopCountingDrift = countDrift(options.driftMonitor, (name) => attachments.get(name));
 
@@ -175,6 +194,8 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
       detached = true;
       stopCountingDrift();
       meter.removeBatchObservableCallback(observeAll, observables);
+      if (feeds.length > 0)
+        meter.removeBatchObservableCallback(observeFeeds, [o.fleetLatencyAge, o.fleetLatencyStale]);
       for (const a of attachments.values()) a.tally.detach();
     },
   };

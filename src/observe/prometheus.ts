@@ -7,6 +7,12 @@ import { Counter, Gauge, register as globalRegistry, Histogram, type Registry } 
 import { InvalidOptionError } from '../errors.js';
 import type { DriftDirection, DriftEventSource } from './drift-check.js';
 import {
+  type FleetFeedReading,
+  type FleetFeedView,
+  readFleetFeeds,
+  toFleetFeeds,
+} from './fleet-feed-view.js';
+import {
   DURATION_BUCKETS_SECONDS,
   LABEL_VALUES,
   METRICS,
@@ -18,6 +24,7 @@ import { type InstrumentableDependency, type InstrumentTarget, toDependencies } 
 import { countDrift, createTally, driftCounts, readHealthyLatency, type Tally } from './tally.js';
 
 export type { DriftEventSource } from './drift-check.js';
+export type { FleetFeedView } from './fleet-feed-view.js';
 export type { InstrumentableDependency, InstrumentTarget } from './source.js';
 
 /** Options of {@link instrument}. */
@@ -31,6 +38,11 @@ export interface PrometheusInstrumentOptions {
   prefix?: string;
   /** A drift monitor whose `drift` and `recalibrated` events feed `prazo_drift_events_total` and `prazo_recalibrations_total`. */
   driftMonitor?: DriftEventSource;
+  /**
+   * Fleet latency feeds (`createFleetLatencyFeed()`) whose staleness feeds
+   * `prazo_fleet_latency_age_seconds` and `prazo_fleet_latency_stale`, labelled by the feed's target.
+   */
+  fleetLatency?: FleetFeedView | Iterable<FleetFeedView>;
 }
 
 /** Handle returned by {@link instrument}. */
@@ -61,6 +73,7 @@ interface Attachment {
 
 interface RegistryState {
   attached: Map<string, Attachment>;
+  feeds: Set<FleetFeedView>;
   counters: Record<CounterKey, Counter<string>>;
   requestDuration: Histogram<string>;
   attemptDuration: Histogram<string>;
@@ -111,6 +124,7 @@ export function instrument(
     throw new InvalidOptionError('prefix', 'a Prometheus name prefix such as "prazo_"', prefix);
   }
   const state = stateFor(registry, prefix);
+  const feeds = toFleetFeeds(options.fleetLatency);
   const seen = new Set<string>();
   for (const d of dependencies) {
     if (state.attached.has(d.name) || seen.has(d.name)) {
@@ -131,6 +145,7 @@ export function instrument(
   }
 
   const stopCountingDrift = countDrift(options.driftMonitor, (name) => mine.get(name));
+  for (const feed of feeds) state.feeds.add(feed);
 
   let detached = false;
   return {
@@ -138,6 +153,7 @@ export function instrument(
       if (detached) return;
       detached = true;
       stopCountingDrift();
+      for (const feed of feeds) state.feeds.delete(feed);
       for (const [name, a] of mine) {
         a.tally.detach();
         for (const [counter, series] of a.counters) syncCounter(counter, series);
@@ -234,7 +250,12 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
     });
     return metric;
   };
-  const gauge = (def: MetricDefinition, fill: (gauge: Gauge<string>, a: Attachment) => void): void => {
+  const gauge = (def: MetricDefinition, fill: (gauge: Gauge<string>, a: Attachment) => void): void =>
+    collectedGauge(def, (g) => {
+      for (const a of attached.values()) fill(g, a);
+    });
+  /** A gauge refilled from scratch at every scrape. */
+  const collectedGauge = (def: MetricDefinition, fill: (gauge: Gauge<string>) => void): void => {
     new Gauge({
       name: prometheusName(def, prefix),
       help: def.help,
@@ -242,7 +263,7 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
       registers,
       collect() {
         this.reset();
-        for (const a of attached.values()) fill(this, a);
+        fill(this);
       },
     });
   };
@@ -255,8 +276,10 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
       registers,
     });
 
+  const feeds = new Set<FleetFeedView>();
   const state: RegistryState = {
     attached,
+    feeds,
     counters: {
       requests: counter(METRICS.requests),
       attempts: counter(METRICS.attempts),
@@ -291,6 +314,15 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
     if (!healthy || healthy.p99Ms <= 0) return;
     g.set({ dependency: a.dependency.name }, a.dependency.policy().readMs / healthy.p99Ms);
   });
+  const feedGauge = (def: MetricDefinition, read: (r: FleetFeedReading) => number | undefined): void =>
+    collectedGauge(def, (g) => {
+      for (const r of readFleetFeeds([...feeds])) {
+        const value = read(r);
+        if (value !== undefined) g.set({ dependency: r.dependency }, value);
+      }
+    });
+  feedGauge(METRICS.fleetLatencyAge, (r) => r.ageSeconds);
+  feedGauge(METRICS.fleetLatencyStale, (r) => r.stale);
   byPrefix.set(prefix, state);
   return state;
 }

@@ -190,16 +190,20 @@ export function createPrometheusParser(source: string, options: PrometheusParser
   };
 }
 
-/** Spreads `count` calls evenly over (lowMs, highMs]. */
-function spread(histogram: LatencyHistogram, lowMs: number, highMs: number, count: number): void {
+/**
+ * Spreads `count` calls evenly over (lowMs, highMs]: the linear interpolation within a bucket that
+ * `histogram_quantile()` uses (the fleet reader shares it).
+ */
+export function spread(histogram: LatencyHistogram, lowMs: number, highMs: number, count: number): void {
   if (count === 0) return;
   const points = Math.min(count, POINTS_PER_BUCKET);
-  const base = Math.floor(count / points);
-  let extra = count - base * points;
+  // Point i holds the calls whose rank falls in its share of the bucket: an even spread even when
+  // `count` is not a multiple of `points`.
+  let placed = 0;
   for (let i = 1; i <= points; i++) {
-    const n = base + (extra > 0 ? 1 : 0);
-    if (extra > 0) extra -= 1;
-    histogram.recordMany(lowMs + ((highMs - lowMs) * i) / points, n);
+    const upTo = Math.round((count * i) / points);
+    histogram.recordMany(lowMs + ((highMs - lowMs) * i) / points, upTo - placed);
+    placed = upTo;
   }
 }
 
