@@ -64,6 +64,18 @@ describe('Balancer: latency', () => {
     expect(picks.filter((i) => i === balancer.indexOf(B))).toHaveLength(1);
   });
 
+  it('gives an instance whose estimate went stale one call at a time until it answers, not a burst', () => {
+    const { balancer, clock } = setup([A, B]);
+    const [a, b] = [balancer.indexOf(A), balancer.indexOf(B)];
+    balancer.pickRetry(a, clock.now());
+    balancer.finished(b, 'success', 400, clock.now());
+    clock.advance(60_000); // B's 400 ms has decayed to 1 ms
+    balancer.pickRetry(b, clock.now());
+    balancer.finished(a, 'success', 5, clock.now());
+    const picks = Array.from({ length: 20 }, () => balancer.pick(clock.now()));
+    expect(picks.filter((i) => i === b)).toHaveLength(1);
+  });
+
   it('tries a slow instance again once its estimate has decayed', () => {
     const { balancer, clock, random } = setup([A, B]);
     const behave: Behaviour = (origin) => (origin === B ? healthy(random, 400)() : healthy(random, 5)());

@@ -10,11 +10,14 @@ import { nextPeakEwma, peakEwmaAt } from './peak-ewma.js';
 import { slowStartShare } from './slow-start.js';
 
 /**
- * Cost of an instance with no latency sample yet and calls in flight: above any real cost, so it
- * gets one exploratory call at a time until its first answer says how fast it is (an idle one
- * costs 0 and is tried at once). Finagle's peak-EWMA balancer treats unmeasured nodes the same way.
+ * Cost of an instance with calls in flight whose latency is unknown (no sample yet) or stale (no
+ * answer for `decayMs × ln 2`, so the estimate has decayed to less than half): above any real cost,
+ * so it gets one exploratory call at a time until an answer says how fast it is now. Finagle's
+ * peak-EWMA balancer treats unmeasured nodes this way; prazo extends it to stale estimates, or an
+ * idle slow instance whose estimate has decayed would take a burst of calls before its first
+ * answer comes back.
  */
-const UNSAMPLED_PENALTY = 1e15;
+const UNKNOWN_PENALTY = 1e15;
 
 /** Random draws tried before a linear scan finds an acceptable candidate (rare: see `#draw`). */
 const DRAWS = 8;
@@ -90,6 +93,8 @@ export class Balancer {
   readonly #t = new InstanceTable();
   readonly #o: NormalizedBalancerOptions;
   readonly #random: () => number;
+  /** Time without an answer after which an instance's estimate is stale (it has halved). */
+  readonly #staleMs: number;
   /** Members ejected or probing. */
   #ejected = 0;
   /** Earliest end of an ejection or connect-down period; the next pick at or after it sweeps. */
@@ -111,6 +116,7 @@ export class Balancer {
   constructor(origins: readonly string[], options: BalancerOptions = {}) {
     this.#o = normalizeBalancerOptions(options);
     this.#random = this.#o.random;
+    this.#staleMs = this.#o.decayMs * Math.LN2;
     checkOrigins(origins);
     for (const origin of origins) if (!this.#t.byOrigin.has(origin)) this.#join(origin, 0, false);
   }
@@ -373,7 +379,8 @@ export class Balancer {
   #cost(i: number, nowMs: number): number {
     const t = this.#t;
     const n = t.inFlight[i]!;
-    if (t.sampled[i] === 0) return n === 0 ? 0 : UNSAMPLED_PENALTY + n;
+    if (t.sampled[i] === 0) return n === 0 ? 0 : UNKNOWN_PENALTY + n;
+    if (n > 0 && nowMs - t.ewmaAt[i]! > this.#staleMs) return UNKNOWN_PENALTY + n;
     return peakEwmaAt(t.ewmaMs[i]!, t.ewmaAt[i]!, nowMs, this.#o.decayMs) * (n + 1);
   }
 
