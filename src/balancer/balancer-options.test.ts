@@ -22,6 +22,7 @@ describe('normalizeBalancerOptions', () => {
     [{ panicThreshold: -0.1 }, /`balancer.panicThreshold` to be a number from 0 to 1/],
     [{ slowStartMs: Number.NaN }, /`balancer.slowStartMs` to be a finite number of ms ≥ 0/],
     [{ random: 4 }, /`balancer.random` to be a function/],
+    [{ onTransition: 'log' }, /`balancer.onTransition` to be a function/],
   ])('rejects %j naming the option', (options, message) => {
     expect(() => normalizeBalancerOptions(options as never)).toThrow(message);
   });

@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../errors.js';
+import type { InstanceTransition } from './instance-transition.js';
 import { OUTCOME_RING_MAX } from './outcome-ring.js';
 
 /**
@@ -75,6 +76,15 @@ export interface BalancerOptions {
   shareWindowMs?: number;
   /** Uniform source in [0, 1) for the two random choices and tie-breaks. @default Math.random */
   random?: () => number;
+  /**
+   * Called on every change of state of an instance (ejected, probing, returned, down, added,
+   * removed, drained), after the balancer's state is consistent; not for the starting instances.
+   * It must not call back into the balancer's picks, `finished()` or membership methods (read
+   * `snapshot()` later, or queue the work). A listener that throws does not disturb the balancer:
+   * the error is rethrown in a microtask (like an uncaught exception).
+   * @default undefined
+   */
+  onTransition?: ((transition: InstanceTransition) => void) | undefined;
 }
 
 /** Defaults of {@link BalancerOptions}. */
@@ -98,6 +108,7 @@ export const BALANCER_DEFAULTS = Object.freeze({
 /** {@link BalancerOptions} after validation, every default applied. */
 export type NormalizedBalancerOptions = { -readonly [K in keyof typeof BALANCER_DEFAULTS]: number } & {
   random: () => number;
+  onTransition: ((transition: InstanceTransition) => void) | undefined;
 };
 
 /**
@@ -120,6 +131,9 @@ export function normalizeBalancerOptions(options: BalancerOptions = {}): Normali
     );
   const random = o.random ?? Math.random;
   if (typeof random !== 'function') throw new InvalidOptionError('balancer.random', 'a function', random);
+  const onTransition = o.onTransition;
+  if (onTransition !== undefined && typeof onTransition !== 'function')
+    throw new InvalidOptionError('balancer.onTransition', 'a function', onTransition);
   return {
     decayMs: positive('decayMs', o.decayMs ?? d.decayMs),
     consecutiveFailures: integer(
@@ -153,6 +167,7 @@ export function normalizeBalancerOptions(options: BalancerOptions = {}): Normali
     connectDownMs: nonNegative('connectDownMs', o.connectDownMs ?? d.connectDownMs),
     shareWindowMs: positive('shareWindowMs', o.shareWindowMs ?? d.shareWindowMs),
     random,
+    onTransition,
   };
 }
 

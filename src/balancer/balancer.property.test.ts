@@ -31,7 +31,16 @@ const op = (membership: boolean) =>
 type Op = typeof op extends (m: boolean) => fc.Arbitrary<infer T> ? T : never;
 
 function run(ops: Op[], seed: number, start: number, membership: boolean) {
-  const balancer = createBalancer(POOL.slice(0, start), { random: createRandom(seed) });
+  // The states the transitions report, replayed: they must always match the snapshot.
+  const reported = new Map<string, string>(POOL.slice(0, start).map((o) => [o, 'up']));
+  const balancer = createBalancer(POOL.slice(0, start), {
+    random: createRandom(seed),
+    onTransition: (t) => {
+      expect(reported.get(t.origin) ?? 'absent').toBe(t.from);
+      if (t.to === 'absent') reported.delete(t.origin);
+      else reported.set(t.origin, t.to);
+    },
+  });
   let now = 1_000_000;
   const outstanding: number[] = [];
   const check = (i: number, before: ReturnType<typeof balancer.snapshot>) => {
@@ -74,6 +83,7 @@ function run(ops: Op[], seed: number, start: number, membership: boolean) {
     else balancer.remove(o.origin, now);
 
     const after = balancer.snapshot(now);
+    expect(new Map(after.instances.map((s) => [s.origin, s.state]))).toEqual(reported);
     for (const s of after.instances) expect(s.inFlight).toBe(outstanding.filter((i) => i === s.index).length);
     if (!membership) {
       const out = after.instances.filter((s) => s.state === 'ejected' || s.state === 'probing').length;

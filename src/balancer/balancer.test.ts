@@ -331,6 +331,67 @@ describe('Balancer: retries and hedges', () => {
   });
 });
 
+describe('Balancer: transitions', () => {
+  it('reports ejection, probe, return and membership changes, in order', () => {
+    const seen: string[] = [];
+    const { balancer, clock } = setup([A, B], {
+      onTransition: (t) =>
+        seen.push(`${'ABCD'[[A, B, C, D].indexOf(t.origin)]} ${t.from}→${t.to} ${t.reason}`),
+    });
+    const b = balancer.indexOf(B);
+    for (let k = 0; k < 5; k++) {
+      balancer.pickRetry(balancer.indexOf(A), clock.now());
+      balancer.finished(b, 'gateway', 1, clock.now());
+    }
+    clock.advance(BALANCER_DEFAULTS.baseEjectionMs);
+    balancer.finished(balancer.pick(clock.now()), 'gateway', 1, clock.now());
+    clock.advance(2 * BALANCER_DEFAULTS.baseEjectionMs);
+    balancer.finished(balancer.pick(clock.now()), 'success', 5, clock.now());
+    balancer.pickRetry(b, clock.now());
+    balancer.finished(balancer.indexOf(A), 'refused', 1, clock.now());
+    clock.advance(BALANCER_DEFAULTS.connectDownMs);
+    balancer.snapshot(clock.now());
+    const c = balancer.add(C, clock.now());
+    // Until C holds a call (it is in slow start: a few picks).
+    for (let k = 0; k < 1_000 && stateOf(balancer, C, clock.now()).inFlight === 0; k++) {
+      const i = balancer.pick(clock.now());
+      if (i !== c) balancer.finished(i, 'success', 5, clock.now());
+    }
+    balancer.remove(C, clock.now());
+    balancer.finished(c, 'success', 5, clock.now());
+    balancer.add(D, clock.now());
+    balancer.remove(D, clock.now());
+    expect(seen).toEqual([
+      'B up→ejected consecutive-failures',
+      'B ejected→probing ejection-ended',
+      'B probing→ejected probe-failed',
+      'B ejected→probing ejection-ended',
+      'B probing→up probe-succeeded',
+      'A up→down connect-failure',
+      'A down→up down-ended',
+      'C absent→up added',
+      'C up→draining removed',
+      'C draining→absent drained',
+      'D absent→up added',
+      'D up→absent removed',
+    ]);
+  });
+
+  it('keeps its state when a transition listener throws, and rethrows the error in a microtask', async () => {
+    const { balancer, clock } = setup([A, B], {
+      onTransition: () => {
+        throw new Error('listener failed');
+      },
+    });
+    const thrown = new Promise<unknown>((resolve) => process.once('uncaughtException', resolve));
+    balancer.pick(clock.now());
+    balancer.finished(balancer.indexOf(A), 'refused', 1, clock.now());
+    expect(stateOf(balancer, A, clock.now()).state).toBe('down');
+    expect(balancer.pick(clock.now())).toBe(balancer.indexOf(B));
+    expect(((await thrown) as Error).message).toBe('listener failed');
+  });
+});
+
 describe('Balancer: membership', () => {
   it('drains a removed instance: no new picks, its calls finish, then its slot is released', () => {
     const { balancer, clock } = setup([A, B]);
@@ -345,7 +406,7 @@ describe('Balancer: membership', () => {
       .map((i) => balancer.finished(i, 'success', 3, clock.now()));
     expect(drained).toEqual([false, true]);
     expect(balancer.indexOf(B)).toBe(-1);
-    expect(balancer.remove(B)).toBe('unknown');
+    expect(balancer.remove(B, clock.now())).toBe('unknown');
   });
 
   it('adds an instance in slow start without touching the state of the others', () => {

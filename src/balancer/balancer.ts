@@ -4,6 +4,7 @@ import { normalizeBalancerOptions } from './balancer-options.js';
 import type { IndexSet } from './index-set.js';
 import type { InstanceOutcome } from './instance-outcome.js';
 import { InstanceTable, SLOT } from './instance-table.js';
+import type { InstanceState, InstanceTransition, TransitionReason } from './instance-transition.js';
 import { failuresIn, pushOutcome } from './outcome-ring.js';
 import { ejectionMs, inPanic, isFailureOutlier, maxEjected } from './outlier-rules.js';
 import { nextPeakEwma, peakEwmaAt } from './peak-ewma.js';
@@ -22,8 +23,7 @@ const UNKNOWN_PENALTY = 1e15;
 /** Random draws tried before a linear scan finds an acceptable candidate (rare: see `#draw`). */
 const DRAWS = 8;
 
-/** State of an instance as {@link Balancer.snapshot} reports it. */
-export type InstanceState = 'up' | 'down' | 'ejected' | 'probing' | 'draining';
+export type { InstanceState, InstanceTransition, TransitionReason } from './instance-transition.js';
 
 const STATE_NAMES: readonly (InstanceState | undefined)[] = [
   undefined,
@@ -118,7 +118,7 @@ export class Balancer {
     this.#random = this.#o.random;
     this.#staleMs = this.#o.decayMs * Math.LN2;
     checkOrigins(origins);
-    for (const origin of origins) if (!this.#t.byOrigin.has(origin)) this.#join(origin, 0, false);
+    for (const origin of origins) if (!this.#t.byOrigin.has(origin)) this.#join(origin, 0, true);
   }
 
   /** Instances in the fleet (draining ones excluded). */
@@ -193,7 +193,9 @@ export class Balancer {
     const state = t.state[index];
     if (state === SLOT.draining) {
       if (t.inFlight[index] !== 0) return false;
+      const origin = t.origins[index];
       t.release(index);
+      this.#emit(index, SLOT.draining, SLOT.free, 'drained', nowMs, origin);
       return true;
     }
     if (outcome === 'success' || outcome === 'timeout') this.#sample(index, latencyMs, nowMs);
@@ -207,14 +209,22 @@ export class Balancer {
     if (outcome === 'success') {
       t.consecutive[index] = 0;
       this.#push(index, false, nowMs);
-      if (state === SLOT.down) this.#setUp(index);
+      if (state === SLOT.down) {
+        this.#setUp(index);
+        this.#emit(index, SLOT.down, SLOT.up, 'answered', nowMs);
+      }
       return false;
     }
     this.#push(index, true, nowMs);
     t.lastFailureAt[index] = nowMs;
     if (outcome !== 'error') t.consecutive[index]!++;
-    const outlier = t.consecutive[index]! >= this.#o.consecutiveFailures || this.#isRatioOutlier(index);
-    if (outlier && this.#eject(index, nowMs)) return false;
+    const reason: TransitionReason | undefined =
+      t.consecutive[index]! >= this.#o.consecutiveFailures
+        ? 'consecutive-failures'
+        : this.#isRatioOutlier(index)
+          ? 'failure-ratio'
+          : undefined;
+    if (reason !== undefined && this.#eject(index, reason, nowMs)) return false;
     if (outcome === 'refused') this.#markDown(index, nowMs);
     return false;
   }
@@ -230,12 +240,14 @@ export class Balancer {
       throw new InvalidOptionError('origin', 'a non-empty string', origin);
     const t = this.#t;
     const existing = t.byOrigin.get(origin);
-    if (existing === undefined) return this.#join(origin, nowMs, true);
+    if (existing === undefined) return this.#join(origin, nowMs, false);
     if (t.state[existing] === SLOT.draining) {
       t.state[existing] = SLOT.up;
+      t.consecutive[existing] = 0;
       t.members.add(existing);
       t.up.add(existing);
       this.#startSlow(existing, nowMs);
+      this.#emit(existing, SLOT.draining, SLOT.up, 'added', nowMs);
     }
     return existing;
   }
@@ -245,7 +257,7 @@ export class Balancer {
    * index stays valid until the last one is {@link Balancer.finished}), else its slot is released
    * at once. The state of the other instances is untouched.
    */
-  remove(origin: string, _nowMs?: number): RemoveResult {
+  remove(origin: string, nowMs: number): RemoveResult {
     const t = this.#t;
     const i = t.byOrigin.get(origin);
     if (i === undefined) return 'unknown';
@@ -259,9 +271,11 @@ export class Balancer {
     t.probeInFlight[i] = 0;
     if (t.inFlight[i] === 0) {
       t.release(i);
+      this.#emit(i, state!, SLOT.free, 'removed', nowMs, origin);
       return 'removed';
     }
     t.state[i] = SLOT.draining;
+    this.#emit(i, state!, SLOT.draining, 'removed', nowMs);
     return 'draining';
   }
 
@@ -318,6 +332,30 @@ export class Balancer {
       });
     }
     return { panic: this.#panic(), instances };
+  }
+
+  /** Reports a change of state of instance `i` (already applied) to `onTransition`. */
+  #emit(i: number, from: number, to: number, reason: TransitionReason, nowMs: number, origin?: string): void {
+    const listener = this.#o.onTransition;
+    if (listener === undefined) return;
+    const t = this.#t;
+    const transition: InstanceTransition = {
+      origin: origin ?? t.origins[i]!,
+      index: i,
+      from: STATE_NAMES[from] ?? 'absent',
+      to: STATE_NAMES[to] ?? 'absent',
+      reason,
+      atMs: nowMs,
+      timesEjected: t.timesEjected[i]!,
+      untilMs: to === SLOT.ejected || to === SLOT.down ? t.until[i]! : undefined,
+    };
+    try {
+      listener(transition);
+    } catch (error) {
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
   }
 
   #panic(): boolean {
@@ -484,9 +522,10 @@ export class Balancer {
   }
 
   /** Ejects instance `i` (up or down) unless too many are out already; whether it did. */
-  #eject(i: number, nowMs: number): boolean {
+  #eject(i: number, reason: TransitionReason, nowMs: number): boolean {
     const t = this.#t;
     if (this.#ejected >= maxEjected(t.members.size, this.#o.maxEjectionFraction)) return false;
+    const from = t.state[i]!;
     if (nowMs - t.returnedAt[i]! >= this.#o.maxEjectionMs) t.timesEjected[i] = 0;
     t.up.remove(i);
     t.state[i] = SLOT.ejected;
@@ -495,6 +534,7 @@ export class Balancer {
     this.#clearRing(i);
     t.consecutive[i] = 0;
     t.slow[i] = 0;
+    this.#emit(i, from, SLOT.ejected, reason, nowMs);
     return true;
   }
 
@@ -519,6 +559,7 @@ export class Balancer {
     if (outcome !== 'success') {
       t.lastFailureAt[i] = nowMs;
       this.#ejectFor(i, nowMs);
+      this.#emit(i, SLOT.probing, SLOT.ejected, 'probe-failed', nowMs);
       return;
     }
     this.#ejected--;
@@ -526,6 +567,7 @@ export class Balancer {
     t.returnedAt[i] = nowMs;
     t.consecutive[i] = 0;
     this.#startSlow(i, nowMs);
+    this.#emit(i, SLOT.probing, SLOT.up, 'probe-succeeded', nowMs);
   }
 
   #markDown(i: number, nowMs: number): void {
@@ -537,6 +579,7 @@ export class Balancer {
     if (t.state[i] === SLOT.up) {
       t.up.remove(i);
       t.state[i] = SLOT.down;
+      this.#emit(i, SLOT.up, SLOT.down, 'connect-failure', nowMs);
     }
   }
 
@@ -551,12 +594,15 @@ export class Balancer {
     this.#t.slowSince[i] = nowMs;
   }
 
-  #join(origin: string, nowMs: number, slow: boolean): number {
+  /** A new instance, up; in slow start and reported unless it is one of the starting ones. */
+  #join(origin: string, nowMs: number, initial: boolean): number {
     const t = this.#t;
     const i = t.allocate(origin);
     t.members.add(i);
     t.up.add(i);
-    if (slow) this.#startSlow(i, nowMs);
+    if (initial) return i;
+    this.#startSlow(i, nowMs);
+    this.#emit(i, SLOT.free, SLOT.up, 'added', nowMs);
     return i;
   }
 
@@ -576,8 +622,10 @@ export class Balancer {
         t.state[i] = SLOT.probing;
         t.probeInFlight[i] = 0;
         this.#probes.push(i);
+        this.#emit(i, SLOT.ejected, SLOT.probing, 'ejection-ended', nowMs);
       } else {
         this.#setUp(i);
+        this.#emit(i, SLOT.down, SLOT.up, 'down-ended', nowMs);
       }
     }
     this.#nextExpiry = next;
