@@ -3,7 +3,7 @@
  * instances, in the steady state of a client: each pick is followed by the `finished()` of a call,
  * so in-flight counts, peak-EWMAs, outcome rings and share counters all move as they do in use.
  *
- *   node --import tsx bench/balancer.bench.ts [--json]
+ *   node --expose-gc --import tsx bench/balancer.bench.ts [--json]
  *
  * Two figures per fleet size:
  * - `pick + finished`: one `pick()` and one `finished(…, 'success', latency)` — the whole cost the
@@ -11,6 +11,10 @@
  *   loaded machine disturbs less);
  * - `pick`: `pick()` alone, measured as 32 picks (32 calls in flight) then their 32 `finished()`,
  *   minus the finishes timed separately the same way; the target of the issue is ≤ 200 ns with 100.
+ *
+ * - bytes per pick + finished: how much the young generation grows over 10 000 of them right after
+ *   a GC (no object is allocated per pick; what shows is numbers V8 boxes between functions it did
+ *   not inline — each call of the random source, for one — reclaimed by the scavenger).
  *
  * Time and randomness are simulated (the clock advances 0.05 ms per call, the random source is the
  * lab's seeded generator), latencies cycle through a fixed table per instance (no allocation in the
@@ -21,6 +25,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { createBalancer } from '../src/balancer/balancer.js';
 import { createRandom } from '../src/lab/random.js';
 
@@ -37,6 +42,8 @@ interface Row {
   pickAndFinishCpuNs: number;
   pickNs: number;
   finishNs: number;
+  /** Young-generation bytes allocated per pick + finished (needs --expose-gc; else undefined). */
+  bytesPerPick: number | undefined;
 }
 
 const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -109,8 +116,32 @@ function measure(instances: number): Row {
     pick.push(b.pick);
     finish.push(b.finish);
   }
+  // Bytes per pick + finished: growth of the young generation over 10 000 of them after a GC
+  // (no scavenge fits in between), median of seven.
+  let bytesPerPick: number | undefined;
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) {
+    const newSpace = () =>
+      getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')?.space_used_size ?? 0;
+    const bytes: number[] = [];
+    for (let r = 0; r < 7; r++) {
+      gc();
+      const before = newSpace();
+      // The time lives in a typed array here, so that the loop itself boxes no number.
+      const time = new Float64Array([now]);
+      for (let k = 0; k < 10_000; k++) {
+        const i = balancer.pick(time[0]!);
+        time[0] = time[0]! + 0.05;
+        balancer.finished(i, 'success', latency[(i << 3) | (cycle++ & 7)]!, time[0]!);
+      }
+      now = time[0]!;
+      bytes.push((newSpace() - before) / 10_000);
+    }
+    bytesPerPick = median(bytes);
+  }
   return {
     instances,
+    bytesPerPick,
     pickAndFinishNs: median(both),
     pickAndFinishCpuNs: median(bothCpu),
     pickNs: median(pick),
@@ -146,12 +177,12 @@ if (at >= 0) {
       `Node ${process.version}, ${cpus().length} CPUs, load average ${load.join(' ')}, ${new Date().toISOString()}`,
     );
     console.log(
-      '| instances | pick + finished, wall (ns) | pick + finished, CPU (ns) | pick alone, 32 in flight (ns) | finished alone (ns) |',
+      '| instances | pick + finished, wall (ns) | pick + finished, CPU (ns) | pick alone, 32 in flight (ns) | finished alone (ns) | bytes per pick + finished |',
     );
-    console.log('|---:|---:|---:|---:|---:|');
+    console.log('|---:|---:|---:|---:|---:|---:|');
     for (const r of rows)
       console.log(
-        `| ${r.instances} | ${r.pickAndFinishNs.toFixed(0)} | ${r.pickAndFinishCpuNs.toFixed(0)} | ${r.pickNs.toFixed(0)} | ${r.finishNs.toFixed(0)} |`,
+        `| ${r.instances} | ${r.pickAndFinishNs.toFixed(0)} | ${r.pickAndFinishCpuNs.toFixed(0)} | ${r.pickNs.toFixed(0)} | ${r.finishNs.toFixed(0)} | ${r.bytesPerPick === undefined ? 'run with --expose-gc' : r.bytesPerPick.toFixed(0)} |`,
       );
   }
 }

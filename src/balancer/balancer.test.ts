@@ -55,6 +55,25 @@ describe('Balancer: latency', () => {
     expect(run.received(B)).toBeGreaterThan(0);
   });
 
+  it.each([10, 100])(
+    'spreads picks evenly over %i equally fast instances (one random draw per pick stays uniform)',
+    (n) => {
+      const origins = Array.from({ length: n }, (_, k) => `http://10.1.${k >> 8}.${k & 255}:80`);
+      const { balancer, clock } = setup(origins);
+      const counts = new Array<number>(n).fill(0);
+      const picks = n * 1_000;
+      for (let k = 0; k < picks; k++) {
+        const i = balancer.pick(clock.now());
+        counts[i]!++;
+        clock.advance(0.1);
+        balancer.finished(i, 'success', 5, clock.now());
+      }
+      // Each share within 5 standard deviations of 1/n (binomial, 1 000 expected picks each).
+      const sd = Math.sqrt(1_000 * (1 - 1 / n));
+      for (const c of counts) expect(Math.abs(c - 1_000)).toBeLessThan(5 * sd);
+    },
+  );
+
   it('keeps an unmeasured instance to one call in flight until its first answer', () => {
     const { balancer, clock } = setup([A]);
     const a = balancer.pick(clock.now());

@@ -5,7 +5,7 @@ export const SLOT = Object.freeze({ free: 0, up: 1, down: 2, ejected: 3, probing
 
 /**
  * The per-instance state of the balancer, one entry per slot in preallocated typed arrays: reading
- * and updating an instance allocates nothing. Slots are reused after an instance is removed and
+ * and updating an instance allocates no object. Slots are reused after an instance is removed and
  * drained; the arrays double when the fleet outgrows them (a membership change, never a call).
  */
 export class InstanceTable {
