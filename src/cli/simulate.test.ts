@@ -8,6 +8,7 @@ import {
   AMPLIFICATION_DEFAULTS,
   normalizeAmplificationOptions,
 } from '../lab/simulate/scenarios/amplification.js';
+import { INSTANCES_DEFAULTS, normalizeInstancesOptions } from '../lab/simulate/scenarios/instances.js';
 import { normalizeTailOptions, TAIL_DEFAULTS } from '../lab/simulate/scenarios/tail.js';
 import { runCli } from './run.js';
 import { parseSimulateArgs, UsageError } from './simulate.js';
@@ -46,6 +47,8 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
     [['tail', '--fanout', '0'], /--fanout to be an integer/],
     [['amplification', '--strategies', 'naive,turbo'], /--strategies/],
     [['amplification', 'extra'], /unexpected argument "extra"/],
+    [['instances', '--sick', '11'], /--sick to be an integer between 0 and instances \(10\)/],
+    [['instances', '--fanout', '3'], /unknown option --fanout for instances/],
   ])('rejects %j with one line on stderr and exit status 2', async (argv, message) => {
     const { code, stdout, stderr } = await run(...(argv as string[]));
     expect(code).toBe(2);
@@ -56,7 +59,18 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
 
   it('reads any command line into options or one usage error, never anything else', () => {
     const token = fc.oneof(
-      fc.constantFrom('amplification', 'tail', '--json', '--help', '--html', '--seed', '--rps', '--fanout'),
+      fc.constantFrom(
+        'amplification',
+        'tail',
+        'instances',
+        '--json',
+        '--help',
+        '--html',
+        '--seed',
+        '--rps',
+        '--fanout',
+        '--sick',
+      ),
       fc.constantFrom(
         '--strategies',
         '--cancel-abandoned',
@@ -74,7 +88,8 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
           if (parsed.help) return;
           try {
             if (parsed.scenario === 'amplification') normalizeAmplificationOptions(parsed.options);
-            else normalizeTailOptions(parsed.options);
+            else if (parsed.scenario === 'tail') normalizeTailOptions(parsed.options);
+            else normalizeInstancesOptions(parsed.options);
           } catch (error) {
             expect(isPrazoError(error, 'INVALID_OPTION')).toBe(true);
           }
@@ -87,10 +102,14 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
     );
   });
 
-  it('documents a flag for every option of both scenarios in --help', async () => {
+  it('documents a flag for every option of every scenario in --help', async () => {
     const { code, stdout } = await run('--help');
     expect(code).toBe(0);
-    for (const key of [...Object.keys(AMPLIFICATION_DEFAULTS), ...Object.keys(TAIL_DEFAULTS)])
+    for (const key of [
+      ...Object.keys(AMPLIFICATION_DEFAULTS),
+      ...Object.keys(TAIL_DEFAULTS),
+      ...Object.keys(INSTANCES_DEFAULTS),
+    ])
       expect(stdout).toContain(`--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
     expect(stdout).toContain('--seed');
     expect(stdout).toContain('--html FILE');
@@ -153,5 +172,20 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
     expect(table.stdout).toContain("The paper's figures");
     expect(table.stdout).toMatch(/no hedging\s+1800 ms/);
     expect(table.stdout).toMatch(/hedge after 10 ms\s+74 ms\s+2 %/);
+  });
+
+  it("compares round-robin with prazo's balancer over a fleet with sick and slow instances", async () => {
+    const { code, stdout } = await run('instances', '--instances', '3', '--duration-ms', '10000', '--json');
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout);
+    const by = Object.fromEntries(result.strategies.map((s: { name: string }) => [s.name, s]));
+    expect(by.naive.shareByKind.sick).toBeCloseTo(1 / 3, 2);
+    expect(by.prazo.shareByKind.sick).toBeLessThan(0.01);
+    expect(by.prazo.success).toBeGreaterThan(by.naive.success);
+    const file = join(dir, 'instances.html');
+    const table = await run('instances', '--duration-ms', '5000', '--html', file);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/prazo's balancer, budgeted retries\s+100\.00 %/);
+    expect(readFileSync(file, 'utf8').match(/<svg /g)?.length).toBe(2);
   });
 });

@@ -13,6 +13,12 @@ import {
   simulateAmplification,
 } from '../lab/simulate/scenarios/amplification.js';
 import {
+  INSTANCES_DEFAULTS,
+  type InstancesOptions,
+  normalizeInstancesOptions,
+  simulateInstances,
+} from '../lab/simulate/scenarios/instances.js';
+import {
   normalizeTailOptions,
   simulateTail,
   TAIL_DEFAULTS,
@@ -20,7 +26,7 @@ import {
 } from '../lab/simulate/scenarios/tail.js';
 import { type CliIo, EXIT } from './command.js';
 
-const SCENARIOS = ['amplification', 'tail'] as const;
+const SCENARIOS = ['amplification', 'tail', 'instances'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 /** One line of help per option, by option name; the flag is the kebab-case name. */
@@ -75,14 +81,44 @@ const TAIL_HELP: Record<keyof TailOptions, string> = {
   strategies: 'comma-separated: none,fixed,p95',
 };
 
+const INSTANCES_HELP: Record<keyof InstancesOptions, string> = {
+  seed: 'seed of every random draw',
+  durationMs: 'simulated time, ms',
+  rps: 'user requests per second (Poisson)',
+  instances: 'instances of the dependency',
+  sick: 'instances answering 503',
+  sickErrorRate: 'share of its calls a sick instance answers with 503',
+  slow: 'instances answering later than the others',
+  slowExtraMs: 'extra latency of a slow instance, ms',
+  refusing: 'instances refusing connections',
+  workers: 'workers per instance',
+  serviceMeanMs: 'mean service time, ms (log-normal)',
+  serviceSigma: 'shape σ of the service-time log-normal',
+  queueLimit: 'requests that may wait per instance; one more gets a 503',
+  rejectMs: 'time to a 503 or a refused connect, ms',
+  attempts: 'attempts per request, the first included',
+  attemptTimeoutMs: 'timeout of one attempt, ms',
+  budgetWindowMs: "prazo's retry budget window, ms",
+  budgetMaxRatio: 'retry budget: extras ÷ originals',
+  budgetMinPerSecond: 'retry budget floor, extras per second',
+  strategies: 'comma-separated: naive,prazo',
+};
+
+const HELP_BY_SCENARIO: Record<Scenario, Record<string, string>> = {
+  amplification: AMPLIFICATION_HELP,
+  tail: TAIL_HELP,
+  instances: INSTANCES_HELP,
+};
+
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 function help(scenario: Scenario | undefined): string {
   const lines = [
-    'Usage: prazo simulate <amplification|tail> [options]',
+    'Usage: prazo simulate <amplification|tail|instances> [options]',
     '',
     "A deterministic discrete-event simulation (virtual time, seeded) whose clients use prazo's own",
-    'policy code: retry amplification and metastable failure (amplification), hedged fan-outs (tail).',
+    'policy code: retry amplification and metastable failure (amplification), hedged fan-outs (tail),',
+    'a fleet of instances of which some are sick or slow (instances).',
     '',
     'Output:',
     '  --json          print the result as JSON (identical for identical seed and options)',
@@ -99,8 +135,11 @@ function help(scenario: Scenario | undefined): string {
     }
     lines.push('');
   };
-  if (scenario !== 'tail') section('amplification', AMPLIFICATION_DEFAULTS, AMPLIFICATION_HELP);
-  if (scenario !== 'amplification') section('tail', TAIL_DEFAULTS, TAIL_HELP);
+  if (scenario === undefined || scenario === 'amplification')
+    section('amplification', AMPLIFICATION_DEFAULTS, AMPLIFICATION_HELP);
+  if (scenario === undefined || scenario === 'tail') section('tail', TAIL_DEFAULTS, TAIL_HELP);
+  if (scenario === undefined || scenario === 'instances')
+    section('instances', INSTANCES_DEFAULTS, INSTANCES_HELP);
   lines.push('Exit status: 0 done, 2 bad arguments.');
   return `${lines.join('\n')}\n`;
 }
@@ -126,11 +165,12 @@ export function parseSimulateArgs(argv: string[]): Parsed {
   const [first, ...rest] = argv;
   if (first === '--help' || first === '-h')
     return { scenario: 'amplification', options: {}, json: false, html: undefined, help: true };
-  if (first === undefined) throw new UsageError('which scenario? amplification or tail (see --help)');
+  if (first === undefined)
+    throw new UsageError('which scenario? amplification, tail or instances (see --help)');
   if (!(SCENARIOS as readonly string[]).includes(first))
-    throw new UsageError(`unknown scenario "${first}" (expected amplification or tail)`);
+    throw new UsageError(`unknown scenario "${first}" (expected amplification, tail or instances)`);
   const scenario = first as Scenario;
-  const texts: Record<string, string> = scenario === 'amplification' ? AMPLIFICATION_HELP : TAIL_HELP;
+  const texts = HELP_BY_SCENARIO[scenario];
   const byFlag = new Map(Object.keys(texts).map((key) => [kebab(key), key]));
   const parsed: Parsed = { scenario, options: {}, json: false, html: undefined, help: false };
   for (let i = 0; i < rest.length; i++) {
@@ -174,7 +214,7 @@ export function parseSimulateArgs(argv: string[]): Parsed {
 const QUIET_MS = 2000;
 
 /**
- * `prazo simulate amplification|tail`: runs a scenario and prints a table (or `--json`), optionally
+ * `prazo simulate amplification|tail|instances`: runs a scenario and prints a table (or `--json`), optionally
  * writing an HTML page (`--html FILE`). Progress goes to stderr when the run takes over 2 s.
  */
 export async function simulate(argv: string[], io: CliIo): Promise<number> {
@@ -184,7 +224,8 @@ export async function simulate(argv: string[], io: CliIo): Promise<number> {
     // Validate everything before a long run starts.
     if (!parsed.help) {
       if (parsed.scenario === 'amplification') normalizeAmplificationOptions(parsed.options);
-      else normalizeTailOptions(parsed.options);
+      else if (parsed.scenario === 'tail') normalizeTailOptions(parsed.options);
+      else normalizeInstancesOptions(parsed.options);
     }
   } catch (error) {
     return badInput(io, error);
@@ -209,7 +250,9 @@ export async function simulate(argv: string[], io: CliIo): Promise<number> {
   const result: SimulationResult =
     parsed.scenario === 'amplification'
       ? simulateAmplification(parsed.options, onProgress)
-      : simulateTail(parsed.options, onProgress);
+      : parsed.scenario === 'tail'
+        ? simulateTail(parsed.options, onProgress)
+        : simulateInstances(parsed.options, onProgress);
   if (progressed) {
     const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
     io.stderr.write(

@@ -60,6 +60,20 @@ export {
   simulateAmplification,
 } from './simulate/scenarios/amplification.js';
 export type {
+  InstanceKind,
+  InstanceLoad,
+  InstancesOptions,
+  InstancesResult,
+  InstancesStrategyName,
+  InstancesStrategyResult,
+} from './simulate/scenarios/instances.js';
+export {
+  INSTANCES_DEFAULTS,
+  INSTANCES_STRATEGY_NAMES,
+  normalizeInstancesOptions,
+  simulateInstances,
+} from './simulate/scenarios/instances.js';
+export type {
   HedgeStrategyName,
   TailOptions,
   TailPercentiles,

@@ -1,5 +1,6 @@
 import { formatSimulationTable, type SimulationResult } from './report.js';
 import type { AmplificationResult } from './scenarios/amplification.js';
+import type { InstancesResult } from './scenarios/instances.js';
 import type { TailResult } from './scenarios/tail.js';
 
 const COLORS = ['#d62728', '#ff7f0e', '#1f77b4', '#2ca02c', '#9467bd', '#8c564b'];
@@ -232,12 +233,32 @@ function tailCharts(r: TailResult): string[] {
   ];
 }
 
+function instancesCharts(r: InstancesResult): string[] {
+  return [
+    lineChart({
+      title: 'User requests answered 200, per second',
+      yLabel: 'share',
+      lines: r.strategies.map((s) => ({ name: s.label, values: s.series.success })),
+    }),
+    lineChart({
+      title: 'Share of attempts sent to the sick instances, per second',
+      yLabel: 'share',
+      lines: r.strategies.map((s) => ({ name: s.label, values: s.series.sickShare })),
+    }),
+  ];
+}
+
 /**
  * A self-contained HTML page for a result: the table, and time-series charts as inline SVG. No script,
  * no stylesheet or font from elsewhere: it opens from disk, offline.
  */
 export function formatSimulationHtml(result: SimulationResult): string {
-  const charts = result.scenario === 'amplification' ? amplificationCharts(result) : tailCharts(result);
+  const charts =
+    result.scenario === 'amplification'
+      ? amplificationCharts(result)
+      : result.scenario === 'tail'
+        ? tailCharts(result)
+        : instancesCharts(result);
   const title = `prazo simulate ${result.scenario} — seed ${result.options.seed}`;
   return `<!doctype html>
 <html lang="en">

@@ -1,8 +1,9 @@
 import type { AmplificationResult } from './scenarios/amplification.js';
+import type { InstancesResult } from './scenarios/instances.js';
 import type { TailResult } from './scenarios/tail.js';
 
 /** The result of any scenario. */
-export type SimulationResult = AmplificationResult | TailResult;
+export type SimulationResult = AmplificationResult | TailResult | InstancesResult;
 
 /**
  * The result as JSON. It holds no wall-clock figure, so the same seed and options give the same
@@ -14,7 +15,8 @@ export function formatSimulationJson(result: SimulationResult): string {
 
 /** The result as a table for a terminal. */
 export function formatSimulationTable(result: SimulationResult): string {
-  return result.scenario === 'amplification' ? formatAmplification(result) : formatTail(result);
+  if (result.scenario === 'amplification') return formatAmplification(result);
+  return result.scenario === 'tail' ? formatTail(result) : formatInstances(result);
 }
 
 const x = (v: number) => `${v.toFixed(2)}×`;
@@ -127,4 +129,55 @@ function formatTail(r: TailResult): string {
     `(${p.case})`,
   ];
   return `${[...head, body, ...paper].join('\n')}\n`;
+}
+
+function formatInstances(r: InstancesResult): string {
+  const o = r.options;
+  const healthy = o.instances - o.sick - o.slow - o.refusing;
+  const head = [
+    `prazo simulate instances — seed ${o.seed}, ${s(o.durationMs)} at ${o.rps} rps, ${o.attempts} attempts of at most ${o.attemptTimeoutMs} ms`,
+    `${o.instances} instances (${o.workers} workers × ${o.serviceMeanMs} ms mean each): ${o.sick} sick (503 to ${pct(o.sickErrorRate, 0)} of calls), ${o.slow} slow (+${o.slowExtraMs} ms), ${o.refusing} refusing connections, ${healthy} healthy`,
+    '',
+  ];
+  const rows = r.strategies.map((st) => [
+    st.label,
+    pct(st.success, 2),
+    x(st.load),
+    ms(st.latencyMs.p50),
+    ms(st.latencyMs.p99),
+    pct(st.shareByKind.sick, 2),
+    pct(st.shareByKind.slow, 2),
+    pct(st.shareByKind.refusing, 2),
+    `${pct(st.healthyMaxShare)} / ${healthy > 0 ? pct(1 / healthy) : '—'}`,
+    String(st.ejections),
+  ]);
+  const body = table(
+    [
+      'client',
+      'success',
+      'load',
+      'p50',
+      'p99',
+      'to sick',
+      'to slow',
+      'to refusing',
+      'healthy: max / 1÷healthy',
+      'ejections',
+    ],
+    rows,
+  );
+  const notes = [
+    '',
+    'success = user requests answered 200; load = attempts ÷ user requests; to sick / slow / refusing = share of all attempts',
+    'those instances received together; healthy max = the largest share one healthy instance received, next to the share',
+    'each would get if the healthy ones took every attempt (1 ÷ healthy instances).',
+  ];
+  if (o.instances <= 12) {
+    notes.push('', 'Share of attempts per instance:');
+    for (const st of r.strategies)
+      notes.push(
+        `  ${st.name.padEnd(6)} ${st.perInstance.map((p, i) => `#${i} ${p.kind} ${pct(p.share)}`).join(' · ')}`,
+      );
+  }
+  return `${[...head, body, ...notes].join('\n')}\n`;
 }

@@ -1,0 +1,671 @@
+import { InvalidOptionError } from '../errors.js';
+import type { BalancerOptions, NormalizedBalancerOptions } from './balancer-options.js';
+import { normalizeBalancerOptions } from './balancer-options.js';
+import type { IndexSet } from './index-set.js';
+import type { InstanceOutcome } from './instance-outcome.js';
+import { InstanceTable, SLOT } from './instance-table.js';
+import type { InstanceState, InstanceTransition, TransitionReason } from './instance-transition.js';
+import { failuresIn, pushOutcome } from './outcome-ring.js';
+import { ejectionMs, inPanic, isFailureOutlier, maxEjected } from './outlier-rules.js';
+import { nextPeakEwma, peakEwmaAt } from './peak-ewma.js';
+import { slowStartShare } from './slow-start.js';
+
+/**
+ * Cost of an instance with calls in flight whose latency is unknown (no sample yet) or stale (no
+ * answer for `decayMs × ln 2`, so the estimate has decayed to less than half): above any real cost,
+ * so it gets one exploratory call at a time until an answer says how fast it is now. Finagle's
+ * peak-EWMA balancer treats unmeasured nodes this way; prazo extends it to stale estimates, or an
+ * idle slow instance whose estimate has decayed would take a burst of calls before its first
+ * answer comes back.
+ */
+const UNKNOWN_PENALTY = 1e15;
+
+/** Random draws tried before a linear scan finds an acceptable candidate (rare: see `#draw`). */
+const DRAWS = 8;
+
+export type { InstanceState, InstanceTransition, TransitionReason } from './instance-transition.js';
+
+const STATE_NAMES: readonly (InstanceState | undefined)[] = [
+  undefined,
+  'up',
+  'down',
+  'ejected',
+  'probing',
+  'draining',
+];
+
+/** One instance in a {@link BalancerSnapshot}. */
+export interface InstanceSnapshot {
+  origin: string;
+  /** Index the balancer's picks return for this instance. */
+  index: number;
+  /**
+   * `up`: takes calls (in slow start while `slowStartShare` < 1); `down`: its connect failed in
+   * the last `connectDownMs`; `ejected`: an outlier, out until `untilMs`; `probing`: its ejection
+   * ended and one call (the probe) decides whether it returns; `draining`: removed from the fleet,
+   * finishing its calls in flight.
+   */
+  state: InstanceState;
+  /** Peak-EWMA of latency now, ms; undefined before its first answer. */
+  ewmaMs: number | undefined;
+  inFlight: number;
+  /** Share of the calls picked over the last one to two share windows (0 … 1). */
+  share: number;
+  /** Largest share of the picks it would win that it may take now (1 outside slow start). */
+  slowStartShare: number;
+  timesEjected: number;
+  /** End of the ejection or of the connect-down period (epoch ms), else undefined. */
+  untilMs: number | undefined;
+  /** Failures among its recent outcomes (0 … 1). */
+  recentFailureRatio: number;
+}
+
+/** What {@link Balancer.snapshot} returns. */
+export interface BalancerSnapshot {
+  /** Too few instances up: ejection is ignored and load is spread (see `panicThreshold`). */
+  panic: boolean;
+  instances: InstanceSnapshot[];
+}
+
+/** What {@link Balancer.remove} did. */
+export type RemoveResult = 'removed' | 'draining' | 'unknown';
+
+/**
+ * Chooses the instance of each attempt among the instances of one dependency: power of two choices
+ * over peak-EWMA × (in flight + 1), outlier ejection with a single probe, slow start, panic mode
+ * and membership changes. Pure policy: no timers, no I/O; the caller passes the time (`nowMs`) to
+ * every method and the random source once, in the options.
+ *
+ * Contract: every pick that returns an index ≥ 0 counts as a call in flight on that instance and
+ * must be matched by exactly one {@link Balancer.finished} with the same index.
+ *
+ * Cost: a pick is O(1) and allocates no object (one random draw, two costs); O(n) work happens only
+ * when an ejection or a connect-down period ends, or when most instances are unavailable.
+ *
+ * @see docs/instances.md (algorithm, defaults and sources).
+ * @example
+ * const balancer = createBalancer(['http://10.0.0.1:8080', 'http://10.0.0.2:8080'], { random });
+ * const i = balancer.pick(clock.now());
+ * // … send to balancer.origin(i), then:
+ * balancer.finished(i, instanceOutcomeOfStatus(status), elapsedMs, clock.now());
+ */
+export class Balancer {
+  readonly #t = new InstanceTable();
+  readonly #o: NormalizedBalancerOptions;
+  readonly #random: () => number;
+  /** Time without an answer after which an instance's estimate is stale (it has halved). */
+  readonly #staleMs: number;
+  /** Members ejected or probing. */
+  #ejected = 0;
+  /** Earliest end of an ejection or connect-down period; the next pick at or after it sweeps. */
+  #nextExpiry = Number.POSITIVE_INFINITY;
+  /** Instances whose ejection ended and whose probe is not out yet (stale entries are skipped). */
+  readonly #probes: number[] = [];
+  #epoch = Number.NEGATIVE_INFINITY;
+  #picksNow = 0;
+  #picksBefore = 0;
+  /** Failures and outcomes held in every member's ring, for the peers' ratio. */
+  #ringFailures = 0;
+  #ringOutcomes = 0;
+
+  /**
+   * @param origins - the starting instances, keyed by origin (any non-empty string; duplicates are
+   *   kept once). They start at full share: slow start is for instances that return or join.
+   * @throws {InvalidOptionError} for origins that are not non-empty strings or unusable options.
+   */
+  constructor(origins: readonly string[], options: BalancerOptions = {}) {
+    this.#o = normalizeBalancerOptions(options);
+    this.#random = this.#o.random;
+    this.#staleMs = this.#o.decayMs * Math.LN2;
+    checkOrigins(origins);
+    for (const origin of origins) if (!this.#t.byOrigin.has(origin)) this.#join(origin, 0, true);
+  }
+
+  /** Instances in the fleet (draining ones excluded). */
+  get size(): number {
+    return this.#t.members.size;
+  }
+
+  /** Origin of instance `index`, undefined for a free slot. */
+  origin(index: number): string | undefined {
+    return this.#t.origins[index];
+  }
+
+  /** Index of `origin` (also while it drains), or -1. */
+  indexOf(origin: string): number {
+    return this.#t.byOrigin.get(origin) ?? -1;
+  }
+
+  /**
+   * The instance for a first attempt: the probe of an instance whose ejection just ended if one is
+   * waiting, else the cheaper of two random instances that are up. With no instance up it still
+   * answers (the least recently failed), since the deadline, not the balancer, decides when to
+   * stop. -1 only when the fleet is empty.
+   */
+  pick(nowMs: number): number {
+    if (nowMs >= this.#nextExpiry) this.#sweep(nowMs);
+    const t = this.#t;
+    while (this.#probes.length > 0) {
+      const p = this.#probes.pop()!;
+      if (t.state[p] === SLOT.probing && t.probeInFlight[p] === 0) {
+        t.probeInFlight[p] = 1;
+        return this.#start(p, nowMs);
+      }
+    }
+    const i = this.#choose(-1, nowMs);
+    return this.#start(i >= 0 ? i : this.#leastRecentlyFailed(), nowMs);
+  }
+
+  /**
+   * The instance for a retry (or a requeue) after instance `failed` (-1: none) failed, in this
+   * order of preference: an instance that is up and is not `failed` (cheaper of two) › `failed`,
+   * if it is up › the least recently failed of the ejected and down ones. Never an instance known
+   * to refuse connections while another is up. -1 only when the fleet is empty.
+   */
+  pickRetry(failed: number, nowMs: number): number {
+    if (nowMs >= this.#nextExpiry) this.#sweep(nowMs);
+    let i = this.#choose(failed, nowMs);
+    if (i < 0 && this.#acceptable(failed)) i = failed;
+    return this.#start(i >= 0 ? i : this.#leastRecentlyFailed(), nowMs);
+  }
+
+  /**
+   * The instance for a hedge copy of a call whose first copy went to `first`: another instance that
+   * is up, by the same cost; -1 when there is none (a copy sent to the instance that is slow now
+   * would wait behind the same pause and only spend budget).
+   */
+  pickHedge(first: number, nowMs: number): number {
+    if (nowMs >= this.#nextExpiry) this.#sweep(nowMs);
+    return this.#start(this.#choose(first, nowMs), nowMs);
+  }
+
+  /**
+   * Records the end of a call picked on instance `index`: its outcome (see `InstanceOutcome`) and
+   * its latency in ms (a sample for `'success'` and `'timeout'`, ignored otherwise).
+   *
+   * @returns true when this was the last call of a draining instance: its slot is released and the
+   *   caller may close what it holds for that origin.
+   */
+  finished(index: number, outcome: InstanceOutcome, latencyMs: number, nowMs: number): boolean {
+    const t = this.#t;
+    if (!(index >= 0 && index < t.highWater) || t.state[index] === SLOT.free) return false;
+    if (t.inFlight[index]! > 0) t.inFlight[index]!--;
+    const state = t.state[index];
+    if (state === SLOT.draining) {
+      if (t.inFlight[index] !== 0) return false;
+      const origin = t.origins[index];
+      t.release(index);
+      this.#emit(index, SLOT.draining, SLOT.free, 'drained', nowMs, origin);
+      return true;
+    }
+    if (outcome === 'success' || outcome === 'timeout') this.#sample(index, latencyMs, nowMs);
+    // Answers to calls sent before the ejection say nothing about the instance now.
+    if (state === SLOT.ejected) return false;
+    if (state === SLOT.probing) {
+      this.#probeAnswered(index, outcome, nowMs);
+      return false;
+    }
+    if (outcome === 'neutral') return false;
+    if (outcome === 'success') {
+      t.consecutive[index] = 0;
+      this.#push(index, false, nowMs);
+      if (state === SLOT.down) {
+        this.#setUp(index);
+        this.#emit(index, SLOT.down, SLOT.up, 'answered', nowMs);
+      }
+      return false;
+    }
+    this.#push(index, true, nowMs);
+    t.lastFailureAt[index] = nowMs;
+    if (outcome !== 'error') t.consecutive[index]!++;
+    const reason: TransitionReason | undefined =
+      t.consecutive[index]! >= this.#o.consecutiveFailures
+        ? 'consecutive-failures'
+        : this.#isRatioOutlier(index)
+          ? 'failure-ratio'
+          : undefined;
+    if (reason !== undefined && this.#eject(index, reason, nowMs)) return false;
+    if (outcome === 'refused') this.#markDown(index, nowMs);
+    return false;
+  }
+
+  /**
+   * Adds `origin` to the fleet, in slow start; an origin that is draining comes back (its calls in
+   * flight kept). The state of the other instances is untouched.
+   * @returns its index.
+   * @throws {InvalidOptionError} when `origin` is not a non-empty string.
+   */
+  add(origin: string, nowMs: number): number {
+    if (typeof origin !== 'string' || origin === '')
+      throw new InvalidOptionError('origin', 'a non-empty string', origin);
+    const t = this.#t;
+    const existing = t.byOrigin.get(origin);
+    if (existing === undefined) return this.#join(origin, nowMs, false);
+    if (t.state[existing] === SLOT.draining) {
+      t.state[existing] = SLOT.up;
+      t.consecutive[existing] = 0;
+      t.members.add(existing);
+      t.up.add(existing);
+      this.#startSlow(existing, nowMs);
+      this.#emit(existing, SLOT.draining, SLOT.up, 'added', nowMs);
+    }
+    return existing;
+  }
+
+  /**
+   * Removes `origin` from the fleet: it gets no new calls; if calls are in flight it drains (its
+   * index stays valid until the last one is {@link Balancer.finished}), else its slot is released
+   * at once. The state of the other instances is untouched.
+   */
+  remove(origin: string, nowMs: number): RemoveResult {
+    const t = this.#t;
+    const i = t.byOrigin.get(origin);
+    if (i === undefined) return 'unknown';
+    const state = t.state[i];
+    if (state === SLOT.draining) return 'draining';
+    t.members.remove(i);
+    t.up.remove(i);
+    if (state === SLOT.ejected || state === SLOT.probing) this.#ejected--;
+    this.#clearRing(i);
+    t.slow[i] = 0;
+    t.probeInFlight[i] = 0;
+    if (t.inFlight[i] === 0) {
+      t.release(i);
+      this.#emit(i, state!, SLOT.free, 'removed', nowMs, origin);
+      return 'removed';
+    }
+    t.state[i] = SLOT.draining;
+    this.#emit(i, state!, SLOT.draining, 'removed', nowMs);
+    return 'draining';
+  }
+
+  /**
+   * Makes the fleet `origins`: adds the new ones (slow start), removes the missing ones (draining),
+   * leaves the others as they are.
+   * @throws {InvalidOptionError} for origins that are not non-empty strings.
+   */
+  setOrigins(origins: readonly string[], nowMs: number): { added: string[]; removed: string[] } {
+    checkOrigins(origins);
+    const t = this.#t;
+    const wanted = new Set(origins);
+    const removed: string[] = [];
+    const added: string[] = [];
+    for (const [origin, i] of [...t.byOrigin]) {
+      if (t.state[i] !== SLOT.draining && !wanted.has(origin)) {
+        this.remove(origin, nowMs);
+        removed.push(origin);
+      }
+    }
+    for (const origin of wanted) {
+      const i = t.byOrigin.get(origin);
+      if (i === undefined || t.state[i] === SLOT.draining) {
+        this.add(origin, nowMs);
+        added.push(origin);
+      }
+    }
+    return { added, removed };
+  }
+
+  /** The state of every instance, draining ones included (for `dependency.instances()`). */
+  snapshot(nowMs: number): BalancerSnapshot {
+    if (nowMs >= this.#nextExpiry) this.#sweep(nowMs);
+    this.#rotate(nowMs);
+    const t = this.#t;
+    const total = this.#picksNow + this.#picksBefore;
+    const instances: InstanceSnapshot[] = [];
+    for (let i = 0; i < t.highWater; i++) {
+      const state = STATE_NAMES[t.state[i]!];
+      if (state === undefined) continue;
+      const count = t.ringCount[i]!;
+      instances.push({
+        origin: t.origins[i]!,
+        index: i,
+        state,
+        ewmaMs:
+          t.sampled[i] === 1 ? peakEwmaAt(t.ewmaMs[i]!, t.ewmaAt[i]!, nowMs, this.#o.decayMs) : undefined,
+        inFlight: t.inFlight[i]!,
+        share: total > 0 ? (t.picksNow[i]! + t.picksBefore[i]!) / total : 0,
+        slowStartShare: t.slow[i] === 1 ? this.#slowShare(i, nowMs) : 1,
+        timesEjected: t.timesEjected[i]!,
+        untilMs: state === 'ejected' || state === 'down' ? t.until[i]! : undefined,
+        recentFailureRatio: count > 0 ? failuresIn(t.ring[i]!) / count : 0,
+      });
+    }
+    return { panic: this.#panic(), instances };
+  }
+
+  /** Reports a change of state of instance `i` (already applied) to `onTransition`. */
+  #emit(i: number, from: number, to: number, reason: TransitionReason, nowMs: number, origin?: string): void {
+    const listener = this.#o.onTransition;
+    if (listener === undefined) return;
+    const t = this.#t;
+    const transition: InstanceTransition = {
+      origin: origin ?? t.origins[i]!,
+      index: i,
+      from: STATE_NAMES[from] ?? 'absent',
+      to: STATE_NAMES[to] ?? 'absent',
+      reason,
+      atMs: nowMs,
+      timesEjected: t.timesEjected[i]!,
+      untilMs: to === SLOT.ejected || to === SLOT.down ? t.until[i]! : undefined,
+    };
+    try {
+      listener(transition);
+    } catch (error) {
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
+  }
+
+  #panic(): boolean {
+    const t = this.#t;
+    return inPanic(t.up.size, t.members.size, this.#o.panicThreshold);
+  }
+
+  /**
+   * Cheaper of two random acceptable instances other than `exclude`, slow start applied; -1 if none.
+   *
+   * One random number usually serves the whole choice: the first candidate is `floor(u × n)` and
+   * the fraction left over, `u × n − floor(u × n)`, is again uniform and independent of it, so it
+   * draws the second candidate, and what is left after that settles a tie and the slow-start draw.
+   * Each call of the random source returns a new heap number (V8 cannot inline a function held in
+   * a field), so one call per pick instead of three is most of the difference in allocation.
+   */
+  #choose(exclude: number, nowMs: number): number {
+    const t = this.#t;
+    if (t.members.size === 0) return -1;
+    const panic = this.#panic();
+    const set = panic ? t.members : t.up;
+    const n = set.size;
+    let u = this.#random();
+    const a = this.#draw(set, exclude, -1, panic, u);
+    if (a < 0) return -1;
+    u = u * n - Math.floor(u * n);
+    const b = this.#draw(set, exclude, a, panic, u);
+    if (b < 0) return a;
+    u = u * n - Math.floor(u * n);
+    const costA = this.#cost(a, nowMs);
+    const costB = this.#cost(b, nowMs);
+    let win = a;
+    let lose = b;
+    if (costB === costA) {
+      if (u < 0.5) {
+        win = b;
+        lose = a;
+      }
+      u = u * 2 - Math.floor(u * 2);
+    } else if (costB < costA) {
+      win = b;
+      lose = a;
+    }
+    // Slow start: the instance keeps only its current share of the picks it wins.
+    if (t.slow[win] === 1 && u >= this.#slowShare(win, nowMs)) return lose;
+    return win;
+  }
+
+  /**
+   * A uniformly random member of `set` other than `not1` and `not2` (and, in panic, not down), or
+   * -1; the first try uses `u`. Random draws find one almost always (at least half of a set
+   * qualifies but in tiny fleets); a scan settles the rest.
+   */
+  #draw(set: IndexSet, not1: number, not2: number, panic: boolean, u: number): number {
+    const n = set.size;
+    if (n === 0) return -1;
+    const items = set.items;
+    const state = this.#t.state;
+    if (n === 1) {
+      const i = items[0]!;
+      return i !== not1 && i !== not2 && !(panic && state[i] === SLOT.down) ? i : -1;
+    }
+    for (let k = 0; k < DRAWS; k++) {
+      const i = items[((k === 0 ? u : this.#random()) * n) | 0]!;
+      if (i !== not1 && i !== not2 && !(panic && state[i] === SLOT.down)) return i;
+    }
+    let count = 0;
+    for (let k = 0; k < n; k++) {
+      const i = items[k]!;
+      if (i !== not1 && i !== not2 && !(panic && state[i] === SLOT.down)) count++;
+    }
+    if (count === 0) return -1;
+    let r = (this.#random() * count) | 0;
+    for (let k = 0; k < n; k++) {
+      const i = items[k]!;
+      if (i !== not1 && i !== not2 && !(panic && state[i] === SLOT.down) && r-- === 0) return i;
+    }
+    return -1;
+  }
+
+  #cost(i: number, nowMs: number): number {
+    const t = this.#t;
+    const n = t.inFlight[i]!;
+    if (t.sampled[i] === 0) return n === 0 ? 0 : UNKNOWN_PENALTY + n;
+    if (n > 0 && nowMs - t.ewmaAt[i]! > this.#staleMs) return UNKNOWN_PENALTY + n;
+    return peakEwmaAt(t.ewmaMs[i]!, t.ewmaAt[i]!, nowMs, this.#o.decayMs) * (n + 1);
+  }
+
+  #slowShare(i: number, nowMs: number): number {
+    const t = this.#t;
+    const share = slowStartShare(nowMs - t.slowSince[i]!, this.#o.slowStartMs, this.#o.slowStartMinShare);
+    if (share >= 1) t.slow[i] = 0;
+    return share;
+  }
+
+  #acceptable(i: number): boolean {
+    const t = this.#t;
+    if (!t.members.has(i)) return false;
+    return t.state[i] === SLOT.up || (this.#panic() && t.state[i] !== SLOT.down);
+  }
+
+  /** The member that failed longest ago (never-failed first), or -1 with no member. */
+  #leastRecentlyFailed(): number {
+    const t = this.#t;
+    const items = t.members.items;
+    let best = -1;
+    for (let k = 0; k < t.members.size; k++) {
+      const i = items[k]!;
+      if (best === -1 || t.lastFailureAt[i]! < t.lastFailureAt[best]!) best = i;
+    }
+    return best;
+  }
+
+  #start(i: number, nowMs: number): number {
+    if (i < 0) return i;
+    const t = this.#t;
+    t.inFlight[i]!++;
+    this.#rotate(nowMs);
+    t.picksNow[i]!++;
+    this.#picksNow++;
+    return i;
+  }
+
+  /** Moves the share counters to the window of `nowMs` (O(n) once per window, O(1) otherwise). */
+  #rotate(nowMs: number): void {
+    const epoch = Math.floor(nowMs / this.#o.shareWindowMs);
+    if (epoch === this.#epoch) return;
+    const t = this.#t;
+    const next = epoch === this.#epoch + 1;
+    for (let i = 0; i < t.highWater; i++) {
+      t.picksBefore[i] = next ? t.picksNow[i]! : 0;
+      t.picksNow[i] = 0;
+    }
+    this.#picksBefore = next ? this.#picksNow : 0;
+    this.#picksNow = 0;
+    this.#epoch = epoch;
+  }
+
+  #sample(i: number, latencyMs: number, nowMs: number): void {
+    if (!(latencyMs >= 0 && latencyMs < Number.POSITIVE_INFINITY)) return;
+    const t = this.#t;
+    if (t.sampled[i] === 0) {
+      t.ewmaMs[i] = latencyMs;
+      t.sampled[i] = 1;
+    } else {
+      t.ewmaMs[i] = nextPeakEwma(t.ewmaMs[i]!, t.ewmaAt[i]!, latencyMs, nowMs, this.#o.decayMs);
+    }
+    t.ewmaAt[i] = nowMs;
+  }
+
+  #push(i: number, failed: boolean, nowMs: number): void {
+    const t = this.#t;
+    if (nowMs - t.lastOutcomeAt[i]! > this.#o.failureWindowMs) this.#clearRing(i);
+    t.lastOutcomeAt[i] = nowMs;
+    const size = this.#o.failureWindowRequests;
+    const before = failuresIn(t.ring[i]!);
+    t.ring[i] = pushOutcome(t.ring[i]!, failed, size);
+    this.#ringFailures += failuresIn(t.ring[i]!) - before;
+    if (t.ringCount[i]! < size) {
+      t.ringCount[i]!++;
+      this.#ringOutcomes++;
+    }
+  }
+
+  #clearRing(i: number): void {
+    const t = this.#t;
+    this.#ringFailures -= failuresIn(t.ring[i]!);
+    this.#ringOutcomes -= t.ringCount[i]!;
+    t.ring[i] = 0;
+    t.ringCount[i] = 0;
+  }
+
+  #isRatioOutlier(i: number): boolean {
+    const t = this.#t;
+    const count = t.ringCount[i]!;
+    if (count < this.#o.failureWindowRequests) return false;
+    const failures = failuresIn(t.ring[i]!);
+    return isFailureOutlier(
+      failures,
+      count,
+      this.#ringFailures - failures,
+      this.#ringOutcomes - count,
+      this.#o.failureRatio,
+      this.#o.failureRatioOverPeers,
+    );
+  }
+
+  /** Ejects instance `i` (up or down) unless too many are out already; whether it did. */
+  #eject(i: number, reason: TransitionReason, nowMs: number): boolean {
+    const t = this.#t;
+    if (this.#ejected >= maxEjected(t.members.size, this.#o.maxEjectionFraction)) return false;
+    const from = t.state[i]!;
+    if (nowMs - t.returnedAt[i]! >= this.#o.maxEjectionMs) t.timesEjected[i] = 0;
+    t.up.remove(i);
+    t.state[i] = SLOT.ejected;
+    this.#ejected++;
+    this.#ejectFor(i, nowMs);
+    this.#clearRing(i);
+    t.consecutive[i] = 0;
+    t.slow[i] = 0;
+    this.#emit(i, from, SLOT.ejected, reason, nowMs);
+    return true;
+  }
+
+  /** Starts the next ejection period of instance `i` (ejected or probing): base × times, capped. */
+  #ejectFor(i: number, nowMs: number): void {
+    const t = this.#t;
+    t.timesEjected[i]!++;
+    t.state[i] = SLOT.ejected;
+    t.probeInFlight[i] = 0;
+    const until = nowMs + ejectionMs(t.timesEjected[i]!, this.#o.baseEjectionMs, this.#o.maxEjectionMs);
+    t.until[i] = until;
+    if (until < this.#nextExpiry) this.#nextExpiry = until;
+  }
+
+  #probeAnswered(i: number, outcome: InstanceOutcome, nowMs: number): void {
+    const t = this.#t;
+    t.probeInFlight[i] = 0;
+    if (outcome === 'neutral') {
+      this.#probes.push(i);
+      return;
+    }
+    if (outcome !== 'success') {
+      t.lastFailureAt[i] = nowMs;
+      this.#ejectFor(i, nowMs);
+      this.#emit(i, SLOT.probing, SLOT.ejected, 'probe-failed', nowMs);
+      return;
+    }
+    this.#ejected--;
+    this.#setUp(i);
+    t.returnedAt[i] = nowMs;
+    t.consecutive[i] = 0;
+    this.#startSlow(i, nowMs);
+    this.#emit(i, SLOT.probing, SLOT.up, 'probe-succeeded', nowMs);
+  }
+
+  #markDown(i: number, nowMs: number): void {
+    const t = this.#t;
+    if (this.#o.connectDownMs <= 0) return;
+    const until = nowMs + this.#o.connectDownMs;
+    t.until[i] = until;
+    if (until < this.#nextExpiry) this.#nextExpiry = until;
+    if (t.state[i] === SLOT.up) {
+      t.up.remove(i);
+      t.state[i] = SLOT.down;
+      this.#emit(i, SLOT.up, SLOT.down, 'connect-failure', nowMs);
+    }
+  }
+
+  #setUp(i: number): void {
+    this.#t.state[i] = SLOT.up;
+    this.#t.up.add(i);
+  }
+
+  #startSlow(i: number, nowMs: number): void {
+    if (this.#o.slowStartMs <= 0) return;
+    this.#t.slow[i] = 1;
+    this.#t.slowSince[i] = nowMs;
+  }
+
+  /** A new instance, up; in slow start and reported unless it is one of the starting ones. */
+  #join(origin: string, nowMs: number, initial: boolean): number {
+    const t = this.#t;
+    const i = t.allocate(origin);
+    t.members.add(i);
+    t.up.add(i);
+    if (initial) return i;
+    this.#startSlow(i, nowMs);
+    this.#emit(i, SLOT.free, SLOT.up, 'added', nowMs);
+    return i;
+  }
+
+  /** Ends the ejections and connect-down periods due by `nowMs`; finds the next one. */
+  #sweep(nowMs: number): void {
+    const t = this.#t;
+    let next = Number.POSITIVE_INFINITY;
+    const items = t.members.items;
+    for (let k = 0; k < t.members.size; k++) {
+      const i = items[k]!;
+      const state = t.state[i];
+      if (state !== SLOT.ejected && state !== SLOT.down) continue;
+      const until = t.until[i]!;
+      if (until > nowMs) {
+        if (until < next) next = until;
+      } else if (state === SLOT.ejected) {
+        t.state[i] = SLOT.probing;
+        t.probeInFlight[i] = 0;
+        this.#probes.push(i);
+        this.#emit(i, SLOT.ejected, SLOT.probing, 'ejection-ended', nowMs);
+      } else {
+        this.#setUp(i);
+        this.#emit(i, SLOT.down, SLOT.up, 'down-ended', nowMs);
+      }
+    }
+    this.#nextExpiry = next;
+  }
+}
+
+/**
+ * Creates a {@link Balancer} over `origins`.
+ * @throws {InvalidOptionError} for origins that are not non-empty strings or unusable options.
+ */
+export function createBalancer(origins: readonly string[], options: BalancerOptions = {}): Balancer {
+  return new Balancer(origins, options);
+}
+
+function checkOrigins(origins: unknown): asserts origins is readonly string[] {
+  if (!Array.isArray(origins)) throw new InvalidOptionError('origins', 'an array of origins', origins);
+  origins.forEach((origin, i) => {
+    if (typeof origin !== 'string' || origin === '')
+      throw new InvalidOptionError(`origins[${i}]`, 'a non-empty string', origin);
+  });
+}
