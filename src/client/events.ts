@@ -1,4 +1,4 @@
-import type { InstanceState, TransitionReason } from '../balancer/instance-transition.js';
+import type { InstanceTransition } from '../balancer/instance-transition.js';
 import type { AttemptPhase } from '../policy/classify.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
 import type { PolicySnapshot } from './live-latency.js';
@@ -123,20 +123,11 @@ export interface RequeueEvent {
  * `instance-returned`, `instance-probing`, `instance-down`, `instance-up`, `instance-added`,
  * `instance-removed` or `instance-drained`, after the call that caused it has moved on.
  */
-export interface InstanceEvent {
+export type InstanceEvent = Omit<InstanceTransition, 'origin' | 'index'> & {
   dependency: string;
   /** The instance's origin. */
   instance: string;
-  from: InstanceState | 'absent';
-  to: InstanceState | 'absent';
-  reason: TransitionReason;
-  /** When the balancer saw the change, epoch ms. */
-  atMs: number;
-  /** Times the instance has been ejected so far. */
-  timesEjected: number;
-  /** End of the ejection or connect-down period that starts, epoch ms, else undefined. */
-  untilMs: number | undefined;
-}
+};
 
 /** The policy in force changed (live p95/p99, or a new calibration). */
 export interface PolicyEvent {
