@@ -170,7 +170,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     random: o.random,
     transport,
     balancer,
-    sole: o.origins.length === 1 ? 0 : -1,
+    sole: balancer.size === 1 ? 0 : -1,
     requeue: o.requeue,
     requeueBudget: createRetryBudget({
       clock,
