@@ -9,7 +9,9 @@ import type { DependencyContext, Step } from './pipeline.js';
 export function budgetStep(ctx: DependencyContext): Step {
   return (next) => (call) => {
     ctx.budget.recordOriginal();
-    ctx.requeueBudget.recordOriginal();
+    // One instance never requeues: its calls are not counted (the budget's floor covers a fleet
+    // that grows later).
+    if (ctx.sole === -1) ctx.requeueBudget.recordOriginal();
     return next(call);
   };
 }
