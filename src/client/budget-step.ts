@@ -4,7 +4,7 @@ import type { DependencyContext, Step } from './pipeline.js';
  * Counts the call as an original in the dependency's retry budget, once, before its first attempt:
  * the budget's ratio is extras over originals, and every retry or hedge spends from it. It runs after
  * the admission step, so a call refused before any attempt is never counted as an original. The
- * requeue budget counts it too (its ratio is requeues over calls).
+ * requeue budget counts it too (its ratio is requeues over calls) when there is more than one instance.
  */
 export function budgetStep(ctx: DependencyContext): Step {
   return (next) => (call) => {
