@@ -28,8 +28,6 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry {
   byDeadline = false;
   timeoutMs = 0;
   done = false;
-  /** The balancer picked the instance (and awaits its `finished()`); false for a sole instance. */
-  picked = false;
   classification: Classification | null = null;
   readonly call: Call;
   readonly instance: number;
@@ -138,7 +136,6 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
   const own = [DEADLINE_HEADER, call.limitHeader, ATTEMPT_HEADER, attemptHeaderValue(number, kind)];
   const headers = call.headerPairs === null ? own : own.concat(call.headerPairs);
   const attempt = new Attempt(call, instance, origin, headers, kind, number, now);
-  attempt.picked = picked;
   if (kind === 'hedge') {
     attempt.dueAt = call.tryDueAt;
     attempt.byDeadline = call.tryByDeadline;
