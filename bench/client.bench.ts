@@ -30,7 +30,10 @@ const { dependency } = await importBuilt<typeof import('../src/index.js')>('inde
 
 type Client = BenchClient;
 
-type Contender = { name: string; create(origin: string, connections: number, second: string): Client };
+type Contender = {
+  name: string;
+  create(origin: string, connections: number, second: string, third: string): Client;
+};
 
 const contenders: Contender[] = [
   {
@@ -89,6 +92,13 @@ const contenders: Contender[] = [
     name: 'prazo (2 instances, hedging off)',
     create: (origin, connections, second) =>
       prazo('prazo (2 instances, hedging off)', [origin, second], connections, false),
+  },
+  {
+    // Three instances, hedging off: the balancer's choice on every attempt (two random choices
+    // over peak-EWMA × in flight), three times the pools.
+    name: 'prazo (3 instances, hedging off)',
+    create: (origin, connections, second, third) =>
+      prazo('prazo (3 instances, hedging off)', [origin, second, third], connections, false),
   },
   {
     // Two instances (two ports of the same server process): hedges fire at the live p95. Not the
@@ -190,7 +200,7 @@ async function main() {
   const selected = contenders.filter((c) => !args.only || args.only.some((o) => c.name.startsWith(o)));
   const server = await startBenchServer(args.server, args.pin);
   const pinned = server.pinned;
-  const [origin, second] = server.origins;
+  const [origin, second, third] = server.origins;
   const connections = 64;
   const results = new Map(
     selected.map((c) => [
@@ -208,7 +218,7 @@ async function main() {
   try {
     // Warm-up: JIT and connections for every contender.
     for (const c of selected) {
-      const client = c.create(origin, connections, second);
+      const client = c.create(origin, connections, second, third);
       await drive(client, args.concurrency, 1_000);
       await client.close();
     }
@@ -216,7 +226,7 @@ async function main() {
       const order = r % 2 === 0 ? selected : [...selected].reverse();
       for (const c of order) {
         globalThis.gc?.();
-        const client = c.create(origin, connections, second);
+        const client = c.create(origin, connections, second, third);
         const res = results.get(c.name)!;
         const out = await drive(
           client,

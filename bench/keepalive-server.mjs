@@ -10,8 +10,8 @@ const handler = (req, res) => {
     res.end(body);
   });
 };
-// Two listening ports on the same process: two "instances" for the contender that hedges.
-const servers = [http.createServer(handler), http.createServer(handler)];
+// Three listening ports on the same process: "instances" for the contenders with several.
+const servers = [http.createServer(handler), http.createServer(handler), http.createServer(handler)];
 const ports = [];
 for (const server of servers) {
   server.keepAliveTimeout = 60_000;

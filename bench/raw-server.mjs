@@ -29,7 +29,11 @@ function onConnection(socket) {
   });
   socket.on('error', () => {});
 }
-const servers = [net.createServer(onConnection), net.createServer(onConnection)];
+const servers = [
+  net.createServer(onConnection),
+  net.createServer(onConnection),
+  net.createServer(onConnection),
+];
 const ports = [];
 for (const server of servers)
   server.listen(0, '127.0.0.1', () => {

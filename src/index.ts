@@ -4,6 +4,9 @@
  * @packageDocumentation
  */
 
+export type { InstanceSnapshot, InstanceState, TransitionReason } from './balancer/balancer.js';
+export type { BalancerOptions } from './balancer/balancer-options.js';
+export { BALANCER_DEFAULTS } from './balancer/balancer-options.js';
 export { BOOTSTRAP_PROBES_IN_FLIGHT } from './client/admit-step.js';
 export type { AttemptRecord, RequestHeaders, RequestOptions } from './client/call.js';
 export type { Dependency } from './client/dependency.js';
@@ -17,9 +20,11 @@ export type {
   DependencyListener,
   FastFailEvent,
   HedgeEvent,
+  InstanceEvent,
   PolicyEvent,
   RequestEndEvent,
   RequestStartEvent,
+  RequeueEvent,
   RetryEvent,
 } from './client/events.js';
 export type { HedgePolicy } from './client/hedge.js';
@@ -33,6 +38,8 @@ export type {
   NormalizedDependencyOptions,
 } from './client/options.js';
 export { DEPENDENCY_DEFAULTS, normalizeDependencyOptions } from './client/options.js';
+export type { RequeueOptions } from './client/requeue.js';
+export { REQUEUE_DEFAULTS } from './client/requeue.js';
 export type { DependencyResponse, ResponseBody, ResponseHeaders } from './client/response.js';
 export type { RequestBody } from './client/transport.js';
 export type { Clock, Timer } from './clock.js';

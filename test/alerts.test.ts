@@ -23,6 +23,7 @@ describe('alert rules', () => {
       'PrazoTimeoutBelowHealthyP99',
       'PrazoDeadlineFastFailsRising',
       'PrazoHedgeWinRateCollapsed',
+      'PrazoInstancesEjected',
     ]);
   });
 

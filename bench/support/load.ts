@@ -55,8 +55,8 @@ export interface BenchClient {
 export type ServerKind = 'http' | 'raw';
 
 export interface BenchServer {
-  /** Two origins (two listening ports of the same process): two "instances". */
-  origins: [string, string];
+  /** Three origins (three listening ports of the same process): three "instances". */
+  origins: [string, string, string];
   /** Whether the client runs on CPU 0 and the server on CPU 1. */
   pinned: boolean;
   stop(): void;
@@ -75,7 +75,7 @@ export async function startBenchServer(kind: ServerKind, pin: boolean): Promise<
     child.once('error', reject);
   });
   return {
-    origins: [`http://127.0.0.1:${ports[0]}`, `http://127.0.0.1:${ports[1]}`],
+    origins: [`http://127.0.0.1:${ports[0]}`, `http://127.0.0.1:${ports[1]}`, `http://127.0.0.1:${ports[2]}`],
     pinned,
     stop: () => child.send('stop'),
   };

@@ -1,10 +1,16 @@
-import { AttemptAbandonedError, DeadlineExceededError, ReadTimeoutError } from '../errors.js';
+import {
+  AttemptAbandonedError,
+  DeadlineExceededError,
+  ReadTimeoutError,
+  RequestFailedError,
+} from '../errors.js';
 import { type Classification, classify, RETRYABLE_STATUSES, timeoutOfCode } from '../policy/classify.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../wire/deadline-header.js';
 import { guardBody } from './body-deadline.js';
 import type { Call, DependencyResponse } from './call.js';
 import type { TimerEntry } from './coarse-timer.js';
+import { instanceOutcomeOfAttempt } from './instance-report.js';
 import type { DependencyContext, Handler } from './pipeline.js';
 import type { AbortLike, AbortListener, OutgoingRequest, RequestBody } from './transport.js';
 
@@ -96,10 +102,11 @@ export { AttemptAbandonedError as AttemptAbandoned } from '../errors.js';
 export const HEDGE_LOST = new AttemptAbandonedError('Another copy of the request answered first.');
 
 /**
- * The last step: sends one attempt. It chooses the instance, bounds the attempt by
+ * The last step: sends one attempt. It chooses the instance (the balancer: `pick` for an original,
+ * `pickRetry` after a failure; a hedge copy arrives with its instance), bounds the attempt by
  * min(read timeout, remaining deadline) on the shared timer (a hedge copy shares the end of the
  * copy it backs up), sends the deadline and attempt headers, records the latency in the live window
- * and reports the attempt. Connect failures mark the instance down for every call.
+ * and reports the attempt, to the events and to the balancer (outcome and latency).
  */
 export function attemptHandler(ctx: DependencyContext): Handler {
   return (call) => runAttempt(ctx, call);
@@ -109,11 +116,23 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
   const clock = ctx.clock;
   const now = clock.now();
   const kind = call.nextKind;
+  const balancer = ctx.balancer;
   let instance = call.forcedInstance;
-  if (instance === -1) instance = ctx.instances.pick(call.avoid, now);
-  else call.forcedInstance = -1;
+  let picked = true;
+  if (instance !== -1) call.forcedInstance = -1;
+  else if (ctx.sole !== -1) {
+    // One instance: nothing to choose and nothing to eject; the balancer is skipped.
+    instance = ctx.sole;
+    picked = false;
+  } else {
+    instance = kind === 'original' ? balancer.pick(now) : balancer.pickRetry(call.avoid, now);
+    if (instance === -1)
+      throw new RequestFailedError(`${ctx.name}: no instance left in the fleet.`, {
+        phase: 'connect',
+      });
+  }
   const number = ++call.attemptCount;
-  const origin = ctx.transport.origins[instance]!;
+  const origin = balancer.origin(instance)!;
   const own = [DEADLINE_HEADER, call.limitHeader, ATTEMPT_HEADER, attemptHeaderValue(number, kind)];
   const headers = call.headerPairs === null ? own : own.concat(call.headerPairs);
   const attempt = new Attempt(call, instance, origin, headers, kind, number, now);
@@ -156,7 +175,13 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
     const status = res.statusCode;
     const durationMs = end - now;
     ctx.live.record(durationMs, status >= 500, end);
-    ctx.instances.markUp(instance);
+    if (picked)
+      balancer.finished(
+        instance,
+        instanceOutcomeOfAttempt(status, null, undefined, false, false),
+        durationMs,
+        end,
+      );
     // "success" means "final": below 400, or a status no retry would change (404, 422 …).
     const success = status < 400 || !RETRYABLE_STATUSES.has(status);
     const won = success && !call.trySettled;
@@ -204,11 +229,15 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
     attempt.classification = classification;
     const errorCode = codeOf(error);
     const timeout = timeoutOfCode(errorCode);
+    if (picked)
+      balancer.finished(
+        instance,
+        instanceOutcomeOfAttempt(0, classification, timeout, abandoned, attempt.byDeadline),
+        durationMs,
+        end,
+      );
     if (!abandoned) {
-      if (classification.phase === 'connect') {
-        ctx.instances.markDown(instance, end);
-        call.avoid = instance;
-      }
+      if (classification.phase === 'connect') call.avoid = instance;
       // A timeout cut by prazo says nothing about the latency distribution, only that it failed.
       ctx.live.record(undefined, true, end);
     }

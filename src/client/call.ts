@@ -92,8 +92,10 @@ export class Call {
   readonly attempts: AttemptRecord[] = [];
   /** Attempts sent, hedges included. */
   attemptCount = 0;
-  /** Tries of the retry loop (a hedged try counts once). */
+  /** Tries of the retry loop (a hedged try counts once; a requeue does not count). */
   tries = 0;
+  /** Never-written attempts sent again to another instance (see `requeue.ts`). */
+  requeues = 0;
   /** Kind of the next attempt the attempt step sends. */
   nextKind: AttemptKind = 'original';
   /** Instance to avoid for the next attempt, or -1. */

@@ -90,7 +90,8 @@ describe('the retry budget counts what reached the dependency (property)', () =>
           let failing = false;
           const answer = (e: FakeExchange): void => (failing ? e.fail(refusedError) : e.respond(200));
           const { dep, transport } = createTestDependency(
-            { clock, retryBudget: budget, attempts, userDeadlineMs: 5_000 },
+            // Requeues of refused connects have their own budget (requeue.ts): off, to count retries only.
+            { clock, retryBudget: budget, attempts, userDeadlineMs: 5_000, requeue: false },
             answer,
           );
           try {

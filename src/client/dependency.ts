@@ -1,3 +1,5 @@
+import { type Balancer, createBalancer, type InstanceSnapshot } from '../balancer/balancer.js';
+import type { InstanceTransition } from '../balancer/instance-transition.js';
 import { CancelledError, InvalidOptionError } from '../errors.js';
 import { createSlicedWindow, type SlicedWindow } from '../latency/sliced-window.js';
 import { type CalibratedPolicy, calibrateTimeout } from '../policy/calibrate.js';
@@ -13,7 +15,7 @@ import { type DependencyEventName, type DependencyListener, EventHub } from './e
 import { fetchThrough } from './fetch.js';
 import { hedgeStep } from './hedge.js';
 import { withHistory } from './history.js';
-import { InstancePicker } from './instances.js';
+import { instanceEventName } from './instance-report.js';
 import { LiveLatency, type PolicySnapshot } from './live-latency.js';
 import { type DependencyOptions, normalizeDependencyOptions } from './options.js';
 import { compose, type DependencyContext, type Handler } from './pipeline.js';
@@ -42,6 +44,13 @@ export interface Dependency {
   fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
   /** The policy in force now, with the provenance of p95 and p99. */
   policy(): PolicySnapshot;
+  /**
+   * The state of every instance now (draining ones included): `state` (`up`, `down`, `ejected`,
+   * `probing`, `draining`), `ewmaMs`, `inFlight`, `share` of recent calls and the rest of the
+   * balancer's view (see docs/instances.md). With a single instance the balancer is skipped: it is
+   * reported up with share 1, and no latency estimate or count in flight.
+   */
+  instances(): InstanceSnapshot[];
   /** The state of the dependency's retry budget. */
   budget(): RetryBudgetState;
   /** The dependency's time-sliced latency window (read it; do not record into it). */
@@ -98,6 +107,29 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     ? o.retryBudget
     : createRetryBudget({ clock, ...o.retryBudget });
   const events = new EventHub();
+  // The balancer's transitions become events once the call that caused them has moved on: a
+  // listener may then read `instances()` (the balancer must not be re-entered from its callback).
+  const announceTransition = (transition: InstanceTransition): void => {
+    const name = instanceEventName(transition);
+    if (!events.has(name)) return;
+    queueMicrotask(() =>
+      events.emit(name, {
+        dependency: o.name,
+        instance: transition.origin,
+        from: transition.from,
+        to: transition.to,
+        reason: transition.reason,
+        atMs: transition.atMs,
+        timesEjected: transition.timesEjected,
+        untilMs: transition.untilMs,
+      }),
+    );
+  };
+  const balancer: Balancer = createBalancer(o.origins, {
+    random: o.random,
+    ...o.balancer,
+    onTransition: announceTransition,
+  });
   const window = createSlicedWindow({ clock });
   const transportFactory = internals.transport ?? createPoolTransport;
   const transport = transportFactory({
@@ -137,7 +169,19 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     clock,
     random: o.random,
     transport,
-    instances: new InstancePicker(o.origins.length),
+    balancer,
+    sole: balancer.size === 1 ? 0 : -1,
+    requeue: o.requeue,
+    requeueBudget: createRetryBudget({
+      clock,
+      windowMs: o.requeue === false ? 10_000 : o.requeue.windowMs,
+      maxRatio: o.requeue === false ? 0 : o.requeue.maxRatio,
+      minPerSecond: o.requeue === false ? 0 : o.requeue.minPerSecond,
+    }),
+    setOrigins(origins) {
+      balancer.setOrigins(origins, clock.now());
+      ctx.sole = balancer.size === 1 ? balancer.indexOf(origins[0]!) : -1;
+    },
     timer: new CoarseTimer(clock),
     events,
     budget,
@@ -187,6 +231,12 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       return fetchThrough(dep, input, init, route);
     },
     policy: snapshot,
+    instances() {
+      const now = clock.now();
+      const list = balancer.snapshot(now).instances;
+      if (ctx.sole !== -1) for (const instance of list) if (instance.index === ctx.sole) instance.share = 1;
+      return list;
+    },
     budget: () => budget.state(),
     window: () => window,
     setPolicy(policy) {

@@ -1,3 +1,4 @@
+import type { InstanceTransition } from '../balancer/instance-transition.js';
 import type { AttemptPhase } from '../policy/classify.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
 import type { PolicySnapshot } from './live-latency.js';
@@ -100,6 +101,34 @@ export interface RequestEndEvent {
   attempts: number;
 }
 
+/**
+ * An attempt that was never written (connect refused, connect timeout, aborted while waiting for a
+ * pool connection) is sent again to another instance without using one of the caller's attempts.
+ */
+export interface RequeueEvent {
+  dependency: string;
+  requestId: number;
+  /** Number of the attempt that was never written. */
+  attempt: number;
+  /** Origin of the instance it could not reach. */
+  instance: string;
+  /** Classification reason (`connect-refused`, `connect-timeout` …). */
+  reason: string;
+  /** Requeues of this call so far, this one included. */
+  requeues: number;
+}
+
+/**
+ * An instance changed state (see docs/instances.md): emitted as `instance-ejected`,
+ * `instance-returned`, `instance-probing`, `instance-down`, `instance-up`, `instance-added`,
+ * `instance-removed` or `instance-drained`, after the call that caused it has moved on.
+ */
+export type InstanceEvent = Omit<InstanceTransition, 'origin' | 'index'> & {
+  dependency: string;
+  /** The instance's origin. */
+  instance: string;
+};
+
 /** The policy in force changed (live p95/p99, or a new calibration). */
 export interface PolicyEvent {
   dependency: string;
@@ -117,6 +146,23 @@ export interface DependencyEvents {
   'fast-fail': FastFailEvent;
   'request-end': RequestEndEvent;
   policy: PolicyEvent;
+  requeue: RequeueEvent;
+  /** Too many failures in a row, or a failure ratio far above its peers' (or a failed probe). */
+  'instance-ejected': InstanceEvent;
+  /** Its ejection ended: the next first attempt is its single probe. */
+  'instance-probing': InstanceEvent;
+  /** Its probe succeeded: it is back, in slow start. */
+  'instance-returned': InstanceEvent;
+  /** Its connect failed: passed over for `balancer.connectDownMs`. */
+  'instance-down': InstanceEvent;
+  /** It answered again, or its connect-down period ended. */
+  'instance-up': InstanceEvent;
+  /** It joined the fleet (membership), in slow start. */
+  'instance-added': InstanceEvent;
+  /** It left the fleet: no new calls; it drains the calls in flight. */
+  'instance-removed': InstanceEvent;
+  /** The last call of a removed instance finished. */
+  'instance-drained': InstanceEvent;
 }
 
 /** Name of a dependency event. */
@@ -143,6 +189,15 @@ export class EventHub {
     'fast-fail': [],
     'request-end': [],
     policy: [],
+    requeue: [],
+    'instance-ejected': [],
+    'instance-probing': [],
+    'instance-returned': [],
+    'instance-down': [],
+    'instance-up': [],
+    'instance-added': [],
+    'instance-removed': [],
+    'instance-drained': [],
   };
 
   /** Whether anyone listens to `name`. */

@@ -49,8 +49,8 @@ export function shouldHedge(
  */
 export function hedgeStep(ctx: DependencyContext): Step {
   return (next) => (call) => {
-    // One instance: no other instance to send a copy to (see InstancePicker.pickHedge).
-    if (ctx.hedge === false || !call.hedgeable || ctx.instances.count === 1) return next(call);
+    // One instance: no other instance to send a copy to.
+    if (ctx.hedge === false || !call.hedgeable || ctx.sole !== -1) return next(call);
     const delay = hedgeDelayMs(ctx.hedge, ctx.live.p95Ms);
     const remaining = call.limitMs - ctx.clock.now();
     const tryMs = Math.min(remaining, ctx.policy.readMs);
@@ -98,9 +98,12 @@ export class HedgedTry implements TimerEntry {
     const ctx = this.#ctx;
     const call = this.#call;
     if (this.#firstDone || this.#copyPromise !== null || call.cancelled !== null) return;
-    const instance = ctx.instances.pickHedge(this.first === null ? -1 : this.first.instance, ctx.clock.now());
+    const now = ctx.clock.now();
+    const instance = ctx.balancer.pickHedge(this.first === null ? -1 : this.first.instance, now);
     if (instance === -1) return;
     if (!ctx.budget.tryConsume()) {
+      // The pick counted a call in flight that will not be sent.
+      ctx.balancer.finished(instance, 'neutral', 0, now);
       if (ctx.events.has('budget-exhausted'))
         ctx.events.emit('budget-exhausted', { dependency: ctx.name, requestId: call.id, purpose: 'hedge' });
       return;

@@ -1,4 +1,6 @@
 import type { LookupFunction } from 'node:net';
+import type { BalancerOptions } from '../balancer/balancer-options.js';
+import { normalizeBalancerOptions } from '../balancer/balancer-options.js';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { InvalidOptionError } from '../errors.js';
@@ -7,6 +9,7 @@ import type { CalibrationOptions } from '../policy/calibrate.js';
 import { CALIBRATION_DEFAULTS } from '../policy/calibrate.js';
 import type { RetryBudget, RetryBudgetOptions } from '../policy/retry-budget.js';
 import type { FetchFunction } from './fetch.js';
+import { type NormalizedRequeueOptions, normalizeRequeueOptions, type RequeueOptions } from './requeue.js';
 
 /**
  * The dependency's latency profile.
@@ -63,6 +66,17 @@ export interface DependencyOptions {
    * neither starts nor closes the feed (one feed may serve several dependencies). @default none
    */
   fleetLatency?: FleetLatencySource;
+  /**
+   * How the instance of each attempt is chosen: peak-EWMA latency, outlier ejection, slow start
+   * (see docs/instances.md; `random` defaults to the dependency's `random`). The balancer's own
+   * `onTransition` is not taken: listen to the `instance-*` events. @default BALANCER_DEFAULTS
+   */
+  balancer?: Omit<BalancerOptions, 'onTransition'>;
+  /**
+   * Requeues of attempts that were never written, to another instance, without using one of the
+   * caller's attempts (see {@link RequeueOptions}); `false`: none. @default REQUEUE_DEFAULTS
+   */
+  requeue?: RequeueOptions | false;
   /** @default systemClock */
   clock?: Clock;
   /** Uniform source in [0, 1) for backoff jitter. @default Math.random */
@@ -109,6 +123,8 @@ export interface NormalizedDependencyOptions {
   liveMinSamples: number;
   liveRefreshMs: number;
   fleetLatency: FleetLatencySource | undefined;
+  balancer: Omit<BalancerOptions, 'onTransition'>;
+  requeue: NormalizedRequeueOptions | false;
   clock: Clock;
   random: () => number;
   lookup: LookupFunction | undefined;
@@ -162,6 +178,17 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
       'a fleet latency source (createFleetLatencyFeed())',
       fleetLatency,
     );
+  const balancer = options.balancer ?? {};
+  if (typeof balancer !== 'object' || balancer === null)
+    throw new InvalidOptionError('balancer', 'an object of balancer options', balancer);
+  if ((balancer as BalancerOptions).onTransition !== undefined)
+    throw new InvalidOptionError(
+      'balancer.onTransition',
+      'absent: listen to the instance-* events of the dependency',
+      (balancer as BalancerOptions).onTransition,
+    );
+  normalizeBalancerOptions(balancer);
+  const requeue = normalizeRequeueOptions(options.requeue);
   const retryBudget = options.retryBudget ?? {};
   if (typeof retryBudget !== 'object' || retryBudget === null)
     throw new InvalidOptionError('retryBudget', 'retry budget options or a RetryBudget', retryBudget);
@@ -179,6 +206,8 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
     liveMinSamples,
     liveRefreshMs,
     fleetLatency,
+    balancer,
+    requeue,
     clock,
     random,
     lookup,

@@ -1,11 +1,12 @@
+import type { Balancer } from '../balancer/balancer.js';
 import type { Clock } from '../clock.js';
 import type { CalibratedPolicy } from '../policy/calibrate.js';
 import type { RetryBudget } from '../policy/retry-budget.js';
 import type { Call, DependencyResponse } from './call.js';
 import type { CoarseTimer } from './coarse-timer.js';
 import type { EventHub } from './events.js';
-import type { InstancePicker } from './instances.js';
 import type { LiveLatency } from './live-latency.js';
+import type { NormalizedRequeueOptions } from './requeue.js';
 import type { Transport } from './transport.js';
 
 /** Sends a call (or one try of it) and resolves with the response. */
@@ -20,7 +21,23 @@ export interface DependencyContext {
   readonly clock: Clock;
   readonly random: () => number;
   readonly transport: Transport;
-  readonly instances: InstancePicker;
+  /** Chooses the instance of every attempt and learns from its outcome (`src/balancer/`). */
+  readonly balancer: Balancer;
+  /**
+   * The index of the only instance while the fleet has one, else -1: the attempt step then skips
+   * the balancer (nothing to choose, nothing to eject). Kept by {@link DependencyContext.setOrigins}.
+   */
+  sole: number;
+  /** Requeues of never-written attempts, or false. */
+  readonly requeue: NormalizedRequeueOptions | false;
+  /** The requeue budget (its own, apart from the retry budget). */
+  readonly requeueBudget: RetryBudget;
+  /**
+   * Makes the fleet `origins` (normalised origins): the balancer gets the new set, added instances
+   * enter in slow start, removed ones drain (`instance-drained` says when the last call ended).
+   * The transport must already know the added origins.
+   */
+  setOrigins(origins: readonly string[]): void;
   readonly timer: CoarseTimer;
   readonly events: EventHub;
   readonly budget: RetryBudget;

@@ -13,13 +13,19 @@ import { codeOf } from './attempt.js';
 import type { Call, DependencyResponse } from './call.js';
 import { withHistory } from './history.js';
 import type { DependencyContext, Handler, Step } from './pipeline.js';
+import { mayRequeue } from './requeue.js';
 import { discard } from './response.js';
 
 /**
  * The attempt loop (the pre-call check before the first try is the admission step's). After a
  * failed try, `classify` then `planRetry` decide: retry only with attempts left,
  * the budget granting an extra, and the server's `Retry-After` (or the backoff) plus a p99 fitting
- * the deadline. The next try prefers another instance.
+ * the deadline. The next try prefers another instance (the balancer's `pickRetry`).
+ *
+ * Before any of that, an attempt that was never written (connect phase: refused, connect timeout,
+ * aborted while waiting for a pool connection) is **requeued** when `mayRequeue` and the requeue
+ * budget allow: sent at once to another instance without counting as one of the caller's tries and
+ * without spending the retry budget. A request that may have reached the server never is.
  *
  * What the caller gets at the end: a status below 400 or a final status (404, 422 …) is returned;
  * a retryable status with no retry left (a 503) is returned too, as the response it is; a
@@ -57,6 +63,38 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: Handler): Pro
       replayable: call.replayable,
       nowMs: now,
     });
+    if (
+      response === undefined &&
+      classification.retry &&
+      mayRequeue(
+        ctx.requeue,
+        classification.phase === 'connect',
+        call.replayable,
+        call.requeues,
+        ctx.balancer.size,
+        call.limitMs - now,
+        ctx.live.p99Ms,
+      ) &&
+      ctx.requeueBudget.tryConsume()
+    ) {
+      call.tries--;
+      call.requeues++;
+      if (ctx.events.has('requeue')) {
+        const last = call.lastStarted;
+        ctx.events.emit('requeue', {
+          dependency: ctx.name,
+          requestId: call.id,
+          attempt: call.attemptCount,
+          instance: last === null ? '' : last.origin,
+          reason: classification.reason,
+          requeues: call.requeues,
+        });
+      }
+      call.nextKind = 'retry';
+      if (call.lastStarted !== null) call.avoid = call.lastStarted.instance;
+      if (ctx.closed) throw withHistory(closedError(ctx.name), call, ctx.name);
+      continue;
+    }
     if (!classification.retry) {
       if (response !== undefined) return response;
       throw finalError(ctx, call, error, classification, explain(classification.reason));
@@ -160,7 +198,7 @@ function finalError(
   let result: Error;
   const code = codeOf(error);
   const timeout = timeoutOfCode(code);
-  const origin = call.lastStarted === null ? ctx.name : ctx.transport.origins[call.lastStarted.instance]!;
+  const origin = call.lastStarted === null ? ctx.name : call.lastStarted.origin;
   if (isPrazoError(error)) {
     result = error;
   } else if (timeout === 'connect') {

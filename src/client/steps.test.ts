@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { createFakeClock } from '../testing/fake-clock.js';
 import { CoarseTimer } from './coarse-timer.js';
 import { hedgeDelayMs, shouldHedge } from './hedge.js';
-import { InstancePicker } from './instances.js';
 
 describe('CoarseTimer', () => {
   it('fires an entry on the first tick at or after its due time and disarms when empty', () => {
@@ -47,40 +46,6 @@ describe('CoarseTimer', () => {
     timer.delete(later);
     clock.advance(5);
     expect(clock.pendingTimers()).toBe(0);
-  });
-});
-
-describe('InstancePicker', () => {
-  it('goes round-robin', () => {
-    const picker = new InstancePicker(3);
-    expect([0, 1, 2, 3].map(() => picker.pick(-1, 0))).toEqual([0, 1, 2, 0]);
-  });
-
-  it('never picks the instance to avoid while another exists', () => {
-    const picker = new InstancePicker(2);
-    for (let i = 0; i < 5; i++) expect(picker.pick(1, 0)).toBe(0);
-    expect(new InstancePicker(1).pick(0, 0)).toBe(0);
-  });
-
-  it('passes over an instance whose connect failed for a second, then tries it again', () => {
-    const picker = new InstancePicker(2, 1_000);
-    picker.markDown(0, 0);
-    expect([0, 1, 2].map(() => picker.pick(-1, 500))).toEqual([1, 1, 1]);
-    expect(picker.pick(-1, 1_001)).toBe(0);
-  });
-
-  it('still answers when every instance is down', () => {
-    const picker = new InstancePicker(2, 1_000);
-    picker.markDown(0, 0);
-    picker.markDown(1, 10);
-    expect(picker.pick(-1, 100)).toBe(0); // the one that failed first
-  });
-
-  it('finds no hedge target when the only other instance is down, or there is only one', () => {
-    const picker = new InstancePicker(2, 1_000);
-    picker.markDown(1, 0);
-    expect(picker.pickHedge(0, 10)).toBe(-1);
-    expect(new InstancePicker(1).pickHedge(0, 0)).toBe(-1);
   });
 });
 

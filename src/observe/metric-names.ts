@@ -10,7 +10,16 @@
  */
 
 /** Label (Prometheus) of a prazo metric. Every value set is closed and small: no URLs, no ids. */
-export type MetricLabel = 'dependency' | 'outcome' | 'kind' | 'phase' | 'purpose' | 'quantile' | 'direction';
+export type MetricLabel =
+  | 'dependency'
+  | 'outcome'
+  | 'kind'
+  | 'phase'
+  | 'purpose'
+  | 'quantile'
+  | 'direction'
+  | 'state'
+  | 'instance';
 
 /** How the metric behaves. */
 export type MetricType = 'counter' | 'gauge' | 'histogram';
@@ -42,7 +51,19 @@ export const OTEL_ATTRIBUTES: Readonly<Record<MetricLabel, string>> = Object.fre
   purpose: 'prazo.budget.purpose',
   quantile: 'prazo.latency.quantile',
   direction: 'prazo.drift.direction',
+  state: 'prazo.instance.state',
+  instance: 'prazo.instance',
 });
+
+/**
+ * Instances of one dependency that get an `instance` label of their own (the first ones, in the
+ * balancer's order); the others are summed into one series labelled {@link OTHER_INSTANCES}. Bounds
+ * the series of the per-instance metrics to 11 per dependency, whatever the size of the fleet.
+ */
+export const MAX_INSTANCE_LABELS = 10;
+
+/** The `instance` label value of the instances beyond {@link MAX_INSTANCE_LABELS}. */
+export const OTHER_INSTANCES = 'other';
 
 /** The closed set of values of every label except `dependency`. */
 export const LABEL_VALUES = Object.freeze({
@@ -52,6 +73,7 @@ export const LABEL_VALUES = Object.freeze({
   purpose: Object.freeze(['retry', 'hedge'] as const),
   quantile: Object.freeze(['0.95', '0.99'] as const),
   direction: Object.freeze(['timeout-too-tight', 'timeout-too-generous'] as const),
+  state: Object.freeze(['up', 'down', 'ejected', 'probing', 'draining'] as const),
 });
 
 /**
@@ -207,6 +229,54 @@ export const METRICS = Object.freeze({
     unit: '1',
     help: 'Whether the fleet latency figures are stale (1): no good read from Prometheus within the staleness limit.',
     labels: ['dependency'],
+  },
+  requeues: {
+    prometheus: 'prazo_requeues_total',
+    otel: 'prazo.client.requeues',
+    type: 'counter',
+    unit: '{attempt}',
+    help: 'Attempts never written (connect refused or timed out) sent again to another instance without using one of the caller’s attempts.',
+    labels: ['dependency'],
+  },
+  instances: {
+    prometheus: 'prazo_instances',
+    otel: 'prazo.client.instances',
+    type: 'gauge',
+    unit: '{instance}',
+    help: 'Instances of a dependency by state: up, down (connect failed), ejected (outlier), probing, draining.',
+    labels: ['dependency', 'state'],
+  },
+  instanceEjections: {
+    prometheus: 'prazo_instance_ejections_total',
+    otel: 'prazo.client.instance.ejections',
+    type: 'counter',
+    unit: '{ejection}',
+    help: 'Instances ejected as outliers (consecutive gateway failures, failure ratio, failed probe).',
+    labels: ['dependency'],
+  },
+  instanceShare: {
+    prometheus: 'prazo_instance_share',
+    otel: 'prazo.client.instance.share',
+    type: 'gauge',
+    unit: '1',
+    help: 'Share of the recent attempts each instance received (the first 10 instances, the rest summed as instance="other").',
+    labels: ['dependency', 'instance'],
+  },
+  instanceInFlight: {
+    prometheus: 'prazo_instance_in_flight',
+    otel: 'prazo.client.instance.in_flight',
+    type: 'gauge',
+    unit: '{attempt}',
+    help: 'Attempts in flight on each instance (the first 10 instances, the rest summed as instance="other").',
+    labels: ['dependency', 'instance'],
+  },
+  instanceLatency: {
+    prometheus: 'prazo_instance_latency_seconds',
+    otel: 'prazo.client.instance.latency',
+    type: 'gauge',
+    unit: 's',
+    help: 'Peak-EWMA latency the balancer holds for each instance, in seconds (the first 10 instances, the largest of the rest as instance="other").',
+    labels: ['dependency', 'instance'],
   },
 } as const satisfies Record<string, MetricDefinition>);
 

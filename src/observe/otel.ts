@@ -13,6 +13,7 @@ import {
 } from '@opentelemetry/api';
 import type { DriftDirection, DriftEventSource } from './drift-check.js';
 import { type FleetFeedView, readFleetFeeds, toFleetFeeds } from './fleet-feed-view.js';
+import { instanceFigures } from './instance-series.js';
 import {
   DURATION_BUCKETS_SECONDS,
   LABEL_VALUES,
@@ -106,6 +107,12 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
     hedgesWon: counter(METRICS.hedgesWon),
     driftEvents: counter(METRICS.driftEvents),
     recalibrations: counter(METRICS.recalibrations),
+    requeues: counter(METRICS.requeues),
+    instanceEjections: counter(METRICS.instanceEjections),
+    instances: gauge(METRICS.instances),
+    instanceShare: gauge(METRICS.instanceShare),
+    instanceInFlight: gauge(METRICS.instanceInFlight),
+    instanceLatency: gauge(METRICS.instanceLatency),
     retryRatio: gauge(METRICS.retryRatio),
     timeoutSeconds: gauge(METRICS.timeoutSeconds),
     healthyLatency: gauge(METRICS.healthyLatency),
@@ -160,6 +167,19 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
       for (const direction of LABEL_VALUES.direction)
         observer.observe(o.driftEvents, a.drift[direction], at(A.direction, direction));
       observer.observe(o.recalibrations, a.recalibrations, base);
+      observer.observe(o.requeues, tally.requeues, base);
+      observer.observe(o.instanceEjections, tally.ejections, base);
+      if (dependency.instances !== undefined) {
+        const f = instanceFigures(dependency.instances());
+        for (const state of LABEL_VALUES.state)
+          observer.observe(o.instances, f.byState[state], at(A.state, state));
+        for (const s of f.series) {
+          const attrs = at(A.instance, s.instance);
+          observer.observe(o.instanceShare, s.share, attrs);
+          observer.observe(o.instanceInFlight, s.inFlight, attrs);
+          if (s.latencySeconds !== undefined) observer.observe(o.instanceLatency, s.latencySeconds, attrs);
+        }
+      }
 
       observer.observe(o.retryRatio, dependency.budget().ratio, base);
       const policy = dependency.policy();

@@ -12,6 +12,7 @@ import {
   readFleetFeeds,
   toFleetFeeds,
 } from './fleet-feed-view.js';
+import { type InstanceFigures, type InstanceSeries, instanceFigures } from './instance-series.js';
 import {
   DURATION_BUCKETS_SECONDS,
   LABEL_VALUES,
@@ -89,7 +90,9 @@ type CounterKey =
   | 'hedges'
   | 'hedgesWon'
   | 'driftEvents'
-  | 'recalibrations';
+  | 'recalibrations'
+  | 'requeues'
+  | 'instanceEjections';
 
 const states = new WeakMap<Registry, Map<string, RegistryState>>();
 const PREFIX_PATTERN = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -210,6 +213,8 @@ function attach(state: RegistryState, dependency: InstrumentableDependency): Att
   add('hedgesWon', {}, () => tally.hedgesWon);
   for (const direction of LABEL_VALUES.direction) add('driftEvents', { direction }, () => a.drift[direction]);
   add('recalibrations', {}, () => a.recalibrations);
+  add('requeues', {}, () => tally.requeues);
+  add('instanceEjections', {}, () => tally.ejections);
   return a;
 }
 
@@ -291,6 +296,8 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
       hedgesWon: counter(METRICS.hedgesWon),
       driftEvents: counter(METRICS.driftEvents),
       recalibrations: counter(METRICS.recalibrations),
+      requeues: counter(METRICS.requeues),
+      instanceEjections: counter(METRICS.instanceEjections),
     },
     requestDuration: histogram(METRICS.requestDuration),
     attemptDuration: histogram(METRICS.attemptDuration),
@@ -314,6 +321,34 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
     if (!healthy || healthy.p99Ms <= 0) return;
     g.set({ dependency: a.dependency.name }, a.dependency.policy().readMs / healthy.p99Ms);
   });
+  // Per-instance gauges: one reading of the instances per scrape serves the four of them.
+  const figures = new Map<Attachment, InstanceFigures>();
+  const figuresOf = (a: Attachment): InstanceFigures | undefined => {
+    if (a.dependency.instances === undefined) return undefined;
+    let f = figures.get(a);
+    if (f === undefined) {
+      f = instanceFigures(a.dependency.instances());
+      figures.set(a, f);
+      // Forgotten once the scrape's collect callbacks have run.
+      queueMicrotask(() => figures.delete(a));
+    }
+    return f;
+  };
+  gauge(METRICS.instances, (g, a) => {
+    const f = figuresOf(a);
+    if (!f) return;
+    for (const state of LABEL_VALUES.state) g.set({ dependency: a.dependency.name, state }, f.byState[state]);
+  });
+  const instanceGauge = (def: MetricDefinition, read: (s: InstanceSeries) => number | undefined): void =>
+    gauge(def, (g, a) => {
+      for (const s of figuresOf(a)?.series ?? []) {
+        const value = read(s);
+        if (value !== undefined) g.set({ dependency: a.dependency.name, instance: s.instance }, value);
+      }
+    });
+  instanceGauge(METRICS.instanceShare, (s) => s.share);
+  instanceGauge(METRICS.instanceInFlight, (s) => s.inFlight);
+  instanceGauge(METRICS.instanceLatency, (s) => s.latencySeconds);
   const feedGauge = (def: MetricDefinition, read: (r: FleetFeedReading) => number | undefined): void =>
     collectedGauge(def, (g) => {
       for (const r of readFleetFeeds([...feeds])) {

@@ -20,6 +20,19 @@ export interface InstrumentableDependency {
   policy(): PolicySnapshot;
   /** The live time-sliced latency window (`createSlicedWindow`). */
   window(): LatencyWindowView;
+  /** The state of each instance (`dependency.instances()`); without it no per-instance metric. */
+  instances?(): readonly InstanceView[];
+}
+
+/** One instance as the per-instance metrics read it (a subset of the balancer's snapshot). */
+export interface InstanceView {
+  origin: string;
+  state: 'up' | 'down' | 'ejected' | 'probing' | 'draining';
+  /** Peak-EWMA latency, ms; undefined before any answer. */
+  ewmaMs: number | undefined;
+  inFlight: number;
+  /** Share of the recent attempts (0 … 1). */
+  share: number;
 }
 
 /** A dependency whose policy the drift monitor may replace in `'auto'` mode. */

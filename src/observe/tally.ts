@@ -3,6 +3,7 @@ import type {
   BudgetExhaustedEvent,
   FastFailEvent,
   HedgeEvent,
+  InstanceEvent,
   RequestEndEvent,
 } from '../client/events.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
@@ -24,6 +25,10 @@ export interface Tally {
   readonly timeouts: { connect: number; read: number };
   hedges: number;
   hedgesWon: number;
+  /** Never-written attempts sent again to another instance. */
+  requeues: number;
+  /** Instances ejected as outliers. */
+  ejections: number;
   /** Unsubscribes from the dependency. Idempotent. */
   detach(): void;
 }
@@ -64,6 +69,13 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
     if (e.beforeAttempt) tally.refused++;
   };
 
+  const onRequeue = (): void => {
+    tally.requeues++;
+  };
+  const onEjected = (_e: InstanceEvent): void => {
+    tally.ejections++;
+  };
+
   let attached = true;
   const tally: Tally = {
     requests: { success: 0, failure: 0 },
@@ -74,6 +86,8 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
     timeouts: { connect: 0, read: 0 },
     hedges: 0,
     hedgesWon: 0,
+    requeues: 0,
+    ejections: 0,
     detach() {
       if (!attached) return;
       attached = false;
@@ -82,6 +96,8 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
       dependency.off('hedge', onHedge);
       dependency.off('budget-exhausted', onBudgetExhausted);
       dependency.off('fast-fail', onFastFail);
+      dependency.off('requeue', onRequeue);
+      dependency.off('instance-ejected', onEjected);
     },
   };
   dependency.on('request-end', onRequestEnd);
@@ -89,6 +105,8 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
   dependency.on('hedge', onHedge);
   dependency.on('budget-exhausted', onBudgetExhausted);
   dependency.on('fast-fail', onFastFail);
+  dependency.on('requeue', onRequeue);
+  dependency.on('instance-ejected', onEjected);
   return tally;
 }
 

@@ -18,9 +18,13 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** A node:http server on 127.0.0.1:0 that counts requests and destroys its sockets on close. */
+/**
+ * A node:http server on port 0 of `host` (127.0.0.1 unless told: other instances listen on
+ * 127.0.0.2, 127.0.0.3 …, all loopback) that counts requests and destroys its sockets on close.
+ */
 export async function startServer(
   handler: (req: http.IncomingMessage, res: http.ServerResponse, n: number) => void,
+  host = '127.0.0.1',
 ): Promise<TestServer> {
   const seen: Seen = { total: 0, original: 0, retry: 0, hedge: 0, deadlines: [], attempts: [] };
   const sockets = new Set<Socket>();
@@ -42,10 +46,10 @@ export async function startServer(
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `http://${host}:${port}`,
     seen,
     close: () =>
       new Promise<void>((resolve) => {
@@ -55,13 +59,13 @@ export async function startServer(
   };
 }
 
-/** An origin on 127.0.0.1 where nothing listens: connecting is refused at once. */
-export async function refusedOrigin(): Promise<string> {
+/** An origin on `host` (127.0.0.1 unless told) where nothing listens: connecting is refused at once. */
+export async function refusedOrigin(host = '127.0.0.1'): Promise<string> {
   const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
+  return `http://${host}:${port}`;
 }
 
 /** Answers `status` with a small body once the request body is read. */
