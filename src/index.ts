@@ -17,6 +17,8 @@ export type {
   DependencyListener,
   FastFailEvent,
   HedgeEvent,
+  MembershipChangedEvent,
+  MembershipErrorEvent,
   PolicyEvent,
   RequestEndEvent,
   RequestStartEvent,
@@ -72,6 +74,7 @@ export {
   PrometheusWrongMetricTypeError,
   ReadTimeoutError,
   RequestFailedError,
+  ResolverError,
   RetryAfterExceedsDeadlineError,
   RetryBudgetExhaustedError,
 } from './errors.js';
@@ -144,6 +147,10 @@ export type { HistogramJson } from './latency/histogram.js';
 export { LatencyHistogram } from './latency/histogram.js';
 export type { SlicedWindow, SlicedWindowOptions } from './latency/sliced-window.js';
 export { createSlicedWindow, SLICED_WINDOW_DEFAULTS } from './latency/sliced-window.js';
+export type { OriginsDiff } from './membership/diff-origins.js';
+export type { DnsOriginsOptions } from './membership/dns-origins.js';
+export { DNS_ORIGINS_DEFAULTS, dnsOrigins } from './membership/dns-origins.js';
+export type { OriginResolver, OriginsAnswer } from './membership/origin-resolver.js';
 export type {
   CalibrateFn,
   DriftAssessment,

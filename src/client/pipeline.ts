@@ -20,7 +20,8 @@ export interface DependencyContext {
   readonly clock: Clock;
   readonly random: () => number;
   readonly transport: Transport;
-  readonly instances: InstancePicker;
+  /** Replaced whole when the set of origins changes (live membership). */
+  instances: InstancePicker;
   readonly timer: CoarseTimer;
   readonly events: EventHub;
   readonly budget: RetryBudget;
