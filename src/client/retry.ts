@@ -160,7 +160,7 @@ function finalError(
   let result: Error;
   const code = codeOf(error);
   const timeout = timeoutOfCode(code);
-  const origin = call.lastStarted === null ? ctx.name : ctx.transport.origins[call.lastStarted.instance]!;
+  const origin = call.lastStarted === null ? ctx.name : call.lastStarted.origin;
   if (isPrazoError(error)) {
     result = error;
   } else if (timeout === 'connect') {
