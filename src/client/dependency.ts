@@ -47,6 +47,11 @@ export interface Dependency {
   policy(): PolicySnapshot;
   /** The state of the dependency's retry budget. */
   budget(): RetryBudgetState;
+  /**
+   * The origins calls go to now: `origins` as given, or the last good set a resolver answered
+   * (empty before its first answer).
+   */
+  origins(): readonly string[];
   /** The dependency's time-sliced latency window (read it; do not record into it). */
   window(): SlicedWindow;
   /** Replaces the connect/read timeouts and attempts in force (the connect timeout of already-open pools stays). */
@@ -229,6 +234,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     },
     policy: snapshot,
     budget: () => budget.state(),
+    origins: () => transport.origins,
     window: () => window,
     setPolicy(policy) {
       if (

@@ -208,6 +208,22 @@ export const METRICS = Object.freeze({
     help: 'Whether the fleet latency figures are stale (1): no good read from Prometheus within the staleness limit.',
     labels: ['dependency'],
   },
+  membershipRefreshFailures: {
+    prometheus: 'prazo_membership_refresh_failures_total',
+    otel: 'prazo.client.membership.refresh_failures',
+    type: 'counter',
+    unit: '{resolution}',
+    help: 'Resolutions of a live set of origins (a resolver function, DNS) that failed, timed out or answered nothing: the last good set was kept.',
+    labels: ['dependency'],
+  },
+  instanceCount: {
+    prometheus: 'prazo_instances',
+    otel: 'prazo.client.instances',
+    type: 'gauge',
+    unit: '{instance}',
+    help: 'Instances (origins) in the set the dependency sends to; with a resolver, the last good set (absent before the first).',
+    labels: ['dependency'],
+  },
 } as const satisfies Record<string, MetricDefinition>);
 
 /** Key of a metric in {@link METRICS}. */

@@ -106,6 +106,8 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
     hedgesWon: counter(METRICS.hedgesWon),
     driftEvents: counter(METRICS.driftEvents),
     recalibrations: counter(METRICS.recalibrations),
+    membershipRefreshFailures: counter(METRICS.membershipRefreshFailures),
+    instanceCount: gauge(METRICS.instanceCount),
     retryRatio: gauge(METRICS.retryRatio),
     timeoutSeconds: gauge(METRICS.timeoutSeconds),
     healthyLatency: gauge(METRICS.healthyLatency),
@@ -160,6 +162,9 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
       for (const direction of LABEL_VALUES.direction)
         observer.observe(o.driftEvents, a.drift[direction], at(A.direction, direction));
       observer.observe(o.recalibrations, a.recalibrations, base);
+      observer.observe(o.membershipRefreshFailures, tally.membershipFailures, base);
+      const instances = dependency.origins?.().length;
+      if (instances) observer.observe(o.instanceCount, instances, base);
 
       observer.observe(o.retryRatio, dependency.budget().ratio, base);
       const policy = dependency.policy();

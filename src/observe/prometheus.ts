@@ -89,7 +89,8 @@ type CounterKey =
   | 'hedges'
   | 'hedgesWon'
   | 'driftEvents'
-  | 'recalibrations';
+  | 'recalibrations'
+  | 'membershipRefreshFailures';
 
 const states = new WeakMap<Registry, Map<string, RegistryState>>();
 const PREFIX_PATTERN = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -210,6 +211,7 @@ function attach(state: RegistryState, dependency: InstrumentableDependency): Att
   add('hedgesWon', {}, () => tally.hedgesWon);
   for (const direction of LABEL_VALUES.direction) add('driftEvents', { direction }, () => a.drift[direction]);
   add('recalibrations', {}, () => a.recalibrations);
+  add('membershipRefreshFailures', {}, () => tally.membershipFailures);
   return a;
 }
 
@@ -291,6 +293,7 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
       hedgesWon: counter(METRICS.hedgesWon),
       driftEvents: counter(METRICS.driftEvents),
       recalibrations: counter(METRICS.recalibrations),
+      membershipRefreshFailures: counter(METRICS.membershipRefreshFailures),
     },
     requestDuration: histogram(METRICS.requestDuration),
     attemptDuration: histogram(METRICS.attemptDuration),
@@ -313,6 +316,10 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
     const healthy = readHealthyLatency(a.dependency);
     if (!healthy || healthy.p99Ms <= 0) return;
     g.set({ dependency: a.dependency.name }, a.dependency.policy().readMs / healthy.p99Ms);
+  });
+  gauge(METRICS.instanceCount, (g, a) => {
+    const count = a.dependency.origins?.().length;
+    if (count) g.set({ dependency: a.dependency.name }, count); // none before a first set
   });
   const feedGauge = (def: MetricDefinition, read: (r: FleetFeedReading) => number | undefined): void =>
     collectedGauge(def, (g) => {

@@ -20,6 +20,8 @@ export interface InstrumentableDependency {
   policy(): PolicySnapshot;
   /** The live time-sliced latency window (`createSlicedWindow`). */
   window(): LatencyWindowView;
+  /** The origins it sends to now (feeds `prazo_instances`; without it, no such series). */
+  origins?(): readonly string[];
 }
 
 /** A dependency whose policy the drift monitor may replace in `'auto'` mode. */

@@ -3,6 +3,7 @@ import type {
   BudgetExhaustedEvent,
   FastFailEvent,
   HedgeEvent,
+  MembershipErrorEvent,
   RequestEndEvent,
 } from '../client/events.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
@@ -24,6 +25,8 @@ export interface Tally {
   readonly timeouts: { connect: number; read: number };
   hedges: number;
   hedgesWon: number;
+  /** Failed resolutions of a live set of origins (`membership-error`). */
+  membershipFailures: number;
   /** Unsubscribes from the dependency. Idempotent. */
   detach(): void;
 }
@@ -63,6 +66,9 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
     tally.fastFails++;
     if (e.beforeAttempt) tally.refused++;
   };
+  const onMembershipError = (_e: MembershipErrorEvent): void => {
+    tally.membershipFailures++;
+  };
 
   let attached = true;
   const tally: Tally = {
@@ -74,6 +80,7 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
     timeouts: { connect: 0, read: 0 },
     hedges: 0,
     hedgesWon: 0,
+    membershipFailures: 0,
     detach() {
       if (!attached) return;
       attached = false;
@@ -82,6 +89,7 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
       dependency.off('hedge', onHedge);
       dependency.off('budget-exhausted', onBudgetExhausted);
       dependency.off('fast-fail', onFastFail);
+      dependency.off('membership-error', onMembershipError);
     },
   };
   dependency.on('request-end', onRequestEnd);
@@ -89,6 +97,7 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
   dependency.on('hedge', onHedge);
   dependency.on('budget-exhausted', onBudgetExhausted);
   dependency.on('fast-fail', onFastFail);
+  dependency.on('membership-error', onMembershipError);
   return tally;
 }
 
