@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPrazoError } from '../errors.js';
+import { InvalidOptionError } from '../errors.js';
 import {
   DNS_ORIGINS_DEFAULTS,
   type DnsOriginsOptions,
@@ -13,7 +13,7 @@ function optionOf(options: unknown): string | undefined {
   try {
     normalizeDnsOriginsOptions(options as DnsOriginsOptions);
   } catch (error) {
-    return isPrazoError(error, 'INVALID_OPTION') ? (error as { option: string }).option : 'another error';
+    return error instanceof InvalidOptionError ? error.option : 'another error';
   }
   return undefined;
 }
