@@ -17,6 +17,7 @@ export type PrazoErrorCode =
   | 'FOREIGN_ORIGIN'
   | 'ATTEMPT_ABANDONED'
   | 'BODY_DESTROYED'
+  | 'RESOLVER_FAILED'
   | PrometheusErrorCode;
 
 /** Codes of the {@link PrometheusError} family: what went wrong reading the Prometheus HTTP API. */
@@ -371,4 +372,15 @@ function describe(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
   if (typeof value === 'bigint') return `${value}n`;
   return typeof value;
+}
+
+/**
+ * A resolver of a dependency's origins (a function given as `origins`, or `dnsOrigins()`) threw,
+ * rejected, did not answer in time, or answered nothing usable. The dependency keeps its last good
+ * set of instances; `cause` holds what the resolver did.
+ */
+export class ResolverError extends PrazoError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RESOLVER_FAILED', message, options);
+  }
 }

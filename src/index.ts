@@ -21,6 +21,8 @@ export type {
   FastFailEvent,
   HedgeEvent,
   InstanceEvent,
+  MembershipChangedEvent,
+  MembershipErrorEvent,
   PolicyEvent,
   RequestEndEvent,
   RequestStartEvent,
@@ -79,6 +81,7 @@ export {
   PrometheusWrongMetricTypeError,
   ReadTimeoutError,
   RequestFailedError,
+  ResolverError,
   RetryAfterExceedsDeadlineError,
   RetryBudgetExhaustedError,
 } from './errors.js';
@@ -151,6 +154,10 @@ export type { HistogramJson } from './latency/histogram.js';
 export { LatencyHistogram } from './latency/histogram.js';
 export type { SlicedWindow, SlicedWindowOptions } from './latency/sliced-window.js';
 export { createSlicedWindow, SLICED_WINDOW_DEFAULTS } from './latency/sliced-window.js';
+export type { OriginsDiff } from './membership/diff-origins.js';
+export type { DnsOriginsOptions } from './membership/dns-origins.js';
+export { DNS_ORIGINS_DEFAULTS, dnsOrigins } from './membership/dns-origins.js';
+export type { OriginResolver, OriginsAnswer } from './membership/origin-resolver.js';
 export type {
   CalibrateFn,
   DriftAssessment,

@@ -1,6 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Dependency, dependency } from '../src/client/dependency.js';
 import { isPrazoError } from '../src/errors.js';
+import { settleResources, stableResources } from './support/resources.js';
 import { reply, startServer, type TestServer, warmUp } from './support/servers.js';
 
 beforeAll(warmUp);
@@ -13,33 +14,6 @@ afterEach(async () => {
   dep = undefined;
   server = undefined;
 });
-
-function resources(): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const name of process.getActiveResourcesInfo()) counts[name] = (counts[name] ?? 0) + 1;
-  return counts;
-}
-
-async function stableResources(): Promise<Record<string, number>> {
-  let before = resources();
-  for (let i = 0; i < 15; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const now = resources();
-    if (JSON.stringify(now) === JSON.stringify(before)) return now;
-    before = now;
-  }
-  return before;
-}
-
-async function settleResources(baseline: Record<string, number>): Promise<Record<string, number>> {
-  // undici's coarse timer clears itself on its next tick (≤ 1 s) once nothing uses it.
-  let now = resources();
-  for (let i = 0; i < 30 && JSON.stringify(now) !== JSON.stringify(baseline); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    now = resources();
-  }
-  return now;
-}
 
 describe('resource hygiene', () => {
   it('leaves no timer, socket or listener behind after many calls and close(), and never warns about listeners', async () => {

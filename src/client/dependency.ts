@@ -2,6 +2,8 @@ import { type Balancer, createBalancer, type InstanceSnapshot } from '../balance
 import type { InstanceTransition } from '../balancer/instance-transition.js';
 import { CancelledError, InvalidOptionError } from '../errors.js';
 import { createSlicedWindow, type SlicedWindow } from '../latency/sliced-window.js';
+import type { OriginsDiff } from '../membership/diff-origins.js';
+import { createOriginPoller, type OriginPoller } from '../membership/origin-poller.js';
 import { type CalibratedPolicy, calibrateTimeout } from '../policy/calibrate.js';
 import { createRetryBudget, type RetryBudget, type RetryBudgetState } from '../policy/retry-budget.js';
 import { admitStep } from './admit-step.js';
@@ -17,6 +19,7 @@ import { hedgeStep } from './hedge.js';
 import { withHistory } from './history.js';
 import { instanceEventName } from './instance-report.js';
 import { LiveLatency, type PolicySnapshot } from './live-latency.js';
+import { membershipStep } from './membership-step.js';
 import { type DependencyOptions, normalizeDependencyOptions } from './options.js';
 import { compose, type DependencyContext, type Handler } from './pipeline.js';
 import { createPoolTransport } from './pool-transport.js';
@@ -53,6 +56,11 @@ export interface Dependency {
   instances(): InstanceSnapshot[];
   /** The state of the dependency's retry budget. */
   budget(): RetryBudgetState;
+  /**
+   * The origins calls go to now: `origins` as given, or the last good set a resolver answered
+   * (empty before its first answer).
+   */
+  origins(): readonly string[];
   /** The dependency's time-sliced latency window (read it; do not record into it). */
   window(): SlicedWindow;
   /** Replaces the connect/read timeouts and attempts in force (the connect timeout of already-open pools stays). */
@@ -194,12 +202,51 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     closed: false,
   };
 
+  const route = { name: o.name, origins: o.origins, passThrough: o.passThroughFetch };
+  /**
+   * Live membership: the one place a new set of origins is handed to the instance choice and to the
+   * transport (which opens pools for added origins and lets removed ones finish, then close).
+   */
+  const applyOrigins = (origins: readonly string[], diff: OriginsDiff): void => {
+    transport.setOrigins?.(origins);
+    ctx.setOrigins(origins);
+    route.origins = origins;
+    if (events.has('membership-changed'))
+      events.emit('membership-changed', {
+        dependency: o.name,
+        origins,
+        added: diff.added,
+        removed: diff.removed,
+      });
+  };
+  let poller: OriginPoller | undefined;
+  if (o.resolver !== undefined) {
+    if (transport.setOrigins === undefined)
+      throw new InvalidOptionError(
+        'origins',
+        'a list of origins (this transport cannot change them)',
+        o.resolver,
+      );
+    poller = createOriginPoller({
+      resolve: o.resolver,
+      clock,
+      refreshMs: o.originsRefreshMs,
+      timeoutMs: o.originsTimeoutMs,
+      onChange: applyOrigins,
+      onError(error, kept, consecutiveFailures) {
+        if (events.has('membership-error'))
+          events.emit('membership-error', { dependency: o.name, error, origins: kept, consecutiveFailures });
+      },
+    });
+  }
+
   // The order of a call, written once.
   const send: Handler = compose(
     [
       deadlineStep(ctx),
       requestEventsStep(ctx),
       cancelStep(ctx),
+      ...(poller === undefined ? [] : [membershipStep(ctx, poller)]),
       admitStep(ctx),
       budgetStep(ctx),
       retryStep(ctx),
@@ -208,7 +255,6 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     attemptHandler(ctx),
   );
 
-  const route = { name: o.name, origins: o.origins, passThrough: o.passThroughFetch };
   let nextId = 1;
   let closing: Promise<void> | undefined;
   const dep: Dependency = {
@@ -238,6 +284,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       return list;
     },
     budget: () => budget.state(),
+    origins: () => transport.origins,
     window: () => window,
     setPolicy(policy) {
       if (
@@ -272,6 +319,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     close() {
       if (closing !== undefined) return closing;
       ctx.closed = true;
+      poller?.close();
       const error = new CancelledError(`Dependency ${o.name} closed during the call.`);
       for (const entry of ctx.timer.entries()) {
         if (entry instanceof Attempt) {

@@ -1,4 +1,5 @@
 import type { InstanceTransition } from '../balancer/instance-transition.js';
+import type { ResolverError } from '../errors.js';
 import type { AttemptPhase } from '../policy/classify.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
 import type { PolicySnapshot } from './live-latency.js';
@@ -135,6 +136,32 @@ export interface PolicyEvent {
   policy: PolicySnapshot;
 }
 
+/**
+ * The resolver of `origins` answered a set that differs from the one in force (the first answer
+ * included): added instances enter in slow start, removed ones finish their calls and close.
+ */
+export interface MembershipChangedEvent {
+  dependency: string;
+  /** The set now in force. */
+  origins: readonly string[];
+  added: readonly string[];
+  removed: readonly string[];
+}
+
+/**
+ * The resolver of `origins` failed (threw, rejected, timed out, answered nothing or something
+ * malformed): the last good set stays in force. Emitted on every failed resolution.
+ */
+export interface MembershipErrorEvent {
+  dependency: string;
+  /** `RESOLVER_FAILED`, with what the resolver did in `cause`. */
+  error: ResolverError;
+  /** The set kept in force (empty while no resolution has succeeded yet). */
+  origins: readonly string[];
+  /** Failed resolutions in a row, this one included. */
+  consecutiveFailures: number;
+}
+
 /** Every event a dependency emits, by name. */
 export interface DependencyEvents {
   'request-start': RequestStartEvent;
@@ -163,6 +190,8 @@ export interface DependencyEvents {
   'instance-removed': InstanceEvent;
   /** The last call of a removed instance finished. */
   'instance-drained': InstanceEvent;
+  'membership-changed': MembershipChangedEvent;
+  'membership-error': MembershipErrorEvent;
 }
 
 /** Name of a dependency event. */
@@ -198,6 +227,8 @@ export class EventHub {
     'instance-added': [],
     'instance-removed': [],
     'instance-drained': [],
+    'membership-changed': [],
+    'membership-error': [],
   };
 
   /** Whether anyone listens to `name`. */

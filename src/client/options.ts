@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { InvalidOptionError } from '../errors.js';
 import type { FleetLatencySource } from '../fleet/fleet-latency-feed.js';
+import type { OriginResolver } from '../membership/origin-resolver.js';
 import type { CalibrationOptions } from '../policy/calibrate.js';
 import { CALIBRATION_DEFAULTS } from '../policy/calibrate.js';
 import type { RetryBudget, RetryBudgetOptions } from '../policy/retry-budget.js';
@@ -37,8 +38,17 @@ export interface HedgeOptions {
 export interface DependencyOptions {
   /** Name of the dependency, used in events, metrics and errors (low cardinality). */
   name: string;
-  /** Instances as `http(s)://host:port` origins, at least one. */
-  origins: readonly string[];
+  /**
+   * Instances as `http(s)://host:port` origins, at least one; or a resolver of them, asked again
+   * every `originsRefreshMs` (live membership: a function returning the origins, at once or as a
+   * promise, or `dnsOrigins()`). With a resolver, a call waits for its first answer (within the
+   * call's deadline); a failed or empty answer keeps the last good set (see docs/instances.md).
+   */
+  origins: readonly string[] | OriginResolver;
+  /** Time between two resolutions of a resolver `origins`, in ms (a DNS TTL overrides it). @default 30000 */
+  originsRefreshMs?: number;
+  /** Longest a resolution may take before it counts as failed, in ms. @default 5000 */
+  originsTimeoutMs?: number;
   /** Latency profile (see {@link LatencyOption}). */
   latency: LatencyOption;
   /** How long the end user waits for a call that has no deadline of its own, in ms. */
@@ -101,12 +111,18 @@ export const DEPENDENCY_DEFAULTS = Object.freeze({
   hedge: false as const,
   liveMinSamples: 200,
   liveRefreshMs: 1_000,
+  originsRefreshMs: 30_000,
+  originsTimeoutMs: 5_000,
 });
 
 /** {@link DependencyOptions} after validation, every default applied. */
 export interface NormalizedDependencyOptions {
   name: string;
+  /** The static origins; empty when they come from `resolver`. */
   origins: readonly string[];
+  resolver: OriginResolver | undefined;
+  originsRefreshMs: number;
+  originsTimeoutMs: number;
   latency: {
     p99Ms: number;
     p95Ms: number | undefined;
@@ -141,7 +157,16 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
   const { name } = options;
   if (typeof name !== 'string' || name.trim() === '')
     throw new InvalidOptionError('name', 'a non-empty string', name);
-  const origins = normalizeOrigins(options.origins);
+  const resolver = typeof options.origins === 'function' ? options.origins : undefined;
+  const origins = resolver === undefined ? normalizeOrigins(options.origins) : [];
+  const originsRefreshMs = positive(
+    'originsRefreshMs',
+    options.originsRefreshMs ?? DEPENDENCY_DEFAULTS.originsRefreshMs,
+  );
+  const originsTimeoutMs = positive(
+    'originsTimeoutMs',
+    options.originsTimeoutMs ?? DEPENDENCY_DEFAULTS.originsTimeoutMs,
+  );
   const userDeadlineMs = positive('userDeadlineMs', options.userDeadlineMs);
   const attempts = options.attempts ?? DEPENDENCY_DEFAULTS.attempts;
   if (!Number.isInteger(attempts) || attempts < 1 || attempts > 10)
@@ -195,6 +220,9 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
   return {
     name,
     origins,
+    resolver,
+    originsRefreshMs,
+    originsTimeoutMs,
     latency,
     userDeadlineMs,
     attempts,
@@ -217,7 +245,11 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
 
 function normalizeOrigins(origins: unknown): string[] {
   if (!Array.isArray(origins) || origins.length === 0)
-    throw new InvalidOptionError('origins', 'a non-empty array of http(s) origins', origins);
+    throw new InvalidOptionError(
+      'origins',
+      'a non-empty array of http(s) origins, or a resolver function',
+      origins,
+    );
   return origins.map((origin, i) => {
     const option = `origins[${i}]`;
     if (typeof origin !== 'string') throw new InvalidOptionError(option, 'an http(s) URL string', origin);

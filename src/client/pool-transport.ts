@@ -30,25 +30,48 @@ export interface PoolTransportOptions {
 export function createPoolTransport(options: PoolTransportOptions): Transport {
   const usual = options.timeoutMs;
   const pools = new Map<string, Pool>();
-  for (const origin of options.origins) {
-    pools.set(
-      origin,
-      new Pool(origin, {
-        connections: options.connections,
-        connect: createConnector({
-          timeoutMs: options.connectTimeoutMs,
-          ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
-        }),
-        ...(usual === undefined ? {} : { headersTimeout: usual, bodyTimeout: usual }),
-      }),
-    );
-  }
+  const connect = createConnector({
+    timeoutMs: options.connectTimeoutMs,
+    ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
+  });
+  const open = (origin: string): Pool =>
+    new Pool(origin, {
+      connections: options.connections,
+      connect,
+      ...(usual === undefined ? {} : { headersTimeout: usual, bodyTimeout: usual }),
+    });
+  for (const origin of options.origins) pools.set(origin, open(origin));
+  let origins = options.origins;
+  // Pools of removed origins, finishing their requests; close() waits for them too.
+  const draining = new Set<Promise<void>>();
   let closing: Promise<void> | undefined;
   return {
-    origins: options.origins,
+    get origins() {
+      return origins;
+    },
+    setOrigins(next) {
+      if (closing !== undefined) return;
+      const keep = new Set(next);
+      for (const [origin, pool] of pools) {
+        if (keep.has(origin)) continue;
+        pools.delete(origin);
+        // undici's close() takes no new request and waits for those queued and running to end.
+        const done: Promise<void> = pool.close().then(
+          () => {
+            draining.delete(done);
+          },
+          () => {
+            draining.delete(done);
+          },
+        );
+        draining.add(done);
+      }
+      for (const origin of next) if (!pools.has(origin)) pools.set(origin, open(origin));
+      origins = next;
+    },
     send(request, signal) {
       const pool = pools.get(request.origin);
-      if (pool === undefined) return Promise.reject(unknownOrigin(request.origin, options.origins));
+      if (pool === undefined) return Promise.reject(unknownOrigin(request.origin, origins));
       const body = request.body;
       const exchange = new Exchange(signal, body);
       const timeoutMs = request.timeoutMs;
@@ -67,7 +90,9 @@ export function createPoolTransport(options: PoolTransportOptions): Transport {
     },
     close() {
       // Once: undici rejects a second close() of a pool.
-      closing ??= Promise.all(Array.from(pools.values(), (pool) => pool.close())).then(() => {});
+      closing ??= Promise.all([...Array.from(pools.values(), (pool) => pool.close()), ...draining]).then(
+        () => {},
+      );
       return closing;
     },
   };

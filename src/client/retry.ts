@@ -160,7 +160,7 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: Handler): Pro
 }
 
 /** Waits `ms` on the dependency's clock; the caller's cancellation or `close()` wakes it early. */
-function sleep(ctx: DependencyContext, call: Call, ms: number): Promise<void> {
+export function sleep(ctx: DependencyContext, call: Call, ms: number): Promise<void> {
   return new Promise<void>((resolve) => {
     const wake = (): void => {
       ctx.clock.clearTimeout(timer);

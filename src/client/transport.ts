@@ -61,6 +61,15 @@ export interface Transport {
    * `CONNECT_TIMEOUT` instead (nothing was sent: safe to send again, even a POST).
    */
   send(request: OutgoingRequest, signal: AbortLike): Promise<TransportResponse>;
-  /** Closes every connection; resolves once they are closed. Calling it again returns the same promise. */
+  /**
+   * Replaces the set of origins (live membership): an added origin can be sent to at once; a
+   * removed one takes no new request, finishes those it holds, then closes its connections.
+   * Required of a transport under a dependency whose `origins` is a resolver.
+   */
+  setOrigins?(origins: readonly string[]): void;
+  /**
+   * Closes every connection, those of removed origins still finishing included; resolves once they
+   * are closed. Calling it again returns the same promise.
+   */
   close(): Promise<void>;
 }

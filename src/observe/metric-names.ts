@@ -230,6 +230,14 @@ export const METRICS = Object.freeze({
     help: 'Whether the fleet latency figures are stale (1): no good read from Prometheus within the staleness limit.',
     labels: ['dependency'],
   },
+  membershipRefreshFailures: {
+    prometheus: 'prazo_membership_refresh_failures_total',
+    otel: 'prazo.client.membership.refresh_failures',
+    type: 'counter',
+    unit: '{resolution}',
+    help: 'Resolutions of a live set of origins (a resolver function, DNS) that failed, timed out or answered nothing: the last good set was kept.',
+    labels: ['dependency'],
+  },
   requeues: {
     prometheus: 'prazo_requeues_total',
     otel: 'prazo.client.requeues',

@@ -10,6 +10,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { createEventSourceDouble } from '../../test/support/event-source-double.js';
 import { createFakeClock } from '../testing/fake-clock.js';
+import { createTestDependency } from '../testing/test-dependency.js';
 import type { DriftEvent } from './drift-check.js';
 import { METRICS } from './metric-names.js';
 import { instrument } from './otel.js';
@@ -144,6 +145,22 @@ describe('prazo/otel instrument()', () => {
     const names = (await reader.metrics()).map((m) => m.descriptor.name);
     const catalogue = new Set<string>(Object.values(METRICS).map((m) => m.otel));
     for (const name of names) expect(catalogue.has(name)).toBe(true);
+  });
+
+  it('reports failed resolutions of the origins and the instances in force by state', async () => {
+    const { reader, provider } = setup();
+    let answer: () => string[] = () => ['http://10.0.0.1:8080', 'http://10.0.0.2:8080'];
+    const { clock, dep } = createTestDependency({ origins: () => answer(), originsRefreshMs: 1_000 });
+    instrument(dep, { meterProvider: provider });
+    answer = () => [];
+    clock.advance(1_000);
+    const attrs = { 'prazo.dependency': 'inventory' };
+    const data = await reader.metrics();
+    expect(point<number>(data, METRICS.membershipRefreshFailures.otel, attrs)?.value).toBe(1);
+    expect(
+      point<number>(data, METRICS.instances.otel, { ...attrs, 'prazo.instance.state': 'up' })?.value,
+    ).toBe(2);
+    await dep.close();
   });
 });
 

@@ -113,6 +113,7 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
     instanceShare: gauge(METRICS.instanceShare),
     instanceInFlight: gauge(METRICS.instanceInFlight),
     instanceLatency: gauge(METRICS.instanceLatency),
+    membershipRefreshFailures: counter(METRICS.membershipRefreshFailures),
     retryRatio: gauge(METRICS.retryRatio),
     timeoutSeconds: gauge(METRICS.timeoutSeconds),
     healthyLatency: gauge(METRICS.healthyLatency),
@@ -180,6 +181,7 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
           if (s.latencySeconds !== undefined) observer.observe(o.instanceLatency, s.latencySeconds, attrs);
         }
       }
+      observer.observe(o.membershipRefreshFailures, tally.membershipFailures, base);
 
       observer.observe(o.retryRatio, dependency.budget().ratio, base);
       const policy = dependency.policy();

@@ -4,6 +4,7 @@ import { createEventSourceDouble } from '../../test/support/event-source-double.
 import { metricValue as value } from '../../test/support/metric-value.js';
 import { isPrazoError } from '../errors.js';
 import { createFakeClock } from '../testing/fake-clock.js';
+import { createTestDependency } from '../testing/test-dependency.js';
 import type { DriftEvent, RecalibratedEvent } from './drift-check.js';
 import { instrument } from './prometheus.js';
 
@@ -225,5 +226,27 @@ describe('prazo/prometheus instrument()', () => {
     expect(await value(registry, 'prazo_recalibrations_total', labels)).toBe(1);
     metrics.detach();
     expect(listeners.drift).toHaveLength(0);
+  });
+
+  it('counts failed resolutions of the origins and reads the instances in force by state', async () => {
+    const registry = new Registry();
+    let answer: () => string[] = () => ['http://10.0.0.1:8080', 'http://10.0.0.2:8080'];
+    const { clock, dep } = createTestDependency({ origins: () => answer(), originsRefreshMs: 1_000 });
+    instrument(dep, { registry });
+    const labels = { dependency: 'inventory' };
+    const up = { dependency: 'inventory', state: 'up' };
+    expect(await value(registry, 'prazo_instances', up)).toBe(2);
+    expect(await value(registry, 'prazo_membership_refresh_failures_total', labels)).toBe(0);
+    answer = () => {
+      throw new Error('SERVFAIL');
+    };
+    clock.advance(1_000);
+    clock.advance(500);
+    expect(await value(registry, 'prazo_membership_refresh_failures_total', labels)).toBe(2);
+    expect(await value(registry, 'prazo_instances', up)).toBe(2);
+    answer = () => ['http://10.0.0.3:8080'];
+    clock.advance(1_000);
+    expect(await value(registry, 'prazo_instances', up)).toBe(1);
+    await dep.close();
   });
 });

@@ -92,7 +92,8 @@ type CounterKey =
   | 'driftEvents'
   | 'recalibrations'
   | 'requeues'
-  | 'instanceEjections';
+  | 'instanceEjections'
+  | 'membershipRefreshFailures';
 
 const states = new WeakMap<Registry, Map<string, RegistryState>>();
 const PREFIX_PATTERN = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -215,6 +216,7 @@ function attach(state: RegistryState, dependency: InstrumentableDependency): Att
   add('recalibrations', {}, () => a.recalibrations);
   add('requeues', {}, () => tally.requeues);
   add('instanceEjections', {}, () => tally.ejections);
+  add('membershipRefreshFailures', {}, () => tally.membershipFailures);
   return a;
 }
 
@@ -298,6 +300,7 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
       recalibrations: counter(METRICS.recalibrations),
       requeues: counter(METRICS.requeues),
       instanceEjections: counter(METRICS.instanceEjections),
+      membershipRefreshFailures: counter(METRICS.membershipRefreshFailures),
     },
     requestDuration: histogram(METRICS.requestDuration),
     attemptDuration: histogram(METRICS.attemptDuration),

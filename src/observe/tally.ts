@@ -4,6 +4,7 @@ import type {
   FastFailEvent,
   HedgeEvent,
   InstanceEvent,
+  MembershipErrorEvent,
   RequestEndEvent,
 } from '../client/events.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
@@ -29,6 +30,8 @@ export interface Tally {
   requeues: number;
   /** Instances ejected as outliers. */
   ejections: number;
+  /** Failed resolutions of a live set of origins (`membership-error`). */
+  membershipFailures: number;
   /** Unsubscribes from the dependency. Idempotent. */
   detach(): void;
 }
@@ -68,6 +71,9 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
     tally.fastFails++;
     if (e.beforeAttempt) tally.refused++;
   };
+  const onMembershipError = (_e: MembershipErrorEvent): void => {
+    tally.membershipFailures++;
+  };
 
   const onRequeue = (): void => {
     tally.requeues++;
@@ -88,6 +94,7 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
     hedgesWon: 0,
     requeues: 0,
     ejections: 0,
+    membershipFailures: 0,
     detach() {
       if (!attached) return;
       attached = false;
@@ -98,6 +105,7 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
       dependency.off('fast-fail', onFastFail);
       dependency.off('requeue', onRequeue);
       dependency.off('instance-ejected', onEjected);
+      dependency.off('membership-error', onMembershipError);
     },
   };
   dependency.on('request-end', onRequestEnd);
@@ -107,6 +115,7 @@ export function createTally(dependency: InstrumentableDependency, observers: Tal
   dependency.on('fast-fail', onFastFail);
   dependency.on('requeue', onRequeue);
   dependency.on('instance-ejected', onEjected);
+  dependency.on('membership-error', onMembershipError);
   return tally;
 }
 

@@ -39,12 +39,18 @@ export interface FakeTransport extends Transport {
  * the signal's reason, as undici does.
  */
 export function createFakeTransport(
-  origins: readonly string[],
+  initialOrigins: readonly string[],
   onRequest?: (exchange: FakeExchange) => void,
 ): FakeTransport {
   const exchanges: FakeExchange[] = [];
+  let origins = initialOrigins;
   const transport: FakeTransport = {
-    origins,
+    get origins() {
+      return origins;
+    },
+    setOrigins(next) {
+      origins = next;
+    },
     exchanges,
     closed: false,
     pending: () => exchanges.filter((e) => !e.settled),
