@@ -217,13 +217,24 @@ describe('live membership through a real DNS server', () => {
     expect(Object.keys(first).sort()).toEqual(['127.0.0.2', '127.0.0.3']);
 
     // Calls in flight on both instances, held by the servers.
-    const slow = Array.from({ length: 4 }, () =>
+    // The balancer spreads by latency × calls in flight: keep adding held calls (at most 40) until
+    // 127.0.0.2 holds one, however the two instances' latencies compare on a loaded machine.
+    const holdOne = () =>
       dep
         .request({ path: '/slow' })
-        .then(async (res) => ({ status: res.status, host: await res.body.text() })),
-    );
-    for (let i = 0; i < 100 && instances.held['127.0.0.2']! + instances.held['127.0.0.3']! < 4; i++)
+        .then(async (res) => ({ status: res.status, host: await res.body.text() }));
+    const slow = Array.from({ length: 4 }, holdOne);
+    for (let i = 0; i < 200 && instances.held['127.0.0.2']! + instances.held['127.0.0.3']! < slow.length; i++)
       await new Promise((resolve) => setTimeout(resolve, 20));
+    while (instances.held['127.0.0.2'] === 0 && slow.length < 40) {
+      slow.push(holdOne());
+      for (
+        let i = 0;
+        i < 50 && instances.held['127.0.0.2']! + instances.held['127.0.0.3']! < slow.length;
+        i++
+      )
+        await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     expect(instances.held['127.0.0.2']).toBeGreaterThan(0);
 
     // 127.0.0.2 leaves the DNS answer: gone within one refresh.
