@@ -464,6 +464,15 @@ describe('Balancer: membership', () => {
     expect(balancer.snapshot(clock.now()).instances.map((s) => s.share)).toEqual([0, 0]);
   });
 
+  it('starts the first set given to an empty fleet without slow start, as the constructor does', () => {
+    const { balancer, clock } = setup([]);
+    balancer.setOrigins([A, B], clock.now());
+    expect(balancer.snapshot(clock.now()).instances.map((s) => s.slowStartShare)).toEqual([1, 1]);
+    balancer.setOrigins([A, B, C], clock.now());
+    const shares = balancer.snapshot(clock.now()).instances.map((s) => s.slowStartShare);
+    expect(shares[2]).toBeLessThan(1);
+  });
+
   it('rejects origins that are not non-empty strings with INVALID_OPTION', () => {
     expect(() => createBalancer([A, ''])).toThrow(/origins\[1\]/);
     const { balancer } = setup([A]);

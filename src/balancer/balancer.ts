@@ -281,12 +281,17 @@ export class Balancer {
 
   /**
    * Makes the fleet `origins`: adds the new ones (slow start), removes the missing ones (draining),
-   * leaves the others as they are.
+   * leaves the others as they are. The first set given to an empty fleet (a resolver's first answer)
+   * starts as the constructor's does, without slow start: there is no peer to ramp up beside.
    * @throws {InvalidOptionError} for origins that are not non-empty strings.
    */
   setOrigins(origins: readonly string[], nowMs: number): { added: string[]; removed: string[] } {
     checkOrigins(origins);
     const t = this.#t;
+    if (t.byOrigin.size === 0) {
+      for (const origin of origins) if (!t.byOrigin.has(origin)) this.#join(origin, nowMs, true);
+      return { added: [...new Set(origins)], removed: [] };
+    }
     const wanted = new Set(origins);
     const removed: string[] = [];
     const added: string[] = [];

@@ -17,7 +17,7 @@ describe('dependency() with a resolver of origins', () => {
   it('sends calls to the origins the resolver answers, and to the new set after a refresh', async () => {
     let answer = [A, B];
     const { clock, dep, transport } = createTestDependency(
-      { origins: () => answer, originsRefreshMs: 1_000, random: cycling() },
+      { origins: () => answer, originsRefreshMs: 1_000, random: cycling(), balancer: { slowStartMs: 0 } },
       (e) => e.respond(200),
     );
     for (let i = 0; i < 40; i++) await dep.request({ path: '/' });
