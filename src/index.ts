@@ -25,6 +25,15 @@ export type {
 export type { HedgePolicy } from './client/hedge.js';
 export { hedgeDelayMs, shouldHedge } from './client/hedge.js';
 export type { DependencyError } from './client/history.js';
+export type { ComposableDispatcher, InstallOptions } from './client/install.js';
+export { install, uninstall } from './client/install.js';
+export type {
+  DispatchFunction,
+  DispatchOptions,
+  PrazoInterceptor,
+  PrazoInterceptorOptions,
+} from './client/interceptor.js';
+export { prazoInterceptor } from './client/interceptor.js';
 export type { LatencySource, PolicySnapshot } from './client/live-latency.js';
 export type {
   DependencyOptions,
