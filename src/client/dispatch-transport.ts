@@ -1,4 +1,5 @@
-import { Exchange } from './exchange.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Exchange, type RequestController } from './exchange.js';
 import type { Transport } from './transport.js';
 
 /**
@@ -25,6 +26,10 @@ export interface DispatchOptions {
  * application's; each attempt is one `dispatch()` of an object literal of fixed shape to an
  * {@link Exchange}, exactly as prazo's own pools get it. `close()` closes nothing (the dispatcher is
  * not prazo's).
+ *
+ * The dispatcher may be undici 8 or 7 (they call the controller-based API) or an undici 6 that
+ * Node's bundled `fetch` created as the global dispatcher before any newer copy loaded (it calls only
+ * the older `onConnect`/`onHeaders`/… callbacks): the exchange answers both.
  */
 export function createDispatchTransport(
   origins: readonly string[],
@@ -34,7 +39,7 @@ export function createDispatchTransport(
     origins,
     send(request, signal) {
       const body = request.body;
-      const exchange = new Exchange(signal, body);
+      const exchange = new BilingualExchange(signal, body);
       const timeoutMs = request.timeoutMs;
       try {
         dispatch()(
@@ -58,4 +63,78 @@ export function createDispatchTransport(
       return Promise.resolve();
     },
   };
+}
+
+/**
+ * An exchange that also answers undici's older handler callbacks, for an undici 6 dispatcher: undici
+ * 7 and 8 see `onRequestStart` and use the controller-based API only.
+ */
+class BilingualExchange extends Exchange {
+  /** What the older API offers instead of a controller: its abort, and its resume after a pause. */
+  #legacy:
+    | (RequestController & {
+        abortWith: ((reason: Error) => void) | null;
+        resumeWith: (() => void) | null;
+        paused: boolean;
+      })
+    | null = null;
+
+  onConnect(abort: (reason: Error) => void): void {
+    const legacy = {
+      abortWith: abort as ((reason: Error) => void) | null,
+      resumeWith: null as (() => void) | null,
+      paused: false,
+      abort: (reason: Error) => legacy.abortWith?.(reason),
+      pause: () => {
+        legacy.paused = true;
+      },
+      resume: () => {
+        if (!legacy.paused) return;
+        legacy.paused = false;
+        legacy.resumeWith?.();
+      },
+    };
+    this.#legacy = legacy;
+    try {
+      this.onRequestStart(legacy, undefined);
+    } catch (error) {
+      abort(error as Error); // aborted while queued: dropped, not written
+    }
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText?: string): boolean {
+    const legacy = this.#legacy!;
+    legacy.resumeWith = resume;
+    this.onResponseStart(legacy, statusCode, headersOf(rawHeaders), statusText);
+    return !legacy.paused;
+  }
+
+  onData(chunk: Buffer): boolean {
+    const legacy = this.#legacy!;
+    this.onResponseData(legacy, chunk);
+    return !legacy.paused;
+  }
+
+  onComplete(trailers: unknown): void {
+    this.onResponseEnd(this.#legacy!, trailers);
+    this.#legacy = null;
+  }
+
+  onError(error: Error): void {
+    this.onResponseError(this.#legacy, error);
+    this.#legacy = null;
+  }
+}
+
+function headersOf(raw: Buffer[]): IncomingHttpHeaders {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toString('latin1').toLowerCase();
+    const value = raw[i + 1]!.toString('latin1');
+    const existing = headers[name];
+    if (existing === undefined) headers[name] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else headers[name] = [existing, value];
+  }
+  return headers;
 }
