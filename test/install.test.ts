@@ -4,9 +4,9 @@ import { request as urllibRequest } from 'urllib';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dependency } from '../src/client/dependency.js';
 import { install, uninstall } from '../src/client/install.js';
-import type { DependencyOptions } from '../src/client/options.js';
 import { isPrazoError } from '../src/errors.js';
-import { reply, startServer, type TestServer, warmUp } from './support/servers.js';
+import { warmUp } from './support/servers.js';
+import { stockOptions, stockServers } from './support/stock-servers.js';
 
 const SLOT_1 = Symbol.for('undici.globalDispatcher.1');
 const SLOT_2 = Symbol.for('undici.globalDispatcher.2');
@@ -14,33 +14,11 @@ const slots = globalThis as unknown as Record<symbol, unknown>;
 
 beforeAll(warmUp);
 
-const servers: TestServer[] = [];
+const { flaky, hanging, closeAll } = stockServers();
+const options = stockOptions;
 afterEach(async () => {
   await uninstall();
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-/** A server answering 503 to its first request, then 200 with JSON. */
-async function flaky(): Promise<TestServer> {
-  const server = await startServer((_req, res, n) =>
-    n === 1 ? reply(res, 503) : reply(res, 200, { 'content-type': 'application/json' }, '{"stock":7}'),
-  );
-  servers.push(server);
-  return server;
-}
-
-async function hanging(): Promise<TestServer> {
-  const server = await startServer(() => {});
-  servers.push(server);
-  return server;
-}
-
-const options = (origin: string, extra: Partial<DependencyOptions> = {}): DependencyOptions => ({
-  name: 'inventory',
-  origins: [origin],
-  latency: { p99Ms: 300 },
-  userDeadlineMs: 1_500,
-  ...extra,
+  await closeAll();
 });
 
 describe('install()', () => {

@@ -1,40 +1,17 @@
 import { Agent } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { prazoInterceptor } from '../src/client/interceptor.js';
-import type { DependencyOptions } from '../src/client/options.js';
-import { reply, startServer, type TestServer, warmUp } from './support/servers.js';
+import { warmUp } from './support/servers.js';
+import { stockOptions, stockServers } from './support/stock-servers.js';
 
 // Kept apart from urllib's tests: urllib subscribes to undici's diagnostics channels for the whole
 // process and throws when one error object ends two requests.
 
 beforeAll(warmUp);
 
-const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-async function flaky(): Promise<TestServer> {
-  const server = await startServer((_req, res, n) =>
-    n === 1 ? reply(res, 503) : reply(res, 200, { 'content-type': 'application/json' }, '{"stock":7}'),
-  );
-  servers.push(server);
-  return server;
-}
-
-async function hanging(): Promise<TestServer> {
-  const server = await startServer(() => {});
-  servers.push(server);
-  return server;
-}
-
-const options = (origin: string, extra: Partial<DependencyOptions> = {}): DependencyOptions => ({
-  name: 'inventory',
-  origins: [origin],
-  latency: { p99Ms: 300 },
-  userDeadlineMs: 1_500,
-  ...extra,
-});
+const { flaky, hanging, closeAll } = stockServers();
+const options = stockOptions;
+afterEach(closeAll);
 
 describe('the interceptor and the older handler API', () => {
   it('streams an answer to an onConnect/onHeaders/onData/onComplete handler, and honours its abort', async () => {
