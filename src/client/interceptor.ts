@@ -9,6 +9,7 @@ import {
   type DispatchOptions,
 } from './dispatch-transport.js';
 import type { BodySink, IncomingBody } from './incoming-body.js';
+import { BilingualHandler, isLegacyHandler, type LegacyHandler, rawHeaders } from './legacy-handler.js';
 import type { DependencyOptions } from './options.js';
 import type { RequestBody } from './transport.js';
 
@@ -114,7 +115,10 @@ export function prazoInterceptor(options: PrazoInterceptorOptions): PrazoInterce
         opts.upgrade != null || opts.method === 'CONNECT' || typeof handler !== 'object' || handler === null
           ? undefined
           : lookup(opts.origin);
-      if (dep === undefined) return dispatch(opts, handler);
+      // Passed through: an older-style handler (Node's bundled fetch) also gets the newer API, which
+      // an undici 8 dispatcher requires.
+      if (dep === undefined)
+        return dispatch(opts, isLegacyHandler(handler) ? new BilingualHandler(handler) : handler);
       new InterceptedCall(handler as AnyHandler).start(dep, opts);
       return true;
     };
@@ -138,21 +142,6 @@ interface ControllerHandler {
   onResponseData?(controller: InterceptedCall, chunk: Buffer): void;
   onResponseEnd?(controller: InterceptedCall, trailers: Record<string, string>): void;
   onResponseError?(controller: InterceptedCall, error: Error): void;
-}
-
-/** undici's older handler (Node's bundled `fetch` on undici 6 and 7 dispatches these). */
-interface LegacyHandler {
-  onConnect?(abort: (reason?: Error) => void, context: unknown): void;
-  onResponseStarted?(): void;
-  onHeaders?(
-    statusCode: number,
-    rawHeaders: Buffer[],
-    resume: () => void,
-    statusText: string,
-  ): boolean | undefined;
-  onData?(chunk: Buffer): boolean | undefined;
-  onComplete?(trailers: Buffer[] | null): void;
-  onError?(error: Error): void;
 }
 
 type AnyHandler = ControllerHandler & LegacyHandler;
@@ -354,18 +343,6 @@ function headerRecord(headers: unknown): RequestHeaders {
     for (const name of Object.keys(source)) add(name, source[name]);
   }
   return record;
-}
-
-/** Response headers as the older handler API hands them: a flat list of buffers. */
-function rawHeaders(headers: DependencyResponse['headers']): Buffer[] {
-  const raw: Buffer[] = [];
-  for (const name of Object.keys(headers)) {
-    const value = headers[name];
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const v of value) raw.push(Buffer.from(name), Buffer.from(v, 'latin1'));
-    else raw.push(Buffer.from(name), Buffer.from(value, 'latin1'));
-  }
-  return raw;
 }
 
 function abortError(): Error {
