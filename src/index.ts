@@ -8,6 +8,7 @@ export { BOOTSTRAP_PROBES_IN_FLIGHT } from './client/admit-step.js';
 export type { AttemptRecord, RequestHeaders, RequestOptions } from './client/call.js';
 export type { Dependency } from './client/dependency.js';
 export { dependency } from './client/dependency.js';
+export { DIAGNOSTICS_CHANNELS } from './client/diagnostics.js';
 export type {
   AttemptEndEvent,
   AttemptStartEvent,

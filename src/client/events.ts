@@ -1,5 +1,6 @@
 import type { AttemptPhase } from '../policy/classify.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
+import { channels } from './diagnostics.js';
 import type { PolicySnapshot } from './live-latency.js';
 
 /** A call began (after its deadline was resolved). */
@@ -145,9 +146,9 @@ export class EventHub {
     policy: [],
   };
 
-  /** Whether anyone listens to `name`. */
+  /** Whether anyone listens to `name`: a listener, or a subscriber of its diagnostics channel. */
   has(name: DependencyEventName): boolean {
-    return this.#table[name].length !== 0;
+    return this.#table[name].length !== 0 || channels[name].hasSubscribers;
   }
 
   on<K extends DependencyEventName>(name: K, listener: DependencyListener<K>): void {
@@ -173,6 +174,8 @@ export class EventHub {
         process.emitWarning(`A listener of the prazo "${name}" event threw: ${String(error)}`);
       }
     }
+    const channel = channels[name];
+    if (channel.hasSubscribers) channel.publish(event);
   }
 
   /** Removes every listener. */
