@@ -6,7 +6,11 @@ import type { Transport } from './transport.js';
  * undici's `dispatch(options, handler)`, as an interceptor receives it (duck-typed: prazo imports
  * nothing from undici for it, so the application's undici — 7 or 8 — is the one that runs).
  */
-export type DispatchFunction = (options: DispatchOptions, handler: object) => boolean;
+// Its parameters are left open on purpose: undici 7's and 8's `Dispatcher['dispatch']` types (their own
+// `DispatchOptions` and handler types, which differ between versions) must fit it, and it them, so that
+// `agent.compose(prazoInterceptor(…))` type-checks against whichever undici the application has.
+// biome-ignore lint/suspicious/noExplicitAny: the application's undici types, whichever version
+export type DispatchFunction = (options: any, handler: any) => boolean;
 
 /** The dispatch options prazo reads and writes (undici's `Dispatcher.DispatchOptions`). */
 export interface DispatchOptions {
