@@ -25,6 +25,8 @@ export interface ComposableDispatcher {
 }
 
 interface Installed {
+  /** The Agent install() created because there was no dispatcher to compose onto, or null. */
+  readonly owned: Agent | null;
   readonly previous: readonly unknown[];
   readonly installed: object;
   readonly interceptor: PrazoInterceptor;
@@ -49,7 +51,9 @@ export function install(options: InstallOptions): PrazoInterceptor {
   if (current !== null) void uninstall();
   const slots = globalThis as unknown as Record<symbol, unknown>;
   const previous = SLOTS.map((slot) => slots[slot]);
-  const base = options.dispatcher ?? previous[1] ?? previous[0] ?? new Agent();
+  const found = options.dispatcher ?? previous[1] ?? previous[0];
+  const owned = found === undefined ? new Agent() : null;
+  const base = found ?? owned;
   if (typeof (base as Partial<ComposableDispatcher>).compose !== 'function') {
     void interceptor.close();
     throw new InvalidOptionError(
@@ -63,13 +67,14 @@ export function install(options: InstallOptions): PrazoInterceptor {
     // undici defines the slots non-configurable but writable; define one the same way if absent.
     if (i === 0 || previous[i] !== undefined) setSlot(slot, installed);
   });
-  current = { previous, installed, interceptor };
+  current = { owned, previous, installed, interceptor };
   return interceptor;
 }
 
 /**
  * Restores the global dispatcher that was in place before {@link install} (where prazo's is still
- * the one installed) and releases the interceptor's timers. Does nothing when prazo is not
+ * the one installed), releases the interceptor's timers and closes the `Agent` install() created, if
+ * it created one. Does nothing when prazo is not
  * installed; resolves once the governed calls in flight have been cancelled.
  */
 export function uninstall(): Promise<void> {
@@ -80,7 +85,8 @@ export function uninstall(): Promise<void> {
   SLOTS.forEach((slot, i) => {
     if (slots[slot] === installed.installed) setSlot(slot, installed.previous[i]);
   });
-  return installed.interceptor.close();
+  const closed = installed.interceptor.close();
+  return installed.owned === null ? closed : closed.then(() => installed.owned!.close());
 }
 
 function setSlot(slot: symbol, value: unknown): void {
