@@ -15,7 +15,7 @@ import http from 'node:http';
 import axios from 'axios';
 import { handleAll, retry, TimeoutStrategy, timeout, wrap } from 'cockatiel';
 import got from 'got';
-import { Pool } from 'undici';
+import { Agent, Pool, fetch as undiciFetch } from 'undici';
 import { LatencyHistogram } from '../src/latency/histogram.js';
 import {
   type BenchClient,
@@ -26,7 +26,8 @@ import {
   startBenchServer,
 } from './support/load.js';
 
-const { dependency } = await importBuilt<typeof import('../src/index.js')>('index');
+const { dependency, install, prazoInterceptor, uninstall } =
+  await importBuilt<typeof import('../src/index.js')>('index');
 
 type Client = BenchClient;
 
@@ -108,6 +109,83 @@ const contenders: Contender[] = [
       prazo('prazo (all features, 2 instances, hedging fires)', [origin, second], connections),
   },
   {
+    // The Fetch API rows: undici's fetch on an Agent, prazo's fetch facade (same policy as the
+    // prazo rows, one instance), Node's global fetch alone and after install().
+    name: 'undici fetch (Agent)',
+    create(_origin, connections) {
+      const agent = new Agent({ connections });
+      return {
+        async call() {
+          await (await undiciFetch(`${_origin}/`, { dispatcher: agent })).text();
+        },
+        close: () => agent.close(),
+      };
+    },
+  },
+  {
+    name: 'prazo dep.fetch (all features, 1 instance)',
+    create(origin, connections) {
+      const dep = dependency(benchOptions([origin], connections, true));
+      return {
+        async call() {
+          await (await dep.fetch('/')).text();
+        },
+        close: () => dep.close(),
+      };
+    },
+  },
+  {
+    name: 'undici Agent.request',
+    create(origin, connections) {
+      const agent = new Agent({ connections });
+      return {
+        async call() {
+          const { body } = await agent.request({ origin, path: '/', method: 'GET' });
+          await body.text();
+        },
+        close: () => agent.close(),
+      };
+    },
+  },
+  {
+    name: 'prazo interceptor over Agent.request',
+    create(origin, connections) {
+      const agent = new Agent({ connections });
+      const interceptor = prazoInterceptor({ dependencies: [benchOptions([origin], connections, true)] });
+      const composed = agent.compose(interceptor);
+      return {
+        async call() {
+          const { body } = await composed.request({ origin, path: '/', method: 'GET' });
+          await body.text();
+        },
+        close: () => interceptor.close().then(() => agent.close()),
+      };
+    },
+  },
+  {
+    name: 'global fetch',
+    create(origin) {
+      return {
+        async call() {
+          await (await fetch(`${origin}/`)).text();
+        },
+        close: async () => {},
+      };
+    },
+  },
+  {
+    name: 'global fetch with install()',
+    create(origin, connections) {
+      install({ dependencies: [benchOptions([origin], connections, true)] });
+      return {
+        async call() {
+          await (await fetch(`${origin}/`)).text();
+        },
+        close: () => uninstall(),
+      };
+    },
+  },
+  {
     name: 'cockatiel retry+timeout (undici)',
     create(origin, connections) {
       const pool = new Pool(origin, { connections });
@@ -160,16 +238,20 @@ const prazoExtras = new Map<string, { calls: number; hedges: number; retries: nu
  * prazo with every feature on: deadline (header + pre-call check), retry budget, calibrated
  * timeouts on the shared timer, hedging at the live p95, events with listeners.
  */
-function prazo(key: string, origins: string[], connections: number, hedge = true): Client {
-  const dep = dependency({
+function benchOptions(origins: string[], connections: number, hedge: boolean) {
+  return {
     name: 'bench',
     origins,
     latency: { p99Ms: 200, p95Ms: 50 },
     userDeadlineMs: 2_000,
     attempts: 2,
     connections,
-    hedge: hedge ? { at: 'p95' } : false,
-  });
+    hedge: hedge ? ({ at: 'p95' } as const) : (false as const),
+  };
+}
+
+function prazo(key: string, origins: string[], connections: number, hedge = true): Client {
+  const dep = dependency(benchOptions(origins, connections, hedge));
   const tally = prazoExtras.get(key) ?? { calls: 0, hedges: 0, retries: 0 };
   prazoExtras.set(key, tally);
   dep.on('request-end', () => {

@@ -11,6 +11,7 @@ export { BOOTSTRAP_PROBES_IN_FLIGHT } from './client/admit-step.js';
 export type { AttemptRecord, RequestHeaders, RequestOptions } from './client/call.js';
 export type { Dependency } from './client/dependency.js';
 export { dependency } from './client/dependency.js';
+export { DIAGNOSTICS_CHANNELS } from './client/diagnostics.js';
 export type {
   AttemptEndEvent,
   AttemptStartEvent,
@@ -32,6 +33,15 @@ export type {
 export type { HedgePolicy } from './client/hedge.js';
 export { hedgeDelayMs, shouldHedge } from './client/hedge.js';
 export type { DependencyError } from './client/history.js';
+export type { ComposableDispatcher, InstallOptions } from './client/install.js';
+export { install, uninstall } from './client/install.js';
+export type {
+  DispatchFunction,
+  DispatchOptions,
+  PrazoInterceptor,
+  PrazoInterceptorOptions,
+} from './client/interceptor.js';
+export { prazoInterceptor } from './client/interceptor.js';
 export type { LatencySource, PolicySnapshot } from './client/live-latency.js';
 export type {
   DependencyOptions,

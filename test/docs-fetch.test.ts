@@ -15,7 +15,9 @@ describe('docs/fetch.md', () => {
 
   it('states the error contract on its first screen', () => {
     expect(firstScreen).toMatch(/PrazoError/);
-    expect(firstScreen).toMatch(/error\.code/);
+    expect(firstScreen).toMatch(/TypeError/);
+    expect(firstScreen).toMatch(/AbortError/);
+    expect(firstScreen).toMatch(/error\.cause\.code/);
   });
 
   it("states the SDK-retry rule on its first screen, with each SDK's setting and a deadline scope", () => {

@@ -34,12 +34,13 @@ function through(origin: string, options: Partial<DependencyOptions> = {}): Depe
   return dep;
 }
 
+/** The prazo error behind a Fetch API rejection (a TypeError whose cause it is). */
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
     () => {
       throw new Error('expected a rejection');
     },
-    (error: unknown) => error,
+    (error: unknown) => (error instanceof TypeError ? error.cause : new Error(`not a TypeError: ${error}`)),
   );
 }
 

@@ -2,6 +2,7 @@ import type { InstanceTransition } from '../balancer/instance-transition.js';
 import type { ResolverError } from '../errors.js';
 import type { AttemptPhase } from '../policy/classify.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
+import { channels } from './diagnostics.js';
 import type { PolicySnapshot } from './live-latency.js';
 
 /** A call began (after its deadline was resolved). */
@@ -231,9 +232,9 @@ export class EventHub {
     'membership-error': [],
   };
 
-  /** Whether anyone listens to `name`. */
+  /** Whether anyone listens to `name`: a listener, or a subscriber of its diagnostics channel. */
   has(name: DependencyEventName): boolean {
-    return this.#table[name].length !== 0;
+    return this.#table[name].length !== 0 || channels[name].hasSubscribers;
   }
 
   on<K extends DependencyEventName>(name: K, listener: DependencyListener<K>): void {
@@ -259,6 +260,8 @@ export class EventHub {
         process.emitWarning(`A listener of the prazo "${name}" event threw: ${String(error)}`);
       }
     }
+    const channel = channels[name];
+    if (channel.hasSubscribers) channel.publish(event);
   }
 
   /** Removes every listener. */

@@ -55,7 +55,7 @@ describe('fetchThrough', () => {
           const { dep, reached } = recordingDependency();
           const error = await fetchThrough(dep, input, undefined, route).then(
             () => undefined,
-            (e: unknown) => e,
+            (e: unknown) => (e instanceof TypeError && isPrazoError(e.cause) ? e.cause : e),
           );
           if (reached.length > 0) {
             expect(isOwnPath(input) || ownOrigin(input), input).toBe(true);
@@ -75,7 +75,11 @@ describe('fetchThrough', () => {
 
   it('keeps the path and query of a URL on one of its origins, and refuses the lookalikes', async () => {
     const { dep, reached } = recordingDependency();
-    const reject = (input: string) => fetchThrough(dep, input, undefined, route).catch((e: unknown) => e);
+    // A rejection is a TypeError whose cause is the prazo error, as the Fetch API has it.
+    const reject = (input: string) =>
+      fetchThrough(dep, input, undefined, route).catch((e: unknown) =>
+        e instanceof TypeError ? e.cause : new Error('not a TypeError'),
+      );
     await reject('HTTP://10.0.0.1:8080/a?b=1#frag');
     await reject('https://api.example:443/v1/x');
     expect(reached.map((o) => o.path)).toEqual(['/a?b=1', '/v1/x']);

@@ -1,4 +1,4 @@
-import { ForeignOriginError, InvalidOptionError } from '../errors.js';
+import { ForeignOriginError, InvalidOptionError, isPrazoError } from '../errors.js';
 import type { DependencyResponse, RequestHeaders, RequestOptions } from './call.js';
 import type { RequestBody } from './transport.js';
 
@@ -25,15 +25,40 @@ export interface FetchRoute {
  * untouched, to `route.passThrough` when one is configured. `init` is a standard `RequestInit`
  * (`redirect` other than `'manual'` is refused: prazo returns redirects as they are). Resolves with a
  * standard `Response`. The deadline comes from the ambient context (`withDeadline`) or
- * `userDeadlineMs`; `init.signal` cancels the call. Failures reject with prazo errors (with `code`),
- * not `TypeError`.
+ * `userDeadlineMs`; `init.signal` cancels the call.
+ *
+ * Rejections follow the Fetch API: the caller's abort rejects with the signal's `reason` (a
+ * `DOMException` named `AbortError` by default); any other failure rejects with a `TypeError` whose
+ * `cause` is the prazo error (its `code`, `attempts` and history intact), as undici's `fetch` does
+ * with its own errors. See {@link fetchError}.
  */
-export async function fetchThrough(
+export function fetchThrough(
   dep: { request(options: RequestOptions): Promise<DependencyResponse> },
   input: string | URL | Request,
   init: RequestInit | undefined,
   route: FetchRoute,
 ): Promise<Response> {
+  return fetchCall(dep, input, init, route).catch((error: unknown) => {
+    throw fetchError(error, callerSignal(input, init));
+  });
+}
+
+/**
+ * The error a Fetch API caller expects for a prazo failure: the signal's reason when the caller
+ * aborted, a `TypeError('fetch failed', { cause })` for any other prazo error; anything else as it is.
+ */
+export function fetchError(error: unknown, signal: AbortSignal | null | undefined): unknown {
+  if (!isPrazoError(error)) return error;
+  if (error.code === 'CANCELLED' && signal?.aborted === true) return signal.reason;
+  return new TypeError('fetch failed', { cause: error });
+}
+
+function callerSignal(input: unknown, init: RequestInit | undefined): AbortSignal | null | undefined {
+  if (typeof init === 'object' && init !== null && init.signal != null) return init.signal;
+  return typeof Request !== 'undefined' && input instanceof Request ? input.signal : undefined;
+}
+
+async function fetchCall(...[dep, input, init, route]: Parameters<typeof fetchThrough>): Promise<Response> {
   const url = absoluteUrl(input);
   if (url !== undefined && !route.origins.includes(url.origin)) {
     if (route.passThrough !== undefined) return route.passThrough(input, init);

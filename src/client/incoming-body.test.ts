@@ -218,3 +218,71 @@ describe('IncomingBody', () => {
     );
   });
 });
+
+describe('IncomingBody.pipe()', () => {
+  /** A sink that records what it gets and asks for a pause when `full` says so. */
+  function sink(full: (chunks: string[]) => boolean = () => false) {
+    const got = { chunks: [] as string[], ended: 0, errors: [] as Error[] };
+    return {
+      got,
+      sink: {
+        data(chunk: Buffer) {
+          got.chunks.push(chunk.toString());
+          return !full(got.chunks);
+        },
+        end() {
+          got.ended++;
+        },
+        error(error: Error) {
+          got.errors.push(error);
+        },
+      },
+    };
+  }
+
+  it('hands the buffered chunks first, then each chunk as it arrives, then the end once', () => {
+    const { body } = source();
+    body.push(bytes('a'));
+    const { got, sink: s } = sink();
+    body.pipe(s);
+    body.push(bytes('b'));
+    body.end();
+    body.end();
+    expect(got).toEqual({ chunks: ['a', 'b'], ended: 1, errors: [] });
+    expect(body.bodyUsed).toBe(true);
+  });
+
+  it('pauses the connection when the sink is full, until the returned function resumes it', () => {
+    const { body, log } = source();
+    const { got, sink: s } = sink((chunks) => chunks.length === 1);
+    const resume = body.pipe(s);
+    expect(body.push(bytes('x'))).toBe(false);
+    expect(log.resumes).toBe(0);
+    resume();
+    expect(log.resumes).toBe(1);
+    expect(body.push(bytes('y'))).toBe(true);
+    expect(got.chunks).toEqual(['x', 'y']);
+  });
+
+  it('resumes a body that filled its unread buffer once a sink takes it', () => {
+    const { body, log } = source();
+    expect(body.push(Buffer.alloc(UNREAD_LIMIT_BYTES))).toBe(false);
+    body.pipe(sink().sink);
+    expect(log.resumes).toBe(1);
+  });
+
+  it('reports a failure to the sink, before or after it was piped, and refuses a second reader', () => {
+    const early = source();
+    early.body.fail(new Error('reset'));
+    const a = sink();
+    early.body.pipe(a.sink);
+    expect(a.got.errors.map((e) => e.message)).toEqual(['reset']);
+
+    const late = source();
+    const b = sink();
+    late.body.pipe(b.sink);
+    late.body.fail(new Error('reset'));
+    expect(b.got).toEqual({ chunks: [], ended: 0, errors: [new Error('reset')] });
+    expect(() => late.body.pipe(sink().sink)).toThrow(/already read/);
+  });
+});

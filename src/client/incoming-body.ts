@@ -17,11 +17,20 @@ export interface BodySource {
   abort(reason: Error): void;
 }
 
+/** Where {@link IncomingBody.pipe} hands the body: the undici interceptor's way back to its caller. */
+export interface BodySink {
+  /** A chunk; false pauses the connection until the function `pipe()` returned is called. */
+  data(chunk: Buffer): boolean;
+  end(): void;
+  error(error: Error): void;
+}
+
 // What the caller does with the body, what the response did, and what a whole read returns.
 const UNREAD = 0;
 const CONSUMING = 1;
 const STREAMING = 2;
 const DUMPING = 3;
+const PIPING = 4;
 const OPEN = 0;
 const ENDED = 1;
 const FAILED = 2;
@@ -53,6 +62,7 @@ export class IncomingBody implements ResponseBody {
   #resolve: ((value: unknown) => void) | null = null;
   #reject: ((error: unknown) => void) | null = null;
   #stream: Readable | null = null;
+  #sink: BodySink | null = null;
   #timer: CoarseTimer | null = null;
   #entry: TimerEntry | null = null;
 
@@ -86,6 +96,11 @@ export class IncomingBody implements ResponseBody {
         if (!more) this.#paused = true;
         return more;
       }
+      case PIPING: {
+        const more = this.#sink!.data(chunk);
+        if (!more) this.#paused = true;
+        return more;
+      }
       case DUMPING:
         this.#bytes += chunk.length;
         if (this.#bytes > DUMP_LIMIT_BYTES) {
@@ -110,6 +125,7 @@ export class IncomingBody implements ResponseBody {
     this.#state = ENDED;
     this.#unwatch();
     if (this.#mode === STREAMING) this.#stream!.push(null);
+    else if (this.#mode === PIPING) this.#sink!.end();
     else if (this.#mode === CONSUMING) this.#settle();
     else if (this.#mode === DUMPING) this.#finish(null);
   }
@@ -122,6 +138,7 @@ export class IncomingBody implements ResponseBody {
     this.#chunks = [];
     this.#unwatch();
     if (this.#mode === STREAMING) this.#stream!.destroy(error);
+    else if (this.#mode === PIPING) this.#sink!.error(error);
     else if (this.#mode === CONSUMING) this.#fail(error);
     else if (this.#mode === DUMPING) this.#finish(null);
   }
@@ -181,6 +198,27 @@ export class IncomingBody implements ResponseBody {
     else this.#chunks = [];
     if (this.#stream !== null && !this.#stream.destroyed) this.#stream.destroy(error);
     return this;
+  }
+
+  /**
+   * Hands the body to `sink` chunk by chunk as it arrives (what was buffered first), without a
+   * `Readable`: a sink's `data()` returning false pauses the connection until the returned function
+   * is called. Ends with exactly one of `sink.end()` and `sink.error()`.
+   */
+  pipe(sink: BodySink): () => void {
+    if (this.#used) throw new TypeError('Response body already read.');
+    this.#used = true;
+    this.#mode = PIPING;
+    this.#sink = sink;
+    const chunks = this.#chunks;
+    this.#chunks = [];
+    let more = true;
+    for (const chunk of chunks) more = sink.data(chunk);
+    if (this.#state === ENDED) sink.end();
+    else if (this.#state === FAILED) sink.error(this.#error!);
+    else if (more) this.#unpause();
+    else this.#paused = true;
+    return () => this.#unpause();
   }
 
   [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {

@@ -1,0 +1,354 @@
+import { parseDeadlineHeader } from '../deadline/header-codec.js';
+import { InvalidOptionError } from '../errors.js';
+import { DEADLINE_HEADER } from '../wire/deadline-header.js';
+import type { DependencyResponse, RequestHeaders, RequestOptions } from './call.js';
+import { type Dependency, dependency } from './dependency.js';
+import {
+  createDispatchTransport,
+  type DispatchFunction,
+  type DispatchOptions,
+} from './dispatch-transport.js';
+import type { BodySink, IncomingBody } from './incoming-body.js';
+import { BilingualHandler, isLegacyHandler, type LegacyHandler, rawHeaders } from './legacy-handler.js';
+import type { DependencyOptions } from './options.js';
+import type { RequestBody } from './transport.js';
+
+export type { DispatchFunction, DispatchOptions } from './dispatch-transport.js';
+
+/** Options of {@link prazoInterceptor}. */
+export interface PrazoInterceptorOptions {
+  /**
+   * The dependencies whose calls prazo governs, as `dependency()` options: a request to one of their
+   * `origins` gets that dependency's whole policy; a request to any other origin passes through
+   * untouched. Names and origins must not repeat.
+   */
+  dependencies: readonly DependencyOptions[];
+}
+
+/**
+ * An undici interceptor (`dispatcher.compose(interceptor)`), with the dependencies it built.
+ * Compose it onto one dispatcher; create one per dispatcher.
+ */
+export interface PrazoInterceptor {
+  (dispatch: DispatchFunction): DispatchFunction;
+  /** The dependencies by name: subscribe to their events, read their policy and budget. */
+  readonly dependencies: ReadonlyMap<string, Dependency>;
+  /** Aborts the governed calls in flight and releases every timer (the dispatcher stays open). */
+  close(): Promise<void>;
+}
+
+/**
+ * prazo as an undici interceptor. Requests whose origin belongs to one of `dependencies` go through
+ * that dependency's engine — deadline (ambient, or an `x-deadline-epoch-ms` the request carries;
+ * only ever tightened), pre-call check, calibrated timeouts, budgeted retries honouring
+ * `Retry-After`, hedging, instance choice among its origins, events — and every attempt is
+ * dispatched to the dispatcher the interceptor was composed onto (its pools, its connections). The
+ * answer streams back to the caller's handler, which may speak undici's controller-based API
+ * (`onRequestStart`, `onResponseStart` …) or the older one (`onConnect`, `onHeaders` …). Other
+ * origins, upgrades and `CONNECT` pass through untouched.
+ *
+ * Duck-typed on undici's handler contract: prazo imports nothing from undici for it, so the
+ * application's undici (7 or 8) runs the requests.
+ *
+ * @throws {InvalidOptionError} (`dependencies`) for an empty list, or a repeated name or origin.
+ * @example
+ * import { Agent } from 'undici';
+ * const agent = new Agent().compose(
+ *   prazoInterceptor({ dependencies: [{ name: 'inventory', origins: ['http://10.0.0.7:8080'], latency: { p99Ms: 180 }, userDeadlineMs: 1500 }] }),
+ * );
+ * await agent.request({ origin: 'http://10.0.0.7:8080', path: '/stock/42', method: 'GET' });
+ */
+export function prazoInterceptor(options: PrazoInterceptorOptions): PrazoInterceptor {
+  const list = (options as PrazoInterceptorOptions | undefined)?.dependencies;
+  if (!Array.isArray(list) || list.length === 0)
+    throw new InvalidOptionError('dependencies', 'a non-empty array of dependency() options', list);
+  let inner: DispatchFunction | null = null;
+  const current = (): DispatchFunction => inner!;
+  const byName = new Map<string, Dependency>();
+  const byOrigin = new Map<string, Dependency>();
+  for (const entry of list) {
+    let origins: readonly string[] = [];
+    const dep = dependency(entry, {
+      transport: (t) => {
+        origins = t.origins;
+        return createDispatchTransport(t.origins, current);
+      },
+    });
+    if (byName.has(dep.name))
+      throw new InvalidOptionError('dependencies', 'dependencies with distinct names', dep.name);
+    byName.set(dep.name, dep);
+    for (const origin of origins) {
+      if (byOrigin.has(origin))
+        throw new InvalidOptionError('dependencies', 'each origin in one dependency only', origin);
+      byOrigin.set(origin, dep);
+    }
+  }
+  // Raw origins as dispatchers see them (`http://h:80`, a URL's string …) → their dependency, or
+  // null: bounded, so a crawler's endless origins cannot grow it.
+  const seen = new Map<string, Dependency | null>();
+  const lookup = (origin: unknown): Dependency | undefined => {
+    const key = typeof origin === 'string' ? origin : origin instanceof URL ? origin.origin : undefined;
+    if (key === undefined) return undefined;
+    const direct = byOrigin.get(key);
+    if (direct !== undefined) return direct;
+    let found = seen.get(key);
+    if (found === undefined) {
+      found = URL.canParse(key) ? (byOrigin.get(new URL(key).origin) ?? null) : null;
+      if (seen.size >= 1_024) seen.clear();
+      seen.set(key, found);
+    }
+    return found ?? undefined;
+  };
+
+  const interceptor = ((dispatch: DispatchFunction): DispatchFunction => {
+    if (typeof dispatch !== 'function')
+      throw new InvalidOptionError('dispatch', "a dispatcher's dispatch function", dispatch);
+    if (inner !== null && inner !== dispatch)
+      throw new InvalidOptionError(
+        'interceptor',
+        'composed onto one dispatcher only (create one prazoInterceptor() per dispatcher)',
+        dispatch,
+      );
+    inner = dispatch;
+    return function prazoDispatch(opts: DispatchOptions, handler: object): boolean {
+      const dep =
+        opts.upgrade != null || opts.method === 'CONNECT' || typeof handler !== 'object' || handler === null
+          ? undefined
+          : lookup(opts.origin);
+      // Passed through: an older-style handler (Node's bundled fetch) also gets the newer API, which
+      // an undici 8 dispatcher requires.
+      if (dep === undefined)
+        return dispatch(opts, isLegacyHandler(handler) ? new BilingualHandler(handler) : handler);
+      new InterceptedCall(handler as AnyHandler).start(dep, opts);
+      return true;
+    };
+  }) as PrazoInterceptor;
+  Object.defineProperty(interceptor, 'dependencies', { value: byName, enumerable: true });
+  Object.defineProperty(interceptor, 'close', {
+    value: () => Promise.all(Array.from(byName.values(), (dep) => dep.close())).then(() => {}),
+  });
+  return interceptor;
+}
+
+/** undici's controller-based handler (undici 7 and 8). */
+interface ControllerHandler {
+  onRequestStart?(controller: InterceptedCall, context: unknown): void;
+  onResponseStart?(
+    controller: InterceptedCall,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+    statusMessage: string,
+  ): void;
+  onResponseData?(controller: InterceptedCall, chunk: Buffer): void;
+  onResponseEnd?(controller: InterceptedCall, trailers: Record<string, string>): void;
+  onResponseError?(controller: InterceptedCall, error: Error): void;
+}
+
+type AnyHandler = ControllerHandler & LegacyHandler;
+
+/**
+ * One request the interceptor governs. It is at once the controller handed to a controller-based
+ * handler, the abort handle of the prazo call (the caller's abort cancels it) and the sink its
+ * response body streams into.
+ */
+class InterceptedCall implements BodySink {
+  aborted = false;
+  reason: Error | undefined = undefined;
+  paused = false;
+  readonly #handler: AnyHandler;
+  readonly #legacy: boolean;
+  #listener: (() => void) | null = null;
+  #body: IncomingBody | null = null;
+  #resumeBody: (() => void) | null = null;
+  #done = false;
+
+  constructor(handler: AnyHandler) {
+    this.#handler = handler;
+    this.#legacy =
+      typeof handler.onRequestStart !== 'function' && typeof handler.onResponseStart !== 'function';
+  }
+
+  start(dep: Dependency, opts: DispatchOptions): void {
+    const handler = this.#handler;
+    try {
+      if (this.#legacy) handler.onConnect?.((reason) => this.abort(reason), {});
+      else handler.onRequestStart?.(this, {});
+    } catch (error) {
+      this.#fail(asError(error));
+      return;
+    }
+    let request: RequestOptions;
+    try {
+      request = requestOf(opts, this);
+    } catch (error) {
+      this.#fail(asError(error));
+      return;
+    }
+    dep.request(request).then(
+      (response) => this.#respond(response),
+      (error: unknown) =>
+        this.#fail(this.aborted && this.reason !== undefined ? this.reason : asError(error)),
+    );
+  }
+
+  // --- the caller's controller ----------------------------------------------------------------
+
+  abort(reason?: Error): void {
+    if (this.#done) return;
+    const error = reason ?? abortError();
+    if (!this.aborted) {
+      this.aborted = true;
+      this.reason = error;
+      const listener = this.#listener;
+      this.#listener = null;
+      listener?.();
+    }
+    // The answer already started: stop its body (the connection closes), the caller hears why.
+    if (this.#body !== null) this.#body.destroy(error);
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.#resumeBody?.();
+  }
+
+  // --- the prazo call's abort handle (one listener: the cancel step's) -------------------------
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    this.#listener = listener;
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    if (this.#listener === listener) this.#listener = null;
+  }
+
+  // --- the response, back to the caller's handler ----------------------------------------------
+
+  #respond(response: DependencyResponse): void {
+    const body = response.body as IncomingBody;
+    if (this.#done || this.aborted) {
+      body.destroy(this.reason);
+      this.#fail(this.reason ?? abortError());
+      return;
+    }
+    this.#body = body;
+    const handler = this.#handler;
+    try {
+      if (this.#legacy) {
+        handler.onResponseStarted?.();
+        const more = handler.onHeaders?.(
+          response.status,
+          rawHeaders(response.headers),
+          () => this.resume(),
+          '',
+        );
+        if (more === false) this.paused = true;
+      } else {
+        handler.onResponseStart?.(this, response.status, response.headers, '');
+      }
+    } catch (error) {
+      this.abort(asError(error));
+      return;
+    }
+    if (this.#done) return;
+    this.#resumeBody = body.pipe(this);
+  }
+
+  data(chunk: Buffer): boolean {
+    if (this.#done) return false;
+    const handler = this.#handler;
+    try {
+      if (this.#legacy) {
+        if (handler.onData?.(chunk) === false) this.paused = true;
+      } else {
+        handler.onResponseData?.(this, chunk);
+      }
+    } catch (error) {
+      this.abort(asError(error));
+      return false;
+    }
+    return !this.paused;
+  }
+
+  end(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#resumeBody = null;
+    if (this.#legacy) this.#handler.onComplete?.([]);
+    else this.#handler.onResponseEnd?.(this, {});
+  }
+
+  error(error: Error): void {
+    this.#fail(this.aborted && this.reason !== undefined ? this.reason : error);
+  }
+
+  #fail(error: Error): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#resumeBody = null;
+    this.#listener = null;
+    if (this.#legacy) this.#handler.onError?.(error);
+    else this.#handler.onResponseError?.(this, error);
+  }
+}
+
+/** The prazo call for undici dispatch options; the deadline header a request carries only tightens. */
+function requestOf(opts: DispatchOptions, signal: InterceptedCall): RequestOptions {
+  const headers = headerRecord(opts.headers);
+  const carried = headers[DEADLINE_HEADER];
+  let deadline: { limitMs: number } | undefined;
+  if (carried !== undefined) {
+    const parsed = parseDeadlineHeader(carried as string | string[], Date.now(), HEADER_LIMITS);
+    if (parsed.source === 'header') deadline = { limitMs: parsed.limitMs };
+  }
+  // One shape for every call (absent options stay undefined, which the call accepts).
+  return {
+    method: opts.method,
+    path: opts.path,
+    headers,
+    body: (opts.body ?? null) as RequestBody | null,
+    signal: signal as unknown as AbortSignal,
+    deadline,
+  } as RequestOptions;
+}
+
+// The header alone decides here; the dependency's deadline step caps it at its local maximum.
+const HEADER_LIMITS = { defaultMs: 2_147_483_647, maxMs: 2_147_483_647 };
+
+/** undici's header forms (a record, a flat `[name, value, …]` list, pairs, `Headers`) as a record with lower-case names. */
+function headerRecord(headers: unknown): RequestHeaders {
+  const record: Record<string, string | string[]> = {};
+  if (headers == null) return record;
+  const add = (name: unknown, value: unknown): void => {
+    if (value === undefined) return;
+    const key = String(name).toLowerCase();
+    const text = Array.isArray(value) ? value.map(String) : String(value);
+    const existing = record[key];
+    if (existing === undefined) record[key] = text;
+    else record[key] = ([] as string[]).concat(existing, text);
+  };
+  if (Array.isArray(headers)) {
+    if (headers.length > 0 && Array.isArray(headers[0]))
+      for (const [name, value] of headers) add(name, value);
+    else for (let i = 0; i + 1 < headers.length; i += 2) add(headers[i], headers[i + 1]);
+  } else if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
+    for (const [name, value] of headers as Iterable<[unknown, unknown]>) add(name, value);
+  } else if (typeof headers === 'object') {
+    const source = headers as Record<string, unknown>;
+    for (const name of Object.keys(source)) add(name, source[name]);
+  }
+  return record;
+}
+
+function abortError(): Error {
+  return new DOMException('This operation was aborted', 'AbortError');
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,0 +1,273 @@
+import { createRequire } from 'node:module';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { dependency } from '../src/client/dependency.js';
+import { install, uninstall } from '../src/client/install.js';
+import { prazoInterceptor } from '../src/client/interceptor.js';
+import type { DependencyOptions } from '../src/client/options.js';
+import { withDeadline } from '../src/deadline/context.js';
+import { Deadline } from '../src/deadline/deadline.js';
+import { isPrazoError } from '../src/errors.js';
+import { startDouble } from '../src/lab/index.js';
+import { elapsedSince, reply, startServer, type TestServer, warmUp } from './support/servers.js';
+
+// One behavioural suite, run through every way a service reaches prazo: its own client, the
+// interceptor on an undici 7 Agent and on an undici 8 Agent (the application's dispatcher), and
+// Node's global fetch after install().
+
+interface Answer {
+  status: number;
+  text: string;
+}
+interface CallOptions {
+  method?: string;
+  body?: string;
+}
+interface Client {
+  call(origin: string, path: string, options?: CallOptions): Promise<Answer>;
+  close(): Promise<void>;
+}
+interface EntryPoint {
+  name: string;
+  /** Why it cannot run here, or undefined. */
+  skip?: string;
+  client(options: DependencyOptions): Client;
+  /** The prazo error a failed call rejects with (a fetch wraps it in a TypeError's `cause`). */
+  prazoError(error: unknown): unknown;
+}
+
+type AgentClass = new () => {
+  compose(interceptor: unknown): {
+    request(options: object): Promise<{ statusCode: number; body: { text(): Promise<string> } }>;
+  };
+  destroy(): Promise<void>;
+};
+
+function interceptorOn(name: string, Agent: AgentClass | undefined, skip?: string): EntryPoint {
+  return {
+    name,
+    ...(skip === undefined ? {} : { skip }),
+    client(options) {
+      const agent = new Agent!();
+      const interceptor = prazoInterceptor({ dependencies: [options] });
+      const composed = agent.compose(interceptor);
+      return {
+        async call(origin, path, { method = 'GET', body } = {}) {
+          const res = await composed.request({ origin, path, method, body: body ?? null });
+          return { status: res.statusCode, text: await res.body.text() };
+        },
+        // destroy: a connect prazo gave up on would otherwise hold close() to undici's 10 s connect timeout.
+        close: () => interceptor.close().then(() => agent.destroy()),
+      };
+    },
+    prazoError: (error) => error,
+  };
+}
+
+// prazo's own undici 7, whatever vitest.config.ts aliases `undici` to.
+const undici7 = createRequire(import.meta.url)('undici') as { Agent: AgentClass };
+const undici8Dir = process.env.PRAZO_TEST_UNDICI_DIR;
+const undici8 =
+  undici8Dir === undefined
+    ? undefined
+    : (createRequire(`${undici8Dir}/node_modules/`)('undici') as { Agent: AgentClass });
+
+const entryPoints: EntryPoint[] = [
+  {
+    name: 'dependency().request',
+    client(options) {
+      const dep = dependency(options);
+      return {
+        async call(_origin, path, { method = 'GET', body } = {}) {
+          const res = await dep.request({ path, method, ...(body === undefined ? {} : { body }) });
+          return { status: res.status, text: await res.body.text() };
+        },
+        close: () => dep.close(),
+      };
+    },
+    prazoError: (error) => error,
+  },
+  interceptorOn('the interceptor on an undici 7 Agent', undici7.Agent),
+  interceptorOn(
+    'the interceptor on an undici 8 Agent',
+    undici8?.Agent,
+    undici8 === undefined ? 'undici 8 runs on Node 22 and later (PRAZO_TEST_UNDICI_DIR)' : undefined,
+  ),
+  {
+    name: "Node's global fetch after install()",
+    client(options) {
+      install({ dependencies: [options] });
+      return {
+        async call(origin, path, { method = 'GET', body } = {}) {
+          const res = await fetch(origin + path, { method, ...(body === undefined ? {} : { body }) });
+          return { status: res.status, text: await res.text() };
+        },
+        close: () => uninstall(),
+      };
+    },
+    prazoError: (error) =>
+      error instanceof TypeError ? error.cause : new Error(`not a TypeError: ${error}`),
+  },
+];
+
+beforeAll(warmUp);
+
+async function failure(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (error: unknown) => error,
+  );
+}
+
+for (const entry of entryPoints) {
+  describe.skipIf(entry.skip !== undefined)(`through ${entry.name}`, () => {
+    const servers: TestServer[] = [];
+    let client: Client | undefined;
+    afterEach(async () => {
+      await client?.close();
+      client = undefined;
+      await Promise.all(servers.splice(0).map((s) => s.close()));
+    });
+
+    async function serve(handler: Parameters<typeof startServer>[0]): Promise<TestServer> {
+      const server = await startServer(handler);
+      servers.push(server);
+      return server;
+    }
+    function use(origins: string[], extra: Partial<DependencyOptions> = {}): Client {
+      client = entry.client({
+        name: 'inventory',
+        origins,
+        latency: { p99Ms: 300 },
+        userDeadlineMs: 1_500,
+        ...extra,
+      });
+      return client;
+    }
+
+    it('ends a connect to a black-holed instance at its timeout, with CONNECT_TIMEOUT', async () => {
+      const double = await startDouble({ behaviour: { connectTimeout: true } });
+      try {
+        const c = use([double.url], { latency: { p99Ms: 50 }, attempts: 1 });
+        const t0 = performance.now();
+        const error = entry.prazoError(await failure(c.call(double.url, '/')));
+        expect(isPrazoError(error, 'CONNECT_TIMEOUT'), String(error)).toBe(true);
+        expect(elapsedSince(t0)).toBeLessThan(800);
+        expect(double.stats().received).toBe(0);
+      } finally {
+        await client?.close();
+        client = undefined;
+        await double.close();
+      }
+    });
+
+    it('ends an attempt the server sits on at the read timeout, with READ_TIMEOUT', async () => {
+      const server = await serve(() => {});
+      const c = use([server.origin], { latency: { p99Ms: 50 }, attempts: 1 });
+      const t0 = performance.now();
+      const error = entry.prazoError(await failure(c.call(server.origin, '/')));
+      expect(isPrazoError(error, 'READ_TIMEOUT'), String(error)).toBe(true);
+      expect(elapsedSince(t0)).toBeLessThan(800);
+    });
+
+    it('retries a 503 and answers with the retry', async () => {
+      const server = await serve((_req, res, n) => reply(res, n === 1 ? 503 : 200, {}, `answer ${n}`));
+      const res = await use([server.origin]).call(server.origin, '/stock/42');
+      expect(res).toEqual({ status: 200, text: 'answer 2' });
+      expect(server.seen.original).toBe(1);
+      expect(server.seen.retry).toBe(1);
+    });
+
+    it('does not retry a 4xx', async () => {
+      const server = await serve((_req, res) => reply(res, 404, {}, 'no such stock'));
+      const res = await use([server.origin]).call(server.origin, '/stock/0');
+      expect(res).toEqual({ status: 404, text: 'no such stock' });
+      expect(server.seen.total).toBe(1);
+    });
+
+    it("retries a 429 after the server's Retry-After when the deadline allows it", async () => {
+      const server = await serve((_req, res, n) =>
+        n === 1 ? reply(res, 429, { 'retry-after': '1' }) : reply(res, 200),
+      );
+      const c = use([server.origin], { userDeadlineMs: 3_000 });
+      const t0 = performance.now();
+      const res = await c.call(server.origin, '/x');
+      expect(res.status).toBe(200);
+      expect(elapsedSince(t0)).toBeGreaterThanOrEqual(950);
+      expect(server.seen.total).toBe(2);
+    });
+
+    it('fails at once when the Retry-After does not fit the deadline', async () => {
+      const server = await serve((_req, res) => reply(res, 429, { 'retry-after': '5' }));
+      const c = use([server.origin]);
+      const t0 = performance.now();
+      const error = entry.prazoError(await failure(c.call(server.origin, '/x')));
+      expect(isPrazoError(error, 'RETRY_AFTER_EXCEEDS_DEADLINE'), String(error)).toBe(true);
+      expect(elapsedSince(t0)).toBeLessThan(800);
+      expect(server.seen.total).toBe(1);
+    });
+
+    it('holds the extra attempts of many failing calls to the retry budget', async () => {
+      const server = await serve((_req, res) => reply(res, 503));
+      // Floor: 1 extra per second over a 2 s window = 2 extras, whatever the ratio says.
+      const c = use([server.origin], { retryBudget: { windowMs: 2_000, minPerSecond: 1, maxRatio: 0.1 } });
+      for (let i = 0; i < 10; i++) expect((await c.call(server.origin, '/x')).status).toBe(503);
+      expect(server.seen.original).toBe(10);
+      expect(server.seen.retry).toBe(2);
+    });
+
+    it("sends the caller's absolute limit as the deadline header", async () => {
+      const server = await serve((_req, res) => reply(res, 200));
+      const c = use([server.origin]);
+      const deadline = Deadline.after(900);
+      await withDeadline(deadline, () => c.call(server.origin, '/x'));
+      deadline.dispose();
+      expect(server.seen.deadlines).toEqual([String(deadline.limitMs)]);
+    });
+
+    it('refuses before the call, leaving the server untouched, when the deadline cannot hold its p99', async () => {
+      const server = await serve((_req, res) => reply(res, 200));
+      const c = use([server.origin]);
+      const deadline = Deadline.after(100);
+      const error = entry.prazoError(
+        await failure(withDeadline(deadline, () => c.call(server.origin, '/x'))),
+      );
+      deadline.dispose();
+      expect(isPrazoError(error, 'DEADLINE_INSUFFICIENT'), String(error)).toBe(true);
+      expect(server.seen.total).toBe(0);
+    });
+
+    it("cuts a slow instance's tail with a hedge to the other instance", async () => {
+      const slow = await serve((_req, res) => {
+        setTimeout(() => reply(res, 200, {}, 'slow'), 700).unref();
+      });
+      const fast = await serve((_req, res) => reply(res, 200, {}, 'fast'));
+      const c = use([slow.origin, fast.origin], {
+        latency: { p99Ms: 1_000, p95Ms: 40 },
+        userDeadlineMs: 3_000,
+        hedge: { at: 'p95' },
+      });
+      for (let i = 0; i < 6; i++) {
+        const t0 = performance.now();
+        const res = await c.call(slow.origin, '/x');
+        expect(res).toEqual({ status: 200, text: 'fast' });
+        expect(elapsedSince(t0)).toBeLessThan(600);
+      }
+      expect(fast.seen.total).toBe(6);
+    });
+
+    it('sends a POST once when the connection breaks after it was written', async () => {
+      const server = await serve((req) => {
+        req.resume();
+        req.on('end', () => req.socket.destroy());
+      });
+      const c = use([server.origin]);
+      const error = entry.prazoError(
+        await failure(c.call(server.origin, '/orders', { method: 'POST', body: '{"sku":42}' })),
+      );
+      expect(isPrazoError(error), String(error)).toBe(true);
+      expect(server.seen.total).toBe(1);
+    });
+  });
+}

@@ -1,0 +1,85 @@
+import { Agent } from 'undici';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { prazoInterceptor } from '../src/client/interceptor.js';
+import { warmUp } from './support/servers.js';
+import { stockOptions, stockServers } from './support/stock-servers.js';
+
+// Kept apart from urllib's tests: urllib subscribes to undici's diagnostics channels for the whole
+// process and throws when one error object ends two requests.
+
+beforeAll(warmUp);
+
+const { flaky, hanging, closeAll } = stockServers();
+const options = stockOptions;
+afterEach(closeAll);
+
+describe('the interceptor and the older handler API', () => {
+  it('streams an answer to an onConnect/onHeaders/onData/onComplete handler, and honours its abort', async () => {
+    const own = await flaky();
+    const agent = new Agent();
+    const interceptor = prazoInterceptor({ dependencies: [options(own.origin)] });
+    const dispatch = interceptor(agent.dispatch.bind(agent) as never);
+    try {
+      const answer = await new Promise<{ status: number; headers: string[]; body: string }>(
+        (resolve, reject) => {
+          const chunks: Buffer[] = [];
+          let status = 0;
+          let headers: string[] = [];
+          dispatch(
+            { origin: own.origin, path: '/x', method: 'GET' },
+            {
+              onConnect() {},
+              onHeaders(statusCode: number, raw: Buffer[]) {
+                status = statusCode;
+                headers = raw.map(String);
+                return true;
+              },
+              onData(chunk: Buffer) {
+                chunks.push(chunk);
+                return true;
+              },
+              onComplete() {
+                resolve({ status, headers, body: Buffer.concat(chunks).toString() });
+              },
+              onError: reject,
+            },
+          );
+        },
+      );
+      expect(answer.status).toBe(200);
+      expect(answer.headers).toContain('content-type');
+      expect(answer.body).toBe('{"stock":7}');
+      expect(own.seen.retry).toBe(1);
+
+      const slow = await hanging();
+      const abortable = prazoInterceptor({ dependencies: [options(slow.origin, { name: 'slow' })] });
+      const slowDispatch = abortable(agent.dispatch.bind(agent) as never);
+      const reason = new Error('caller gave up');
+      const error = await new Promise((resolve) => {
+        slowDispatch(
+          { origin: slow.origin, path: '/x', method: 'GET' },
+          {
+            onConnect(abort: (reason: Error) => void) {
+              setTimeout(() => abort(reason), 30);
+            },
+            onHeaders: () => true,
+            onData: () => true,
+            onComplete: () => resolve('completed'),
+            onError: resolve,
+          },
+        );
+      });
+      expect(error).toBe(reason);
+      await abortable.close();
+    } finally {
+      await interceptor.close();
+      await agent.destroy();
+    }
+  });
+
+  it('refuses to be composed onto a second dispatcher', () => {
+    const interceptor = prazoInterceptor({ dependencies: [options('http://127.0.0.1:1')] });
+    interceptor((() => true) as never);
+    expect(() => interceptor((() => true) as never)).toThrow(/one dispatcher/);
+  });
+});
