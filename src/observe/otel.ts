@@ -35,10 +35,11 @@ import {
 
 export type { DriftEventSource } from './drift-check.js';
 export type { FleetFeedView } from './fleet-feed-view.js';
-export type { InstrumentableDependency, InstrumentTarget } from './source.js';
+export { instrumentTracing, type OtelTracingOptions, type TracingInstrumentation } from './otel-tracing.js';
 
-declare const __PRAZO_VERSION__: string | undefined;
-const VERSION = typeof __PRAZO_VERSION__ === 'string' ? __PRAZO_VERSION__ : '0.0.0-dev';
+import { VERSION } from './otel-tracing.js';
+
+export type { InstrumentableDependency, InstrumentTarget } from './source.js';
 
 /** Options of {@link instrument}. */
 export interface OtelInstrumentOptions {
