@@ -1,8 +1,9 @@
 /**
  * CPU cost of the metrics adapters' event handlers alone, per call (one `attempt-end` + one
  * `request-end`, what a successful single-attempt call emits), measured as process CPU time so that
- * a loaded machine changes it less than wall time. No HTTP: the events come from the test double of
- * a dependency's event source.
+ * a loaded machine changes it less than wall time, and the cost the next scrape or collection pays
+ * for those calls, spread over them. No HTTP: the events come from the test double of a dependency's
+ * event source.
  *
  *   node --import tsx bench/metrics-handlers.bench.ts
  */
@@ -18,6 +19,7 @@ class OnDemandReader extends MetricReader {
 }
 
 const CALLS = 300_000;
+const WARM_UP = 50_000;
 const dep = createEventSourceDouble('bench');
 const attemptEnd = {
   requestId: 1,
@@ -35,26 +37,41 @@ const call = (): void => {
 };
 
 function cpuNsPerCall(): number {
-  for (let i = 0; i < 50_000; i++) call(); // warm-up
+  for (let i = 0; i < WARM_UP; i++) call();
   const start = process.cpuUsage();
   for (let i = 0; i < CALLS; i++) call();
   const used = process.cpuUsage(start);
   return ((used.user + used.system) * 1000) / CALLS;
 }
 
+async function cpuNsPerCallOf(read: () => Promise<unknown>): Promise<number> {
+  const start = process.cpuUsage();
+  await read();
+  const used = process.cpuUsage(start);
+  return ((used.user + used.system) * 1000) / (WARM_UP + CALLS); // it reads the warm-up's calls too
+}
+
 const rows: Array<[string, number[]]> = [
   ['no listener', []],
   ['prazo/prometheus', []],
+  ['prazo/prometheus: the next scrape, per call recorded', []],
   ['prazo/otel', []],
+  ['prazo/otel: the next collection, per call recorded', []],
 ];
 for (let round = 0; round < 5; round++) {
   rows[0]![1].push(cpuNsPerCall());
-  const prometheus = instrumentPrometheus(dep, { registry: new Registry() });
+  const registry = new Registry();
+  const prometheus = instrumentPrometheus(dep, { registry });
+  await registry.metrics();
   rows[1]![1].push(cpuNsPerCall());
+  rows[2]![1].push(await cpuNsPerCallOf(() => registry.metrics()));
   prometheus.detach();
-  const provider = new MeterProvider({ readers: [new OnDemandReader()] });
+  const reader = new OnDemandReader();
+  const provider = new MeterProvider({ readers: [reader] });
   const otel = instrumentOtel(dep, { meterProvider: provider });
-  rows[2]![1].push(cpuNsPerCall());
+  await reader.collect();
+  rows[3]![1].push(cpuNsPerCall());
+  rows[4]![1].push(await cpuNsPerCallOf(() => reader.collect()));
   otel.detach();
   await provider.shutdown();
 }

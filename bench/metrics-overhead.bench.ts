@@ -1,16 +1,23 @@
 /**
- * Metrics overhead: requests/s of prazo's dependency() with prom-client metrics on (`prazo/prometheus`,
- * scraped once a second), with OpenTelemetry metrics on (`prazo/otel`, collected once a second), with
- * metrics off, and bare undici `Pool.request` — same run, alternating rounds, C requests in flight,
+ * Observability overhead: requests/s of prazo's dependency() with prom-client metrics on
+ * (`prazo/prometheus`, scraped once a second), with OpenTelemetry metrics on (`prazo/otel`, collected
+ * once a second), with tracing (`instrumentTracing`) on the API's no-op tracer and on the SDK with a
+ * batch span processor (W3C propagation, spans exported to a discarding exporter), with everything
+ * off, its fetch facade, against bare undici `Pool.request`, `undici.request` and `undici.fetch` —
+ * same run, alternating rounds, C requests in flight,
  * a keep-alive server in a child process on 127.0.0.1 (client on CPU 0, server on CPU 1 when
  * `taskset` allows). prazo is the built package: build first.
  *
  *   npm run build && node --expose-gc --import tsx bench/metrics-overhead.bench.ts \
  *     [--rounds 20] [--seconds 1.5] [--concurrency 32] [--server http|raw] [--no-pin]
  */
+import os from 'node:os';
+import { trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Registry } from 'prom-client';
-import { Pool } from 'undici';
+import { Agent, Pool, fetch as undiciFetch, request as undiciRequest } from 'undici';
 import type { Dependency } from '../src/client/dependency.js';
 import {
   type BenchClient,
@@ -24,7 +31,18 @@ import {
 const { dependency } = await importBuilt<typeof import('../src/index.js')>('index');
 const { instrument: instrumentPrometheus } =
   await importBuilt<typeof import('../src/observe/prometheus.js')>('prometheus');
-const { instrument: instrumentOtel } = await importBuilt<typeof import('../src/observe/otel.js')>('otel');
+const { instrument: instrumentOtel, instrumentTracing } =
+  await importBuilt<typeof import('../src/observe/otel.js')>('otel');
+
+/** Counts and drops finished spans: the SDK's whole cost without the network. */
+const discarding: SpanExporter = {
+  export(spans, done) {
+    exported += spans.length;
+    done({ code: 0 });
+  },
+  async shutdown() {},
+};
+let exported = 0;
 
 type Client = BenchClient;
 
@@ -78,6 +96,20 @@ const contenders: Array<{ name: string; create(origin: string, connections: numb
       };
     },
   },
+  {
+    name: 'undici.request',
+    create(origin, connections) {
+      const dispatcher = new Agent({ connections });
+      const url = `${origin}/`;
+      return {
+        async call() {
+          const { body } = await undiciRequest(url, { dispatcher });
+          await body.text();
+        },
+        close: () => dispatcher.close(),
+      };
+    },
+  },
   { name: 'prazo, metrics off', create: (origin, c) => wrap(prazo(origin, c)) },
   {
     name: 'prazo + prazo/prometheus',
@@ -107,6 +139,57 @@ const contenders: Array<{ name: string; create(origin: string, connections: numb
       });
     },
   },
+  {
+    name: 'prazo + tracing, no-op tracer',
+    create(origin, c) {
+      const dep = prazo(origin, c);
+      // The API without an SDK: non-recording spans, the global (no-op) propagator.
+      const handle = instrumentTracing(dep, { tracer: trace.getTracer('bench') });
+      return wrap(dep, async () => handle.detach());
+    },
+  },
+  {
+    name: 'prazo + tracing, batch exporter',
+    create(origin, c) {
+      const dep = prazo(origin, c);
+      const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(discarding)] });
+      const handle = instrumentTracing(dep, {
+        tracer: provider.getTracer('bench'),
+        propagator: new W3CTraceContextPropagator(),
+      });
+      return wrap(dep, async () => {
+        handle.detach();
+        await provider.shutdown();
+      });
+    },
+  },
+  {
+    name: 'prazo fetch facade',
+    create(origin, c) {
+      const dep = prazo(origin, c);
+      return {
+        async call() {
+          const res = await dep.fetch('/');
+          await res.text();
+        },
+        close: () => dep.close(),
+      };
+    },
+  },
+  {
+    name: 'undici.fetch',
+    create(origin, connections) {
+      const dispatcher = new Agent({ connections });
+      const url = `${origin}/`;
+      return {
+        async call() {
+          const res = await undiciFetch(url, { dispatcher });
+          await res.text();
+        },
+        close: () => dispatcher.close(),
+      };
+    },
+  },
 ];
 
 let failures = 0;
@@ -115,16 +198,22 @@ async function main(): Promise<void> {
   const args = parseLoadArgs(process.argv.slice(2), { rounds: 20, seconds: 1.5 });
   const server = await startBenchServer(args.server, args.pin);
   const origin = server.origins[0];
-  const results = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
-  const cpu = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
+  const chosen = contenders.filter(
+    (c) =>
+      c.name === 'undici Pool.request' ||
+      args.only === undefined ||
+      args.only.some((o) => c.name.startsWith(o)),
+  );
+  const results = new Map<string, number[]>(chosen.map((c) => [c.name, []]));
+  const cpu = new Map<string, number[]>(chosen.map((c) => [c.name, []]));
   try {
-    for (const c of contenders) {
+    for (const c of chosen) {
       const client = c.create(origin, args.concurrency);
       await drive(client, args.concurrency, 1_000); // warm-up: JIT, connections
       await client.close();
     }
     for (let round = 0; round < args.rounds; round++) {
-      const order = round % 2 === 0 ? contenders : [...contenders].reverse();
+      const order = round % 2 === 0 ? chosen : [...chosen].reverse();
       for (const c of order) {
         (globalThis as { gc?: () => void }).gc?.();
         const client = c.create(origin, args.concurrency);
@@ -140,11 +229,14 @@ async function main(): Promise<void> {
     server.stop();
   }
   const bare = median(results.get('undici Pool.request')!);
-  const off = median(results.get('prazo, metrics off')!);
+  const off = median(results.get('prazo, metrics off') ?? [Number.NaN]);
   const bareCpu = median(cpu.get('undici Pool.request')!);
-  const offCpu = median(cpu.get('prazo, metrics off')!);
+  const offCpu = median(cpu.get('prazo, metrics off') ?? [Number.NaN]);
   console.log(
-    `\n${args.rounds} rounds × ${args.seconds} s, ${args.concurrency} in flight, ${args.server === 'raw' ? 'raw node:net' : 'node:http'} server, ${server.pinned ? 'client on CPU 0 and server on CPU 1' : 'not pinned'}, Node ${process.version}, ${failures} failed calls\n`,
+    `\n${args.rounds} rounds × ${args.seconds} s, ${args.concurrency} in flight, ${args.server === 'raw' ? 'raw node:net' : 'node:http'} server, ${server.pinned ? 'client on CPU 0 and server on CPU 1' : 'not pinned'}, Node ${process.version}, ${failures} failed calls, ${exported} spans exported, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} at the end\n`,
   );
   console.log(
     '| client | req/s (median) | req/s ÷ undici | median of round ratios ÷ undici | req/s ÷ metrics off | client CPU µs/call (median) | CPU: undici ÷ client | CPU: metrics off ÷ client | req/s per round |',

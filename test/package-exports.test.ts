@@ -33,6 +33,14 @@ describe.skipIf(!built)('the built package, through its exports map', () => {
     expect(reduced).toMatchObject({ readMs: 252, attempts: 2, warning: { code: 'ATTEMPTS_REDUCED' } });
   });
 
+  it('exposes tracing beside the metrics in prazo/otel, from import and require', () => {
+    const list = 'JSON.stringify([typeof m.instrument, typeof m.instrumentTracing])';
+    const esm = node(['--input-type=module', '-e', `import * as m from 'prazo/otel'; console.log(${list});`]);
+    const cjs = node(['-e', `const m = require('prazo/otel'); console.log(${list});`]);
+    expect(esm).toEqual(['function', 'function']);
+    expect(cjs).toEqual(esm);
+  });
+
   it('runs the built CLI as a separate process', () => {
     const out = node([
       'dist/cli.js',

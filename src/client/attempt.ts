@@ -135,6 +135,17 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
   const origin = balancer.origin(instance)!;
   const own = [DEADLINE_HEADER, call.limitHeader, ATTEMPT_HEADER, attemptHeaderValue(number, kind)];
   const headers = call.headerPairs === null ? own : own.concat(call.headerPairs);
+  if (ctx.events.has('attempt-headers'))
+    ctx.events.emit('attempt-headers', {
+      dependency: ctx.name,
+      requestId: call.id,
+      attempt: number,
+      kind,
+      method: call.method,
+      instance: origin,
+      path: call.path,
+      headers,
+    });
   const attempt = new Attempt(call, instance, origin, headers, kind, number, now);
   if (kind === 'hedge') {
     attempt.dueAt = call.tryDueAt;

@@ -26,6 +26,26 @@ export interface AttemptStartEvent {
   instance: string;
 }
 
+/**
+ * An attempt is about to be sent: its headers are final except for what listeners add. A listener
+ * may append name/value pairs to `headers` (`headers.push(name, value)`) — how a tracer injects the
+ * trace context into every attempt. Emitted only when someone listens.
+ */
+export interface AttemptHeadersEvent {
+  dependency: string;
+  requestId: number;
+  /** 1-based attempt number within the call (hedges count). */
+  attempt: number;
+  kind: AttemptKind;
+  method: string;
+  /** The instance's origin. */
+  instance: string;
+  /** Path and query sent to the instance. */
+  path: string;
+  /** The attempt's headers as flat name/value pairs; append only. */
+  headers: string[];
+}
+
 /** One attempt ended. */
 export interface AttemptEndEvent {
   dependency: string;
@@ -166,6 +186,7 @@ export interface MembershipErrorEvent {
 /** Every event a dependency emits, by name. */
 export interface DependencyEvents {
   'request-start': RequestStartEvent;
+  'attempt-headers': AttemptHeadersEvent;
   'attempt-start': AttemptStartEvent;
   'attempt-end': AttemptEndEvent;
   retry: RetryEvent;
@@ -211,6 +232,7 @@ type ListenerTable = { [K in DependencyEventName]: Array<DependencyListener<K>> 
 export class EventHub {
   readonly #table: ListenerTable = {
     'request-start': [],
+    'attempt-headers': [],
     'attempt-start': [],
     'attempt-end': [],
     retry: [],

@@ -7,6 +7,7 @@ import {
   type MetricData,
   MetricReader,
 } from '@opentelemetry/sdk-metrics';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEventSourceDouble } from '../../test/support/event-source-double.js';
 import { createFakeClock } from '../testing/fake-clock.js';
@@ -90,6 +91,45 @@ describe('prazo/otel instrument()', () => {
       'prazo.attempt.kind': 'original',
     });
     expect(attempt?.value.count).toBe(1);
+  });
+
+  it('hands the SDK exactly the counts, sum, min and max that recording every call would have', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(fc.integer({ min: 0, max: 40_000 }), { maxLength: 30 }), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        async (batches) => {
+          const { reader, provider } = setup();
+          const dep = createEventSourceDouble('payments');
+          instrument(dep, { meterProvider: provider });
+          const directReader = new CollectingReader();
+          const reference = new MeterProvider({ readers: [directReader] });
+          const histogram = reference.getMeter('reference').createHistogram('reference', {
+            advice: { explicitBucketBoundaries: [...METRICS_BUCKETS] },
+          });
+          for (const batch of batches) {
+            for (const ms of batch) {
+              dep.request({ durationMs: ms });
+              histogram.record(ms / 1000, { 'prazo.outcome': 'success' });
+            }
+            const got = point<Histogram>(await reader.metrics(), 'prazo.client.request.duration', {
+              'prazo.outcome': 'success',
+            })?.value;
+            const want = point<Histogram>(await directReader.metrics(), 'reference', {})?.value;
+            expect(got?.count ?? 0).toBe(want?.count ?? 0);
+            if (want === undefined) continue;
+            expect(got?.buckets.counts).toEqual(want.buckets.counts);
+            expect(got?.sum).toBeCloseTo(want.sum ?? 0, 6);
+            expect(got?.min).toBe(want.min);
+            expect(got?.max).toBe(want.max);
+          }
+          await Promise.all([provider.shutdown(), reference.shutdown()]);
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 
   it('observes the retry ratio, configured timeouts, healthy latency and timeout ÷ p99 as gauges', async () => {

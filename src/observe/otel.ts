@@ -6,12 +6,14 @@
 import {
   type Attributes,
   type BatchObservableCallback,
+  type Histogram,
   type Meter,
   type MeterProvider,
   metrics,
   type Observable,
 } from '@opentelemetry/api';
 import type { DriftDirection, DriftEventSource } from './drift-check.js';
+import type { DurationBuckets } from './duration-buckets.js';
 import { type FleetFeedView, readFleetFeeds, toFleetFeeds } from './fleet-feed-view.js';
 import { instanceFigures } from './instance-series.js';
 import {
@@ -22,14 +24,23 @@ import {
   OTEL_ATTRIBUTES,
 } from './metric-names.js';
 import { type InstrumentableDependency, type InstrumentTarget, toDependencies } from './source.js';
-import { countDrift, createTally, driftCounts, readHealthyLatency, type Tally } from './tally.js';
+import {
+  countDrift,
+  createTally,
+  driftCounts,
+  readHealthyLatency,
+  type Tally,
+  type TallyDurations,
+  tallyDurations,
+} from './tally.js';
 
 export type { DriftEventSource } from './drift-check.js';
 export type { FleetFeedView } from './fleet-feed-view.js';
-export type { InstrumentableDependency, InstrumentTarget } from './source.js';
+export { instrumentTracing, type OtelTracingOptions, type TracingInstrumentation } from './otel-tracing.js';
 
-declare const __PRAZO_VERSION__: string | undefined;
-const VERSION = typeof __PRAZO_VERSION__ === 'string' ? __PRAZO_VERSION__ : '0.0.0-dev';
+import { VERSION } from './otel-tracing.js';
+
+export type { InstrumentableDependency, InstrumentTarget } from './source.js';
 
 /** Options of {@link instrument}. */
 export interface OtelInstrumentOptions {
@@ -58,12 +69,15 @@ interface Attachment {
   drift: Record<DriftDirection, number>;
   recalibrations: number;
   base: Attributes;
+  durations: TallyDurations;
+  replays: [Replay, Replay];
 }
 
 /**
  * Publishes the metrics of one dependency, several, or a client's dependencies through OpenTelemetry.
  *
- * Durations are histograms (unit `s`, explicit bucket advice 1 ms–30 s) recorded as requests end; counts
+ * Durations are histograms (unit `s`, explicit bucket advice 1 ms–30 s). The request path records them
+ * in prazo's own fixed buckets; they reach the SDK's histograms at collection (see {@link replay}). Counts
  * are observable counters and the ratios, timeouts and healthy latency observable gauges, all read in one
  * batch callback when the SDK collects. Names follow OpenTelemetry conventions (`prazo.client.requests`,
  * `prazo.client.attempt.duration` …) with attributes under `prazo.` (`prazo.dependency` …); see
@@ -137,21 +151,30 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
       retry: withLabel(A.kind, 'retry'),
       hedge: withLabel(A.kind, 'hedge'),
     };
-    const tally = createTally(dependency, {
-      request: (outcome, seconds) => requestDuration.record(seconds, requestAttrs[outcome]),
-      attempt: (kind, seconds) => attemptDuration.record(seconds, attemptAttrs[kind]),
-    });
+    const durations = tallyDurations();
+    const tally = createTally(dependency, durations);
     attachments.set(dependency.name, {
       dependency,
       tally,
       ...driftCounts(),
       base,
+      durations,
+      replays: [
+        createReplay(durations.request, requestDuration, [requestAttrs.success, requestAttrs.failure]),
+        createReplay(durations.attempt, attemptDuration, [
+          attemptAttrs.original,
+          attemptAttrs.retry,
+          attemptAttrs.hedge,
+        ]),
+      ],
     });
   }
 
   const observeAll: BatchObservableCallback = (observer) => {
     for (const a of attachments.values()) {
       const { tally, base, dependency } = a;
+      replay(a.replays[0]);
+      replay(a.replays[1]);
       const at = (label: string, value: string): Attributes => ({ ...base, [label]: value });
       for (const outcome of LABEL_VALUES.outcome)
         observer.observe(o.requests, tally.requests[outcome], at(A.outcome, outcome));
@@ -218,7 +241,84 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
       meter.removeBatchObservableCallback(observeAll, observables);
       if (feeds.length > 0)
         meter.removeBatchObservableCallback(observeFeeds, [o.fleetLatencyAge, o.fleetLatencyStale]);
-      for (const a of attachments.values()) a.tally.detach();
+      for (const a of attachments.values()) {
+        a.tally.detach();
+        // What was recorded since the last collection still reaches the histograms.
+        replay(a.replays[0]);
+        replay(a.replays[1]);
+      }
     },
   };
+}
+
+/** What one duration histogram has handed to the SDK so far. */
+interface Replay {
+  buckets: DurationBuckets;
+  histogram: Histogram;
+  attributes: readonly Attributes[];
+  reportedCounts: Float64Array;
+  reportedSums: Float64Array;
+}
+
+function createReplay(
+  buckets: DurationBuckets,
+  histogram: Histogram,
+  attributes: readonly Attributes[],
+): Replay {
+  return {
+    buckets,
+    histogram,
+    attributes,
+    reportedCounts: new Float64Array(buckets.counts.length),
+    reportedSums: new Float64Array(buckets.sums.length),
+  };
+}
+
+/**
+ * Hands the durations recorded since the last call to the SDK's histogram.
+ *
+ * The OpenTelemetry API has no asynchronous histogram: only `Histogram.record()` feeds one. So the
+ * request path records into prazo's buckets, and at collection (from the batch observable callback,
+ * which the SDK runs before it reads the synchronous instruments) each bucket's new samples are
+ * recorded with values chosen so that the SDK ends with exactly what per-call recording would have
+ * given it: the count of every bucket, the sum, the interval's min and max. In a bucket with `n` new
+ * samples summing to `S`, the min and max (when they fall in it) are recorded as themselves and the
+ * others as their mean, which lies in the same bucket.
+ */
+function replay(r: Replay): void {
+  const { buckets, histogram, reportedCounts, reportedSums } = r;
+  const { bounds, counts, sums, width } = buckets;
+  for (let series = 0; series < buckets.series; series++) {
+    const attributes = r.attributes[series]!;
+    const min = buckets.intervalMin[series]!;
+    const max = buckets.intervalMax[series]!;
+    buckets.resetInterval(series);
+    for (let i = 0; i < width; i++) {
+      const slot = series * width + i;
+      const n = counts[slot]! - reportedCounts[slot]!;
+      if (n === 0) continue;
+      let sum = sums[slot]! - reportedSums[slot]!;
+      reportedCounts[slot] = counts[slot]!;
+      reportedSums[slot] = sums[slot]!;
+      const lower = i === 0 ? Number.NEGATIVE_INFINITY : bounds[i - 1]!;
+      const upper = i < bounds.length ? bounds[i]! : Number.POSITIVE_INFINITY;
+      let rest = n;
+      if (min > lower && min <= upper) {
+        histogram.record(min, attributes);
+        sum -= min;
+        rest--;
+      }
+      if (rest > 0 && max > lower && max <= upper) {
+        histogram.record(max, attributes);
+        sum -= max;
+        rest--;
+      }
+      if (rest === 0) continue;
+      let mean = sum / rest;
+      // Rounding can nudge the mean past a bound; keep it in the bucket its samples came from.
+      if (!(mean > lower)) mean = lower + (Math.abs(lower) * Number.EPSILON || Number.MIN_VALUE);
+      else if (mean > upper) mean = upper;
+      for (let k = 0; k < rest; k++) histogram.record(mean, attributes);
+    }
+  }
 }

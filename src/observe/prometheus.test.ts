@@ -1,4 +1,5 @@
-import { Counter, Registry } from 'prom-client';
+import fc from 'fast-check';
+import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createEventSourceDouble } from '../../test/support/event-source-double.js';
 import { metricValue as value } from '../../test/support/metric-value.js';
@@ -6,6 +7,7 @@ import { isPrazoError } from '../errors.js';
 import { createFakeClock } from '../testing/fake-clock.js';
 import { createTestDependency } from '../testing/test-dependency.js';
 import type { DriftEvent, RecalibratedEvent } from './drift-check.js';
+import { DURATION_BUCKETS_SECONDS } from './metric-names.js';
 import { instrument } from './prometheus.js';
 
 describe('prazo/prometheus instrument()', () => {
@@ -91,6 +93,56 @@ describe('prazo/prometheus instrument()', () => {
     );
     expect(text).toContain('prazo_attempt_duration_seconds_count{dependency="payments",kind="original"} 1');
     expect(text).toContain('prazo_attempt_duration_seconds_count{dependency="payments",kind="retry"} 0');
+  });
+
+  it('exposes the same duration histogram lines as prom-client observing every call', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 40_000 }), { maxLength: 40 }),
+        async (durations) => {
+          const registry = new Registry();
+          const dep = createEventSourceDouble('payments');
+          instrument(dep, { registry });
+          const reference = new Registry();
+          const histogram = new Histogram({
+            name: 'prazo_request_duration_seconds',
+            help: 'reference',
+            labelNames: ['dependency', 'outcome'],
+            buckets: [...DURATION_BUCKETS_SECONDS],
+            registers: [reference],
+          });
+          histogram.zero({ dependency: 'payments', outcome: 'success' });
+          histogram.zero({ dependency: 'payments', outcome: 'failure' });
+          for (const ms of durations) {
+            dep.request({ durationMs: ms });
+            histogram.observe({ dependency: 'payments', outcome: 'success' }, ms / 1000);
+          }
+          const lines = (text: string) =>
+            text
+              .split('\n')
+              .filter((l) => l.startsWith('prazo_request_duration_seconds'))
+              .map((l) => l.replace(/ ([0-9.e+-]+)$/, (_, v: string) => ` ${Number(v).toFixed(9)}`));
+          expect(lines(await registry.metrics())).toEqual(lines(await reference.metrics()));
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('keeps a duration histogram across detach() and a later instrument() of the same name', async () => {
+    const registry = new Registry();
+    const dep = createEventSourceDouble('payments');
+    const first = instrument(dep, { registry });
+    dep.request({ durationMs: 40 });
+    first.detach();
+    dep.request({ durationMs: 40 }); // not instrumented
+    instrument(dep, { registry });
+    dep.request({ durationMs: 60 });
+    const text = await registry.metrics();
+    expect(text).toContain('prazo_request_duration_seconds_count{dependency="payments",outcome="success"} 2');
+    expect(text).toMatch(
+      /prazo_request_duration_seconds_sum\{dependency="payments",outcome="success"\} 0\.1\d*\n/,
+    );
   });
 
   it('reads the retry ratio and the configured timeouts from the dependency at scrape time', async () => {

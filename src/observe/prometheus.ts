@@ -3,9 +3,19 @@
  *
  * @packageDocumentation
  */
-import { Counter, Gauge, register as globalRegistry, Histogram, type Registry } from 'prom-client';
+import {
+  Counter,
+  Gauge,
+  register as globalRegistry,
+  Histogram,
+  type MetricObjectWithValues,
+  type MetricType,
+  type MetricValueWithName,
+  type Registry,
+} from 'prom-client';
 import { InvalidOptionError } from '../errors.js';
 import type { DriftDirection, DriftEventSource } from './drift-check.js';
+import type { DurationBuckets } from './duration-buckets.js';
 import {
   type FleetFeedReading,
   type FleetFeedView,
@@ -22,7 +32,15 @@ import {
   prometheusName,
 } from './metric-names.js';
 import { type InstrumentableDependency, type InstrumentTarget, toDependencies } from './source.js';
-import { countDrift, createTally, driftCounts, readHealthyLatency, type Tally } from './tally.js';
+import {
+  countDrift,
+  createTally,
+  driftCounts,
+  readHealthyLatency,
+  type Tally,
+  type TallyDurations,
+  tallyDurations,
+} from './tally.js';
 
 export type { DriftEventSource } from './drift-check.js';
 export type { FleetFeedView } from './fleet-feed-view.js';
@@ -76,8 +94,8 @@ interface RegistryState {
   attached: Map<string, Attachment>;
   feeds: Set<FleetFeedView>;
   counters: Record<CounterKey, Counter<string>>;
-  requestDuration: Histogram<string>;
-  attemptDuration: Histogram<string>;
+  /** Duration buckets by dependency name, kept after `detach()`: a histogram never goes back. */
+  durations: Map<string, TallyDurations>;
 }
 
 type CounterKey =
@@ -169,23 +187,12 @@ export function instrument(
 
 function attach(state: RegistryState, dependency: InstrumentableDependency): Attachment {
   const name = dependency.name;
-  // Label objects built once: observe() with a stable object is the cheapest prom-client path.
-  const requestLabels = {
-    success: Object.freeze({ dependency: name, outcome: 'success' }),
-    failure: Object.freeze({ dependency: name, outcome: 'failure' }),
-  };
-  const attemptLabels = {
-    original: Object.freeze({ dependency: name, kind: 'original' }),
-    retry: Object.freeze({ dependency: name, kind: 'retry' }),
-    hedge: Object.freeze({ dependency: name, kind: 'hedge' }),
-  };
-  for (const labels of Object.values(requestLabels)) state.requestDuration.zero(labels);
-  for (const labels of Object.values(attemptLabels)) state.attemptDuration.zero(labels);
-
-  const tally = createTally(dependency, {
-    request: (outcome, seconds) => state.requestDuration.observe(requestLabels[outcome], seconds),
-    attempt: (kind, seconds) => state.attemptDuration.observe(attemptLabels[kind], seconds),
-  });
+  let durations = state.durations.get(name);
+  if (durations === undefined) {
+    durations = tallyDurations();
+    state.durations.set(name, durations);
+  }
+  const tally = createTally(dependency, durations);
   const a: Attachment = {
     dependency,
     tally,
@@ -274,14 +281,30 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
       },
     });
   };
-  const histogram = (def: MetricDefinition): Histogram<string> =>
-    new Histogram({
-      name: prometheusName(def, prefix),
-      help: def.help,
-      labelNames: def.labels,
-      buckets: [...DURATION_BUCKETS_SECONDS],
-      registers,
-    });
+  const durations = new Map<string, TallyDurations>();
+  const histogram = (def: MetricDefinition, pick: (d: TallyDurations) => DurationBuckets): void => {
+    const label = def.labels[1] === 'outcome' ? 'outcome' : 'kind';
+    new BucketedHistogram(
+      {
+        name: prometheusName(def, prefix),
+        help: def.help,
+        labelNames: def.labels,
+        buckets: [...DURATION_BUCKETS_SECONDS],
+        registers,
+      },
+      () => {
+        const out: BucketSeries[] = [];
+        for (const [dependency, d] of durations) {
+          LABEL_VALUES[label].forEach((value, series) => {
+            out.push({ labels: { dependency, [label]: value }, buckets: pick(d), series });
+          });
+        }
+        return out;
+      },
+    );
+  };
+  histogram(METRICS.requestDuration, (d) => d.request);
+  histogram(METRICS.attemptDuration, (d) => d.attempt);
 
   const feeds = new Set<FleetFeedView>();
   const state: RegistryState = {
@@ -302,8 +325,7 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
       instanceEjections: counter(METRICS.instanceEjections),
       membershipRefreshFailures: counter(METRICS.membershipRefreshFailures),
     },
-    requestDuration: histogram(METRICS.requestDuration),
-    attemptDuration: histogram(METRICS.attemptDuration),
+    durations,
   };
   gauge(METRICS.retryRatio, (g, a) => {
     g.set({ dependency: a.dependency.name }, a.dependency.budget().ratio);
@@ -372,5 +394,68 @@ function syncCounter(counter: Counter<string>, series: CounterSeries[]): void {
       counter.inc(s.labels, value - s.reported);
       s.reported = value;
     }
+  }
+}
+
+/** One labelled series of a {@link BucketedHistogram}: series `series` of `buckets`. */
+interface BucketSeries {
+  labels: Labels;
+  buckets: DurationBuckets;
+  series: number;
+}
+
+type HistogramValues = MetricObjectWithValues<MetricValueWithName<string>>;
+// prom-client's types declare MetricType as an enum its JavaScript does not export: the string is the value.
+const HISTOGRAM_TYPE = 'histogram' as unknown as MetricType;
+
+/**
+ * A prom-client histogram whose values live in prazo's {@link DurationBuckets}: nothing is observed
+ * on the request path, the exposition is built from the bucket counts when the registry is read.
+ * It stays a `Histogram` (same type line, same `aggregator` for cluster aggregation), so the
+ * registry, `getSingleMetric()` and the text and JSON formats treat it like any other.
+ */
+class BucketedHistogram extends Histogram<string> {
+  readonly #name: string;
+  readonly #help: string;
+  readonly #read: () => BucketSeries[];
+
+  constructor(
+    configuration: ConstructorParameters<typeof Histogram<string>>[0] & { name: string; help: string },
+    read: () => BucketSeries[],
+  ) {
+    super(configuration);
+    this.#name = configuration.name;
+    this.#help = configuration.help;
+    this.#read = read;
+  }
+
+  override async get(): Promise<HistogramValues> {
+    const name = this.#name;
+    const values: MetricValueWithName<string>[] = [];
+    for (const { labels, buckets, series } of this.#read()) {
+      let cumulative = 0;
+      const base = series * buckets.width;
+      buckets.bounds.forEach((le, i) => {
+        cumulative += buckets.counts[base + i]!;
+        values.push({ labels: { le, ...labels }, value: cumulative, metricName: `${name}_bucket` });
+      });
+      const count = cumulative + buckets.counts[base + buckets.bounds.length]!;
+      values.push({ labels: { le: '+Inf', ...labels }, value: count, metricName: `${name}_bucket` });
+      values.push({ labels, value: buckets.sum(series), metricName: `${name}_sum` });
+      values.push({ labels, value: count, metricName: `${name}_count` });
+    }
+    return {
+      name,
+      help: this.#help,
+      type: HISTOGRAM_TYPE,
+      values,
+      aggregator: 'sum',
+      collect: () => {},
+    };
+  }
+
+  // The registry prefers this to get() for the text format; both speak the public value shape.
+  async getForPromString(): Promise<HistogramValues> {
+    return this.get();
   }
 }

@@ -9,6 +9,8 @@ import type {
 } from '../client/events.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
 import type { DriftDirection, DriftEvent, DriftEventSource, RecalibratedEvent } from './drift-check.js';
+import { DurationBuckets } from './duration-buckets.js';
+import { LABEL_VALUES } from './metric-names.js';
 import type { InstrumentableDependency } from './source.js';
 
 /**
@@ -36,29 +38,50 @@ export interface Tally {
   detach(): void;
 }
 
-/** Durations the adapter records itself (histograms cannot be summed into plain numbers). */
-export interface TallyObservers {
-  /** A logical request ended after `seconds`. */
-  request?(outcome: 'success' | 'failure', seconds: number): void;
-  /** An attempt ended after `seconds`. */
-  attempt?(kind: AttemptKind, seconds: number): void;
+/**
+ * The two duration histograms of one dependency, in prazo's fixed buckets: logical requests by
+ * outcome (series = index in `LABEL_VALUES.outcome`) and attempts by kind (index in `LABEL_VALUES.kind`).
+ * An adapter keeps them across `detach()` and a later `instrument()` of the same name, so a
+ * histogram never goes back.
+ */
+export interface TallyDurations {
+  readonly request: DurationBuckets;
+  readonly attempt: DurationBuckets;
 }
 
-/** Subscribes to `dependency`'s events and counts them. */
-export function createTally(dependency: InstrumentableDependency, observers: TallyObservers = {}): Tally {
+/** Fresh {@link TallyDurations}, every bucket at zero. */
+export function tallyDurations(): TallyDurations {
+  return {
+    request: new DurationBuckets(LABEL_VALUES.outcome.length),
+    attempt: new DurationBuckets(LABEL_VALUES.kind.length),
+  };
+}
+
+const KIND_SERIES: Readonly<Record<AttemptKind, number>> = { original: 0, retry: 1, hedge: 2 };
+
+/** Subscribes to `dependency`'s events, counts them and records their durations into `durations`. */
+export function createTally(
+  dependency: InstrumentableDependency,
+  durations: TallyDurations = tallyDurations(),
+): Tally {
   const onRequestEnd = (e: RequestEndEvent): void => {
-    const outcome = e.outcome === 'success' ? 'success' : 'failure';
-    tally.requests[outcome]++;
-    observers.request?.(outcome, e.durationMs / 1000);
+    if (e.outcome === 'success') {
+      tally.requests.success++;
+      durations.request.record(0, e.durationMs / 1000);
+    } else {
+      tally.requests.failure++;
+      durations.request.record(1, e.durationMs / 1000);
+    }
   };
   // Attempts are counted as they end rather than as they start: every attempt ends (a timeout or the
   // call's end cuts it), and not listening to 'attempt-start' spares the client building its payload.
   const onAttemptEnd = (e: AttemptEndEvent): void => {
     if (e.timeout === 'connect' || e.timeout === 'read') tally.timeouts[e.timeout]++;
     if (e.kind === 'hedge' && e.won) tally.hedgesWon++;
-    if (e.kind in tally.attempts) {
+    const series = KIND_SERIES[e.kind];
+    if (series !== undefined) {
       tally.attempts[e.kind]++;
-      observers.attempt?.(e.kind, e.durationMs / 1000);
+      durations.attempt.record(series, e.durationMs / 1000);
     }
   };
   const onHedge = (_e: HedgeEvent): void => {
