@@ -10,6 +10,7 @@ import type { DependencyEventName } from './events.js';
 export const DIAGNOSTICS_CHANNELS = Object.freeze({
   'request-start': 'prazo:call:start',
   'attempt-start': 'prazo:attempt:start',
+  'attempt-headers': 'prazo:attempt:headers',
   'attempt-end': 'prazo:attempt:end',
   retry: 'prazo:retry',
   hedge: 'prazo:hedge',
