@@ -62,7 +62,7 @@ describe('the drill report rows', () => {
   });
 
   it('explain every row, on the page itself', () => {
-    for (const [label, , , meaning] of reportRows(report)) expect(meaning.length, label).toBeGreaterThan(40);
+    for (const r of reportRows(report)) expect(r[r.length - 1]!.length, r[0]).toBeGreaterThan(40);
     const goodput = rowsByLabel().get('/checkout goodput, degradation')!;
     expect(goodput[3]).toContain('within the user’s 2000 ms deadline');
   });
