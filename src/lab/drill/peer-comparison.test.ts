@@ -64,6 +64,7 @@ describe('comparePeers', () => {
       byPhase: {
         ...worse.byPhase,
         degrade: { ...worse.byPhase.degrade, checkout: { ...worse.checkout, successRate: 0 } },
+        burst: { ...worse.byPhase.burst, checkout: { ...worse.checkout, successRate: 0 } },
       },
       burstAmplification: 3,
       peakRetryRatio: 2,

@@ -33,6 +33,13 @@ export const RANKED_ROWS: readonly RankedRow[] = Object.freeze([
     show: percent,
   },
   {
+    label: '/checkout success, error burst',
+    value: (c) => c.byPhase.burst.checkout.successRate,
+    better: 'higher',
+    tolerance: () => 0.005,
+    show: percent,
+  },
+  {
     label: '/checkout success, whole run',
     value: (c) => c.checkout.successRate,
     better: 'higher',

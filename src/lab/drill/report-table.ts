@@ -53,6 +53,11 @@ export function reportRows(report: DrillReport): ReportRow[] {
       (c) => pct(c.byPhase.degrade.checkout.successRate),
     ),
     row(
+      '/checkout success, error burst',
+      'Checkouts sent during the error burst that got a 200 before the user gave up. A circuit breaker that opens stops the retries (and the load) by refusing every call, healthy answers included; a retry budget keeps sending originals and lets 10 % extra through. Read it with the amplification row below.',
+      (c) => pct(c.byPhase.burst.checkout.successRate),
+    ),
+    row(
       'user-facing /checkout p50 / p99 (whole run)',
       'How long users waited for a checkout over the whole run; a failure counts at the time the user saw it.',
       (c) => `${ms(c.checkout.p50Ms)} / ${ms(c.checkout.p99Ms)}`,
