@@ -84,3 +84,32 @@ describe('goodput', () => {
     expect(isGoodput(0, 10, 2000)).toBe(false);
   });
 });
+
+describe('the drill report with the peers', () => {
+  const withPeers = {
+    ...report,
+    columns: ['naive', 'prazo', 'cockatiel', 'haproxy'],
+    configs: { ...report.configs, cockatiel: config({}), haproxy: config({ afterDeadline: 7 }) },
+    skipped: [{ config: 'opossum', reason: 'not here' }],
+    peerComparison: ['cockatiel matches prazo on peak pool occupancy (12 vs 12).'],
+  } as unknown as DrillReport;
+
+  it('has one figure per configuration on every row, "—" on the hedging rows for every peer', () => {
+    const rows = reportRows(withPeers);
+    for (const row of rows) expect(row).toHaveLength(4 + 2);
+    const after = rows.find((r) => r[0] === 'supplier requests after the user’s deadline')!;
+    expect(after.slice(1, 5)).toEqual(['0', '0', '0', '7']);
+    const hedged = rows.find((r) => r[0] === 'tail /checkout p99 hedged / unhedged')!;
+    expect(hedged[1]).toBe('—');
+    expect(hedged[3]).toBe('—');
+    expect(hedged[4]).toBe('—');
+  });
+
+  it('prints every column, where a peer matches or beats prazo, and the skipped column with its reason', () => {
+    const text = formatReportTable(withPeers);
+    expect(text.split('\n')[0]).toMatch(/naive\s+prazo\s+cockatiel\s+haproxy$/);
+    expect(text).toContain('Where a peer matches or beats prazo:');
+    expect(text).toContain('cockatiel matches prazo on peak pool occupancy');
+    expect(text).toContain('SKIPPED  opossum: not here');
+  });
+});
