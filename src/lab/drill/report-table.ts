@@ -58,6 +58,11 @@ export function reportRows(report: DrillReport): ReportRow[] {
       (c) => pct(c.byPhase.burst.checkout.successRate),
     ),
     row(
+      '/checkout success, whole run',
+      'Checkouts over the whole run that got a 200 before the user gave up, every phase together.',
+      (c) => pct(c.checkout.successRate),
+    ),
+    row(
       'user-facing /checkout p50 / p99 (whole run)',
       'How long users waited for a checkout over the whole run; a failure counts at the time the user saw it.',
       (c) => `${ms(c.checkout.p50Ms)} / ${ms(c.checkout.p99Ms)}`,
