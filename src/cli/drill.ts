@@ -137,6 +137,22 @@ function progressWriter(io: CliIo): (p: DrillProgress) => void {
   };
 }
 
+/** The peers' npm packages that cannot be loaded here. */
+async function missingPeerPackages(): Promise<string[]> {
+  const missing: string[] = [];
+  for (const [name, load] of [
+    ['cockatiel4', () => import('cockatiel4')],
+    ['opossum', () => import('opossum')],
+  ] as const) {
+    try {
+      await load();
+    } catch {
+      missing.push(name);
+    }
+  }
+  return missing;
+}
+
 /** `prazo drill`: runs the drill and prints the report. */
 export const drill: Command = async (argv, io) => {
   let args: ParsedArgs;
@@ -150,6 +166,16 @@ export const drill: Command = async (argv, io) => {
   if (args.help) {
     io.stdout.write(HELP);
     return EXIT.ok;
+  }
+  if (args.options.peers) {
+    // The peers' libraries are prazo's development dependencies: present in a checkout after npm ci.
+    const missing = await missingPeerPackages();
+    if (missing.length > 0) {
+      io.stderr.write(
+        `prazo drill: --peers needs ${missing.join(' and ')} (development dependencies of prazo): run it from a checkout of prazo after \`npm ci\`.\n`,
+      );
+      return EXIT.badInput;
+    }
   }
 
   const controller = new AbortController();
