@@ -35,8 +35,9 @@ export default defineConfig([
     target: 'node20',
     platform: 'node',
     banner: { js: '#!/usr/bin/env node' },
-    // Optional at run time (prom-client) or only used from a source checkout (esbuild): never bundled.
-    external: ['prom-client', 'esbuild', 'playwright-core'],
+    // Optional at run time (prom-client; the drill's peers cockatiel and opossum) or only used from a
+    // source checkout (esbuild): never bundled.
+    external: ['prom-client', 'esbuild', 'playwright-core', 'cockatiel', 'opossum'],
     define,
   },
 ]);

@@ -33,8 +33,12 @@ describe('prazo drill (arguments)', () => {
       '--report',
       '--port',
       '--no-page',
+      '--peers',
     ])
       expect(out.stdout).toContain(flag);
+    // The peers are named, and how to get the one that is not an npm package.
+    for (const peer of ['cockatiel', 'opossum', 'interceptors.retry', 'HAProxy', 'apt-get install haproxy'])
+      expect(out.stdout).toContain(peer);
   });
 
   it('refuses an unknown option with exit status 2, before starting anything', async () => {

@@ -6,7 +6,7 @@ import { type DashboardServer, dashboardData, startDashboardServer } from '../la
 import type { DrillOptions, PhaseLengths } from '../lab/drill/drill-options.js';
 import type { DrillReport } from '../lab/drill/drill-report.js';
 import { formatReportTable } from '../lab/drill/report-table.js';
-import { type DrillContext, type DrillProgress, runDrill } from '../lab/drill/run-drill.js';
+import { type DrillContext, type DrillProgress, drillConfigs, runDrill } from '../lab/drill/run-drill.js';
 import { type CliIo, type Command, EXIT } from './command.js';
 
 const HELP = `Usage: prazo drill [options]
@@ -17,8 +17,17 @@ Each service runs in its own process on 127.0.0.1. Phases: healthy warm-up (praz
 it) → full degradation (the supplier answers at the naive timeout) → error burst (503s) → one slow
 instance (tail) → recovery. About 90 s by default, 30 s with --quick.
 
+With --peers the same traffic also runs against the alternatives, each set up as its own
+documentation recommends (docs/drill.md cites the pages): cockatiel 3.x (retry with exponential
+backoff, circuit breaker, per-attempt and whole-call timeouts), opossum (circuit breaker with timeout
+and fallback), undici's interceptors.retry on an Agent with its timeouts, and HAProxy as a local
+sidecar (timeouts, retry-on, redispatch, health checks, observe layer7). One table, one set of charts,
+and a plain statement of every row where a peer matches or beats prazo. HAProxy must be installed
+(apt-get install haproxy); when it is not, the drill says so and skips that column only.
+
 Options:
   --quick              short phases (about 30 s in all)
+  --peers              also run cockatiel, opossum, undici's retry interceptor and HAProxy
   --warmup S           warm-up length, seconds (also --degrade, --burst, --tail, --recovery)
   --rps N              offered load per configuration, requests per second (default 100)
   --pool N             slots of the shop's shared pool (default 50)
@@ -95,6 +104,7 @@ function parseArgs(argv: string[]): ParsedArgs {
     const phaseKey = Object.hasOwn(PHASE_FLAGS, flag) ? PHASE_FLAGS[flag] : undefined;
     if (phaseKey) phases[phaseKey] = Math.round(number(0.5, 600) * 1000);
     else if (flag === '--quick') parsed.options.quick = true;
+    else if (flag === '--peers') parsed.options.peers = true;
     else if (flag === '--rps') parsed.options.rps = number(1, 2000);
     else if (flag === '--pool') parsed.options.pool = number(1, 10_000, true);
     else if (flag === '--seed') parsed.options.seed = number(-2_147_483_648, 2_147_483_647, true);
@@ -127,6 +137,22 @@ function progressWriter(io: CliIo): (p: DrillProgress) => void {
   };
 }
 
+/** The peers' npm packages that cannot be loaded here. */
+async function missingPeerPackages(): Promise<string[]> {
+  const missing: string[] = [];
+  for (const [name, load] of [
+    ['cockatiel', () => import('cockatiel')],
+    ['opossum', () => import('opossum')],
+  ] as const) {
+    try {
+      await load();
+    } catch {
+      missing.push(name);
+    }
+  }
+  return missing;
+}
+
 /** `prazo drill`: runs the drill and prints the report. */
 export const drill: Command = async (argv, io) => {
   let args: ParsedArgs;
@@ -140,6 +166,16 @@ export const drill: Command = async (argv, io) => {
   if (args.help) {
     io.stdout.write(HELP);
     return EXIT.ok;
+  }
+  if (args.options.peers) {
+    // The peers' libraries are prazo's development dependencies: present in a checkout after npm ci.
+    const missing = await missingPeerPackages();
+    if (missing.length > 0) {
+      io.stderr.write(
+        `prazo drill: --peers needs ${missing.join(' and ')} (development dependencies of prazo): run it from a checkout of prazo after \`npm ci\`.\n`,
+      );
+      return EXIT.badInput;
+    }
   }
 
   const controller = new AbortController();
@@ -156,7 +192,9 @@ export const drill: Command = async (argv, io) => {
         `drill: live dashboard at ${dashboard.url} (Prometheus metrics at ${dashboard.url}metrics)\n`,
       );
     }
-    io.stderr.write('drill: starting the services (naive and prazo, each in its own processes)…\n');
+    const { configs, skipped } = drillConfigs({ peers: args.options.peers === true });
+    for (const skip of skipped) io.stderr.write(`drill: SKIPPED ${skip.config}: ${skip.reason}.\n`);
+    io.stderr.write(`drill: starting the services (${configs.join(', ')}, each in its own processes)…\n`);
     let report: DrillReport;
     try {
       report = await runDrill(args.options, {

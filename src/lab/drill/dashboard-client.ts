@@ -14,8 +14,12 @@ export interface DashboardData {
   retryRatioAlert: number;
   phases: Array<{ name: string; label: string; startMs: number; endMs: number }>;
   samples: Record<string, Array<Record<string, number | string | null>>>;
-  /** Summary rows once the drill has finished: [label, naive, prazo, what the row means]. */
-  summary: Array<[string, string, string, string]> | null;
+  /** The configurations drawn, in column order (naive, prazo, then the peers that ran). */
+  columns?: string[];
+  /** Summary rows once the drill has finished: [label, one figure per column, what the row means]. */
+  summary: string[][] | null;
+  /** Where a peer matches or beats prazo, in sentences (empty without peers). */
+  comparison?: string[];
   checks: Array<{ name: string; pass: boolean; detail: string }> | null;
 }
 
@@ -294,7 +298,7 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
         : `${phase ? phase.label : ''} — ${Math.round(data.elapsedMs / 1000)} s of ${Math.round(data.totalMs / 1000)} s`;
     }
     for (const spec of SPECS) {
-      for (const config of ['naive', 'prazo']) {
+      for (const config of data.columns ?? ['naive', 'prazo']) {
         const id = `chart-${spec.id}-${config}`;
         let svg = document.getElementById(id);
         if (!svg) {
@@ -315,10 +319,14 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     const summary = document.getElementById('summary');
     if (summary && data.summary) {
       const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+      const columns = data.columns ?? ['naive', 'prazo'];
       const rows = data.summary
         .map(
           (r) =>
-            `<tr><th>${esc(r[0])}<div class="why">${esc(r[3])}</div></th><td>${esc(r[1])}</td><td>${esc(r[2])}</td></tr>`,
+            `<tr><th>${esc(r[0] ?? '')}<div class="why">${esc(r[r.length - 1] ?? '')}</div></th>${r
+              .slice(1, columns.length + 1)
+              .map((cell) => `<td>${esc(cell)}</td>`)
+              .join('')}</tr>`,
         )
         .join('');
       const checks = (data.checks ?? [])
@@ -326,7 +334,11 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
           (c) => `<li class="${c.pass ? 'pass' : 'fail'}">${c.pass ? '✔' : '✘'} ${c.name}: ${c.detail}</li>`,
         )
         .join('');
-      summary.innerHTML = `<table><tr><th></th><th>naive</th><th>prazo</th></tr>${rows}</table><ul>${checks}</ul>`;
+      const comparison = (data.comparison ?? []).map((line) => `<li>${esc(line)}</li>`).join('');
+      const head = columns.map((c) => `<th>${esc(c)}</th>`).join('');
+      summary.innerHTML = `<table><tr><th></th>${head}</tr>${rows}</table><ul>${checks}</ul>${
+        comparison ? `<h3>Where a peer matches or beats prazo</h3><ul>${comparison}</ul>` : ''
+      }`;
     }
   }
 

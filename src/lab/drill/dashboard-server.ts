@@ -6,20 +6,23 @@ import { createDrillMetrics, type DrillMetrics } from './drill-metrics.js';
 import type { DrillReport } from './drill-report.js';
 import { reportRows } from './report-table.js';
 import type { DrillContext } from './run-drill.js';
-import { DRILL_CONFIGS } from './service-spec.js';
 
 /** The page's data: the live timeline, and the summary once the report exists. */
 export function dashboardData(context: DrillContext, report: DrillReport | null): DashboardData {
   const samples: DashboardData['samples'] = {};
-  for (const config of DRILL_CONFIGS) {
-    samples[config] = (report ? report.timeline.samples[config] : context.recorder.samples(config)).map(
-      (s) => ({
-        ...s,
-      }),
-    );
+  const columns = [...context.recorder.configs];
+  for (const config of columns) {
+    samples[config] = (
+      report ? (report.timeline.samples[config] ?? []) : context.recorder.samples(config)
+    ).map((s) => ({
+      ...s,
+    }));
   }
   return {
-    title: 'prazo drill — naive vs prazo under a degrading dependency',
+    title:
+      columns.length > 2
+        ? `prazo drill — ${columns.join(', ')} under a degrading dependency`
+        : 'prazo drill — naive vs prazo under a degrading dependency',
     done: report !== null,
     elapsedMs: report ? report.durationMs : context.elapsedMs(),
     totalMs: context.phases[context.phases.length - 1]!.endMs,
@@ -28,7 +31,9 @@ export function dashboardData(context: DrillContext, report: DrillReport | null)
     retryRatioAlert: context.options.retryRatioAlert,
     phases: [...context.phases],
     samples,
+    columns,
     summary: report ? reportRows(report) : null,
+    comparison: report ? report.peerComparison : [],
     checks: report ? report.checks : null,
   };
 }

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { AttemptKind } from '../../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../../wire/deadline-header.js';
-import { type CallResult, createNaiveCaller } from './naive-caller.js';
+import { type CallResult, createNaiveCaller, type NaiveCaller } from './naive-caller.js';
+import { UpstreamStatusError } from './peer-settings.js';
 import type { TierSpec } from './service-spec.js';
 
 /** Callbacks a tier uses to count what its client does. */
@@ -36,6 +37,14 @@ export function createNaiveDownstream(spec: TierSpec, hooks: DownstreamHooks): D
     attempts: spec.edge ? spec.naive.attempts : 1,
     onAttempt: (kind, durationMs, ok, variant) => hooks.onAttempt(kind, variant, durationMs, ok),
   });
+  return callerDownstream(caller, spec.naive.timeoutMs);
+}
+
+/**
+ * A downstream over a client that knows nothing of deadlines (naive, and the peers): the user's
+ * deadline header is passed along untouched, only so the supplier double can count late arrivals.
+ */
+export function callerDownstream(caller: NaiveCaller, timeoutMs: number): Downstream {
   return {
     async call(path, incoming, variant) {
       const headers: Record<string, string> = {};
@@ -47,13 +56,15 @@ export function createNaiveDownstream(spec: TierSpec, hooks: DownstreamHooks): D
         return failure(error);
       }
     },
-    timeoutMs: () => spec.naive.timeoutMs,
+    timeoutMs: () => timeoutMs,
     close: (graceful) => caller.close(graceful),
   };
 }
 
 /** Maps a client error to what a service answers its own caller. */
 export function failure(error: unknown): CallResult {
+  // A peer's policies need a 5xx thrown to count it; the caller above sees the answer itself.
+  if (error instanceof UpstreamStatusError) return { status: error.status, body: error.body };
   const code = (error as { code?: unknown } | null)?.code;
   const name = (error as { name?: unknown } | null)?.name;
   const timedOut =

@@ -1,5 +1,4 @@
 import type { DrillContext } from './run-drill.js';
-import { DRILL_CONFIGS } from './service-spec.js';
 
 /** The drill's Prometheus metrics (prom-client registry). */
 export interface DrillMetrics {
@@ -12,7 +11,7 @@ export interface DrillMetrics {
 /**
  * Creates the drill's metrics on a fresh prom-client registry, or returns null when prom-client is
  * not installed (it is an optional peer of prazo). Names follow prazo's conventions: `prazo_` prefix,
- * base units, `config` label (`naive` | `prazo`).
+ * base units, `config` label (`naive`, `prazo`, and with `--peers` the peers).
  */
 export async function createDrillMetrics(): Promise<DrillMetrics | null> {
   let client: typeof import('prom-client');
@@ -49,7 +48,7 @@ export async function createDrillMetrics(): Promise<DrillMetrics | null> {
   return {
     contentType: registry.contentType,
     update(context) {
-      for (const config of DRILL_CONFIGS) {
+      for (const config of context.recorder.configs) {
         const samples = context.recorder.samples(config);
         const last = samples[samples.length - 1];
         if (!last) continue;

@@ -62,6 +62,11 @@ export interface DrillOptions {
   seed?: number;
   /** Unmeasured traffic before the warm-up, so that cold processes do not spoil it, in ms. @default 4000 */
   preWarmMs?: number;
+  /**
+   * Also run the peers — cockatiel, opossum, undici's retry interceptor and an HAProxy sidecar — beside
+   * naive and prazo, on the same arrivals. @default false
+   */
+  peers?: boolean;
 }
 
 /** Default phase lengths: ≈ 90 s. */
@@ -105,6 +110,7 @@ export const DRILL_DEFAULTS = Object.freeze({
   alertWindowMs: 2000,
   seed: 1,
   preWarmMs: 4000,
+  peers: false,
 });
 
 /** {@link DrillOptions} with every field present. */
@@ -162,6 +168,7 @@ export function normalizeDrillOptions(options: DrillOptions = {}): NormalizedDri
       merged.healthyP99Ms,
     );
   if (!Number.isInteger(merged.seed)) throw new InvalidOptionError('seed', 'an integer', merged.seed);
+  if (typeof merged.peers !== 'boolean') throw new InvalidOptionError('peers', 'a boolean', merged.peers);
   return { ...merged, phases };
 }
 

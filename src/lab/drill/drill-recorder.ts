@@ -1,7 +1,7 @@
 import { LatencyHistogram } from '../../latency/histogram.js';
 import type { UserResult } from './load-driver.js';
 import { type Phase, type PhaseName, phaseAt } from './phase-plan.js';
-import { DRILL_CONFIGS, type DrillConfig, type TierStats } from './service-spec.js';
+import type { DrillConfig, PerConfig, TierStats } from './service-spec.js';
 import type { SupplierCounts } from './supplier-service.js';
 
 /** One point of a configuration's timeline: what happened during one sample interval. */
@@ -58,13 +58,15 @@ type Bucketed = { sent: number; failed: number };
 export interface DrillRecorder {
   readonly sampleMs: number;
   readonly phases: readonly Phase[];
+  /** The configurations recorded, in display order. */
+  readonly configs: readonly DrillConfig[];
   recordUser(result: UserResult): void;
   /** Adds one sample per configuration at `tMs`. */
-  sample(tMs: number, readings: Record<DrillConfig, ConfigReading>): void;
+  sample(tMs: number, readings: PerConfig<ConfigReading>): void;
   /** Sets the supplier counters the first sample's differences start from. */
-  baseline(readings: Record<DrillConfig, ConfigReading>): void;
+  baseline(readings: PerConfig<ConfigReading>): void;
   /** Remembers the cumulative counters at a named instant (phase boundaries, the burst plateau). */
-  mark(name: string, readings: Record<DrillConfig, ConfigReading>): void;
+  mark(name: string, readings: PerConfig<ConfigReading>): void;
   samples(config: DrillConfig): readonly Sample[];
   marks(config: DrillConfig): ReadonlyMap<string, Mark>;
   /** User requests sent in `phase` on `key` (`checkout`, `catalog`, `checkout:hedged`, `checkout:unhedged`). */
@@ -80,6 +82,7 @@ export function sumSuppliers(counts: readonly SupplierCounts[]): SupplierCounts 
     originals: 0,
     retries: 0,
     hedges: 0,
+    unknownKind: 0,
     afterDeadline: 0,
     inFlight: 0,
     byStatus: {},
@@ -89,6 +92,7 @@ export function sumSuppliers(counts: readonly SupplierCounts[]): SupplierCounts 
     total.originals += c.originals;
     total.retries += c.retries;
     total.hedges += c.hedges;
+    total.unknownKind += c.unknownKind;
     total.afterDeadline += c.afterDeadline;
     total.inFlight += c.inFlight;
     for (const [s, n] of Object.entries(c.byStatus)) total.byStatus[s] = (total.byStatus[s] ?? 0) + n;
@@ -96,14 +100,18 @@ export function sumSuppliers(counts: readonly SupplierCounts[]): SupplierCounts 
   return total;
 }
 
-/** Creates the drill's recorder. */
+/**
+ * Creates the drill's recorder for `configs` (naive and prazo, and the peers when they run): a
+ * configuration is a column, so another one adds a column and no new code.
+ */
 export function createDrillRecorder(
   phases: readonly Phase[],
   sampleMs: number,
   alertWindowMs: number,
+  configs: readonly DrillConfig[] = ['naive', 'prazo'],
 ): DrillRecorder {
   const perConfig = new Map(
-    DRILL_CONFIGS.map((config) => [
+    configs.map((config) => [
       config,
       {
         samples: [] as Sample[],
@@ -128,9 +136,16 @@ export function createDrillRecorder(
     return tally;
   };
 
+  const reading = (readings: PerConfig<ConfigReading>, config: DrillConfig): ConfigReading => {
+    const found = readings[config];
+    if (!found) throw new Error(`No reading for the ${config} configuration.`);
+    return found;
+  };
+
   return {
     sampleMs,
     phases,
+    configs,
     recordUser(result) {
       const s = state(result.config);
       if (result.route === 'checkout') s.pending[result.ok ? 'checkoutOk' : 'checkoutFailed']++;
@@ -153,13 +168,13 @@ export function createDrillRecorder(
       }
     },
     sample(tMs, readings) {
-      for (const config of DRILL_CONFIGS) {
+      for (const config of configs) {
         const s = state(config);
-        const reading = readings[config];
-        const supplier = sumSuppliers(reading.suppliers);
+        const current = reading(readings, config);
+        const supplier = sumSuppliers(current.suppliers);
         const last = s.last ?? { ...supplier, originals: 0, retries: 0, hedges: 0, afterDeadline: 0 };
         s.last = supplier;
-        const pool = reading.gateway.pool;
+        const pool = current.gateway.pool;
         const sample: Sample = {
           tMs,
           phase: phaseAt(phases, Math.max(0, tMs - 1)).name,
@@ -172,8 +187,8 @@ export function createDrillRecorder(
           hedges: supplier.hedges - last.hedges,
           afterDeadline: supplier.afterDeadline - last.afterDeadline,
           retryRatio: null,
-          liveP99Ms: Number.isFinite(reading.inventory.liveP99Ms) ? reading.inventory.liveP99Ms : null,
-          timeoutMs: reading.inventory.timeoutMs,
+          liveP99Ms: Number.isFinite(current.inventory.liveP99Ms) ? current.inventory.liveP99Ms : null,
+          timeoutMs: current.inventory.timeoutMs,
         };
         s.samples.push(sample);
         sample.retryRatio = windowRatio(s.samples.slice(-windowSamples));
@@ -181,13 +196,14 @@ export function createDrillRecorder(
       }
     },
     baseline(readings) {
-      for (const config of DRILL_CONFIGS) state(config).last = sumSuppliers(readings[config].suppliers);
+      for (const config of configs) state(config).last = sumSuppliers(reading(readings, config).suppliers);
     },
     mark(name, readings) {
-      for (const config of DRILL_CONFIGS) {
+      for (const config of configs) {
+        const current = reading(readings, config);
         state(config).marks.set(name, {
-          supplier: sumSuppliers(readings[config].suppliers),
-          byVariant: readings[config].inventory.byVariant,
+          supplier: sumSuppliers(current.suppliers),
+          byVariant: current.inventory.byVariant,
         });
       }
     },

@@ -2,8 +2,9 @@ import { RETRY_BUDGET_DEFAULTS } from '../../policy/retry-budget.js';
 import { budgetWindowMs } from './calibrate-hop.js';
 import type { NormalizedDrillOptions } from './drill-options.js';
 import type { DrillRecorder, Mark, Sample } from './drill-recorder.js';
+import { comparePeers } from './peer-comparison.js';
 import { burstRampStartMs, type Phase, type PhaseName } from './phase-plan.js';
-import { DRILL_CONFIGS, type DrillConfig, type TierMeasurement, type TierPolicy } from './service-spec.js';
+import type { DrillConfig, PerConfig, TierMeasurement, TierPolicy } from './service-spec.js';
 
 /** Success and latency of one route over some requests (latencies in ms, rates in [0, 1]). */
 export interface RouteFigures {
@@ -82,10 +83,16 @@ export interface DrillReport {
   phases: Phase[];
   /** What warm-up measured and the policy prazo derived from it, per hop. */
   calibration: Record<string, { measured: TierMeasurement; policy: TierPolicy }>;
-  configs: Record<DrillConfig, ConfigFigures>;
+  /** The configurations that ran, in display order: naive, prazo, then the peers (`--peers`). */
+  columns: DrillConfig[];
+  configs: PerConfig<ConfigFigures>;
+  /** Peers asked for that could not run, and why (HAProxy not installed). */
+  skipped: Array<{ config: DrillConfig; reason: string }>;
   checks: DrillCheck[];
+  /** Where a peer matches or beats prazo, row by row, said plainly (empty without peers). */
+  peerComparison: string[];
   /** The dashboard's timeline (samples of each configuration). */
-  timeline: { sampleMs: number; samples: Record<DrillConfig, Sample[]> };
+  timeline: { sampleMs: number; samples: PerConfig<Sample[]> };
 }
 
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
@@ -186,15 +193,18 @@ export function buildDrillReport(
   calibration: DrillReport['calibration'],
   startedAt: Date,
   edgeTail: Partial<Record<DrillConfig, Record<string, number>>> = {},
+  skipped: DrillReport['skipped'] = [],
 ): DrillReport {
   const phases = [...recorder.phases];
   const byName = (name: PhaseName) => phases.find((p) => p.name === name)!;
   const burst = byName('burst');
   const rampStart = burstRampStartMs(burst);
   const windowPoints = Math.max(1, Math.round(options.alertWindowMs / recorder.sampleMs));
-  const configs = {} as Record<DrillConfig, ConfigFigures>;
+  const configs = {} as PerConfig<ConfigFigures>;
+  const timelines = {} as PerConfig<Sample[]>;
 
-  for (const config of DRILL_CONFIGS) {
+  for (const config of recorder.configs) {
+    timelines[config] = [...recorder.samples(config)];
     const samples = recorder.samples(config);
     const marks = recorder.marks(config);
     const byPhase = {} as ConfigFigures['byPhase'];
@@ -276,19 +286,19 @@ export function buildDrillReport(
     options,
     phases,
     calibration,
+    columns: [...recorder.configs],
     configs,
+    skipped,
     checks: acceptanceChecks(configs),
-    timeline: {
-      sampleMs: recorder.sampleMs,
-      samples: { naive: [...recorder.samples('naive')], prazo: [...recorder.samples('prazo')] },
-    },
+    peerComparison: comparePeers(configs, recorder.configs),
+    timeline: { sampleMs: recorder.sampleMs, samples: timelines },
   };
 }
 
 const pct = (value: number | null) => (value === null ? 'n/a' : `${round(value * 100, 2)} %`);
 
 /** The issue's acceptance conditions, checked on the measured figures. */
-export function acceptanceChecks(configs: Record<DrillConfig, ConfigFigures>): DrillCheck[] {
+export function acceptanceChecks(configs: PerConfig<ConfigFigures>): DrillCheck[] {
   const { naive, prazo } = configs;
   const checks: DrillCheck[] = [];
   const add = (name: string, pass: boolean, detail: string) => checks.push({ name, pass, detail });

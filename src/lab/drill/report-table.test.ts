@@ -62,7 +62,7 @@ describe('the drill report rows', () => {
   });
 
   it('explain every row, on the page itself', () => {
-    for (const [label, , , meaning] of reportRows(report)) expect(meaning.length, label).toBeGreaterThan(40);
+    for (const r of reportRows(report)) expect(r[r.length - 1]!.length, r[0]).toBeGreaterThan(40);
     const goodput = rowsByLabel().get('/checkout goodput, degradation')!;
     expect(goodput[3]).toContain('within the user’s 2000 ms deadline');
   });
@@ -82,5 +82,34 @@ describe('goodput', () => {
     expect(isGoodput(200, 2000.1, 2000)).toBe(false); // the give-up timer fired late: still too late
     expect(isGoodput(503, 10, 2000)).toBe(false);
     expect(isGoodput(0, 10, 2000)).toBe(false);
+  });
+});
+
+describe('the drill report with the peers', () => {
+  const withPeers = {
+    ...report,
+    columns: ['naive', 'prazo', 'cockatiel', 'haproxy'],
+    configs: { ...report.configs, cockatiel: config({}), haproxy: config({ afterDeadline: 7 }) },
+    skipped: [{ config: 'opossum', reason: 'not here' }],
+    peerComparison: ['cockatiel matches prazo on peak pool occupancy (12 vs 12).'],
+  } as unknown as DrillReport;
+
+  it('has one figure per configuration on every row, "—" on the hedging rows for every peer', () => {
+    const rows = reportRows(withPeers);
+    for (const row of rows) expect(row).toHaveLength(4 + 2);
+    const after = rows.find((r) => r[0] === 'supplier requests after the user’s deadline')!;
+    expect(after.slice(1, 5)).toEqual(['0', '0', '0', '7']);
+    const hedged = rows.find((r) => r[0] === 'tail /checkout p99 hedged / unhedged')!;
+    expect(hedged[1]).toBe('—');
+    expect(hedged[3]).toBe('—');
+    expect(hedged[4]).toBe('—');
+  });
+
+  it('prints every column, where a peer matches or beats prazo, and the skipped column with its reason', () => {
+    const text = formatReportTable(withPeers);
+    expect(text.split('\n')[0]).toMatch(/naive\s+prazo\s+cockatiel\s+haproxy$/);
+    expect(text).toContain('Where a peer matches or beats prazo:');
+    expect(text).toContain('cockatiel matches prazo on peak pool occupancy');
+    expect(text).toContain('SKIPPED  opossum: not here');
   });
 });

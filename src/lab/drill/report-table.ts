@@ -1,5 +1,6 @@
 import { budgetWindowMs } from './calibrate-hop.js';
 import type { ConfigFigures, DrillReport } from './drill-report.js';
+import type { DrillConfig } from './service-spec.js';
 
 const pct = (v: number | null) => (v === null ? '–' : `${(Math.round(v * 10_000) / 100).toFixed(2)} %`);
 const ms = (v: number | null) => (v === null ? '–' : `${Math.round(v)} ms`);
@@ -9,24 +10,35 @@ const at = (v: number | null) => (v === null ? 'never' : `+${(v / 1000).toFixed(
 /** Shown where a figure does not apply to a configuration (naive never hedges). */
 const NOT_APPLICABLE = '—';
 
-/** One row of the report: what it measures, naive's figure, prazo's figure, and what it means. */
-export type ReportRow = [label: string, naive: string, prazo: string, meaning: string];
+/**
+ * One row of the report: what it measures, one figure per configuration (in the order of
+ * {@link reportColumns}: naive, prazo, then the peers that ran), and what it means.
+ */
+export type ReportRow = [label: string, ...figures: string[], meaning: string];
+
+/** The configurations of the report, in column order. */
+export function reportColumns(report: DrillReport): DrillConfig[] {
+  return report.columns ?? ['naive', 'prazo'];
+}
 
 /** The report's figures as rows, shared by the terminal table and the pages (which show the meaning). */
 export function reportRows(report: DrillReport): ReportRow[] {
-  const { naive, prazo } = report.configs;
+  const { prazo } = report.configs;
+  const columns = reportColumns(report);
+  const figuresOf = (config: DrillConfig) => report.configs[config] ?? null;
   const o = report.options;
   const row = (label: string, meaning: string, f: (c: ConfigFigures) => string): ReportRow => [
     label,
-    f(naive),
-    f(prazo),
+    ...columns.map((config) => {
+      const figures = figuresOf(config);
+      return figures ? f(figures) : NOT_APPLICABLE;
+    }),
     meaning,
   ];
-  /** A hedging figure: prazo's own, "—" for naive, which sends no hedge. */
+  /** A hedging figure: prazo's own, "—" for the others, which send no hedge. */
   const hedging = (label: string, meaning: string, f: (c: ConfigFigures) => string): ReportRow => [
     label,
-    NOT_APPLICABLE,
-    f(prazo),
+    ...columns.map((config) => (config === 'prazo' ? f(prazo) : NOT_APPLICABLE)),
     meaning,
   ];
   return [
@@ -39,6 +51,16 @@ export function reportRows(report: DrillReport): ReportRow[] {
       '/checkout goodput, degradation',
       `Checkouts sent during the degradation that reached the user with a 200 within the user’s ${o.userDeadlineMs} ms deadline. The supplier answers at ${o.naiveTimeoutMs / 1000} s, so both stay near 0; only checkouts sent in the phase’s last instants can finish, once the supplier is back. Naive holds a checkout until then, so those of the last ~2 s still succeed; prazo ends each attempt at its calibrated read timeout, so a checkout fails within about half a second and fewer are still waiting when the supplier returns. What that buys is the catalog row above.`,
       (c) => pct(c.byPhase.degrade.checkout.successRate),
+    ),
+    row(
+      '/checkout success, error burst',
+      'Checkouts sent during the error burst that got a 200 before the user gave up. A circuit breaker that opens stops the retries (and the load) by refusing every call, healthy answers included; a retry budget keeps sending originals and lets 10 % extra through. Read it with the amplification row below.',
+      (c) => pct(c.byPhase.burst.checkout.successRate),
+    ),
+    row(
+      '/checkout success, whole run',
+      'Checkouts over the whole run that got a 200 before the user gave up, every phase together.',
+      (c) => pct(c.checkout.successRate),
     ),
     row(
       'user-facing /checkout p50 / p99 (whole run)',
@@ -108,22 +130,28 @@ export function reportRows(report: DrillReport): ReportRow[] {
   ];
 }
 
-/** The report as a plain-text table, with the acceptance checks under it. */
+/** The report as a plain-text table, with the acceptance checks (and the peers' comparison) under it. */
 export function formatReportTable(report: DrillReport): string {
-  const rows: Array<[string, string, string]> = [
-    ['', 'naive', 'prazo'],
-    ...reportRows(report).map(([label, naive, prazo]): [string, string, string] => [label, naive, prazo]),
+  const columns = reportColumns(report);
+  const rows: string[][] = [
+    ['', ...columns],
+    ...reportRows(report).map((r) => r.slice(0, columns.length + 1)),
   ];
-  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
-  const line = (r: [string, string, string]) =>
-    `${r[0].padEnd(widths[0]!)}  ${r[1].padStart(widths[1]!)}  ${r[2].padStart(widths[2]!)}`;
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) =>
+    r.map((cell, i) => (i === 0 ? cell.padEnd(widths[0]!) : cell.padStart(widths[i]!))).join('  ');
   const out = [
     line(rows[0]!),
-    '-'.repeat(widths[0]! + widths[1]! + widths[2]! + 4),
+    '-'.repeat(widths.reduce((sum, w) => sum + w, 0) + 2 * (widths.length - 1)),
     ...rows.slice(1).map(line),
     '',
   ];
   for (const check of report.checks)
     out.push(`${check.pass ? 'PASS' : 'FAIL'}  ${check.name} — ${check.detail}`);
+  if ((report.peerComparison ?? []).length > 0) {
+    out.push('', 'Where a peer matches or beats prazo:');
+    for (const sentence of report.peerComparison) out.push(`  ${sentence}`);
+  }
+  for (const skip of report.skipped ?? []) out.push('', `SKIPPED  ${skip.config}: ${skip.reason}`);
   return `${out.join('\n')}\n`;
 }

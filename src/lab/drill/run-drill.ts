@@ -1,8 +1,15 @@
 import { CancelledError } from '../../errors.js';
 import { calibrateHop } from './calibrate-hop.js';
 import { type DrillOptions, type NormalizedDrillOptions, normalizeDrillOptions } from './drill-options.js';
-import { type ConfigReading, createDrillRecorder, type DrillRecorder } from './drill-recorder.js';
+import {
+  type ConfigReading,
+  createDrillRecorder,
+  type DrillRecorder,
+  sumSuppliers,
+} from './drill-recorder.js';
 import { buildDrillReport, type DrillReport } from './drill-report.js';
+import { findHaproxy, HAPROXY_INSTALL_HINT } from './haproxy-sidecar.js';
+import { PEER_CONFIGS } from './peer-settings.js';
 import {
   burstPlateauStartMs,
   type Phase,
@@ -11,11 +18,12 @@ import {
   planPhases,
   supplierBehaviour,
 } from './phase-plan.js';
-import { type ServiceProcess, startServiceProcess } from './service-process.js';
-import { type ServiceSet, startServiceSet } from './service-set.js';
+import { startServiceProcess } from './service-process.js';
+import { type ServiceSet, type Stoppable, startServiceSet } from './service-set.js';
 import {
   DRILL_CONFIGS,
   type DrillConfig,
+  type PerConfig,
   type TierMeasurement,
   type TierPolicy,
   type TierStats,
@@ -46,6 +54,8 @@ export interface DrillHooks {
 /** What the dashboard reads while the drill runs. */
 export interface DrillContext {
   options: NormalizedDrillOptions;
+  /** The configurations running, in display order. */
+  configs: readonly DrillConfig[];
   phases: readonly Phase[];
   recorder: DrillRecorder;
   /** ms since the traffic started (0 before it starts). */
@@ -75,8 +85,9 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
   const options = normalizeDrillOptions(input);
   const phases = planPhases(options.phases);
   const totalMs = phases[phases.length - 1]!.endMs;
-  const recorder = createDrillRecorder(phases, SAMPLE_MS, options.alertWindowMs);
-  const processes: ServiceProcess[] = [];
+  const { configs, skipped, haproxy } = drillConfigs(options);
+  const recorder = createDrillRecorder(phases, SAMPLE_MS, options.alertWindowMs, configs);
+  const processes: Stoppable[] = [];
   const calibration: DrillReport['calibration'] = {};
   const edgeTail: Partial<Record<DrillConfig, Record<string, number>>> = {};
   const startedAt = new Date();
@@ -100,11 +111,11 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
 
   try {
     const sets = await Promise.all(
-      DRILL_CONFIGS.map((config) => startServiceSet(config, options, (p) => processes.push(p))),
+      configs.map((config) => startServiceSet(config, options, (p) => processes.push(p), haproxy)),
     );
     check();
 
-    const read = async (): Promise<Record<DrillConfig, ConfigReading>> => {
+    const read = async (): Promise<PerConfig<ConfigReading>> => {
       const entries = await Promise.all(
         sets.map(async (set) => {
           const [gateway, inventory, ...suppliers] = await Promise.all([
@@ -112,14 +123,16 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
             set.inventory.call<TierStats>('stats'),
             ...set.suppliers.map((s) => s.call<SupplierCounts>('counts')),
           ]);
-          return [set.config, { gateway, inventory, suppliers }] as const;
+          const reading: ConfigReading = { gateway, inventory, suppliers };
+          return [set.config, set.sidecar ? throughProxy(reading) : reading] as const;
         }),
       );
-      return Object.fromEntries(entries) as Record<DrillConfig, ConfigReading>;
+      return Object.fromEntries(entries) as PerConfig<ConfigReading>;
     };
 
     const context: DrillContext = {
       options,
+      configs,
       phases,
       recorder,
       elapsedMs: () => (trafficStart === 0 ? 0 : Math.min(totalMs, performance.now() - trafficStart)),
@@ -284,12 +297,57 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     recorder.mark('recovery-end', final);
     recorder.mark('end', final);
     check();
-    return buildDrillReport(recorder, options, calibration, startedAt, edgeTail);
+    return buildDrillReport(recorder, options, calibration, startedAt, edgeTail, skipped);
   } finally {
     hooks.signal?.removeEventListener('abort', onAbort);
     for (const cleanup of cleanups) cleanup();
     await Promise.all(processes.map((p) => p.stop()));
   }
+}
+
+/**
+ * The configurations of a run: naive and prazo, and with `peers` the peers — all but HAProxy when it
+ * is not installed, which is then listed in `skipped` with how to install it (never left out silently).
+ */
+export function drillConfigs(
+  options: Pick<NormalizedDrillOptions, 'peers'>,
+  haproxyBinary: string | null = options.peers ? findHaproxy() : null,
+): { configs: DrillConfig[]; skipped: DrillReport['skipped']; haproxy: string | null } {
+  if (!options.peers) return { configs: [...DRILL_CONFIGS], skipped: [], haproxy: null };
+  const configs: DrillConfig[] = [...DRILL_CONFIGS];
+  const skipped: DrillReport['skipped'] = [];
+  for (const peer of PEER_CONFIGS) {
+    if (peer === 'haproxy' && haproxyBinary === null)
+      skipped.push({ config: peer, reason: HAPROXY_INSTALL_HINT });
+    else configs.push(peer);
+  }
+  return { configs, skipped, haproxy: haproxyBinary };
+}
+
+/**
+ * The supplier's counters as the drill reports them when an HAProxy sidecar stands in front of it.
+ * HAProxy resends a request unchanged, so its retries arrive with the edge's `original` attempt header,
+ * and its health checks arrive with none. The originals are what the edge sent (one attempt per call);
+ * everything else that reached the instances, checks excluded, is a retry.
+ */
+export function throughProxy(reading: ConfigReading): ConfigReading {
+  if (reading.suppliers.length === 0) return reading;
+  const total = sumSuppliers(reading.suppliers);
+  const forwarded = total.received - total.unknownKind;
+  const originals = Math.min(forwarded, reading.inventory.attempts.original);
+  return {
+    ...reading,
+    suppliers: [
+      {
+        ...total,
+        received: forwarded,
+        originals,
+        retries: forwarded - originals,
+        hedges: 0,
+        unknownKind: 0,
+      },
+    ],
+  };
 }
 
 /** Reads what each hop measured during warm-up and hands the prazo hops their calibrated policy. */

@@ -1,7 +1,12 @@
 import type { NormalizedDrillOptions } from './drill-options.js';
+import { type HaproxySidecar, startHaproxy } from './haproxy-sidecar.js';
+import { peerSettings } from './peer-settings.js';
 import { supplierBehaviour } from './phase-plan.js';
 import { type ServiceProcess, startServiceProcess } from './service-process.js';
 import type { DrillConfig, TierSpec } from './service-spec.js';
+
+/** What the drill stops at the end: a service process or the HAProxy sidecar. */
+export type Stoppable = Pick<ServiceProcess, 'pid' | 'stop' | 'kill'>;
 
 /** The services of one configuration: supplier instances, the chain, and the shop at its head. */
 export interface ServiceSet {
@@ -11,8 +16,10 @@ export interface ServiceSet {
   readonly orders: ServiceProcess;
   readonly inventory: ServiceProcess;
   readonly suppliers: readonly ServiceProcess[];
+  /** The HAProxy configuration's sidecar between inventory and the supplier instances. */
+  readonly sidecar: HaproxySidecar | null;
   /** Every process, for stopping and for the leak check. */
-  readonly all: readonly ServiceProcess[];
+  readonly all: readonly Stoppable[];
   stop(): Promise<void>;
   kill(): void;
 }
@@ -28,7 +35,8 @@ export const SUPPLIER_INSTANCES = 2;
 export async function startServiceSet(
   config: DrillConfig,
   options: NormalizedDrillOptions,
-  track: (process: ServiceProcess) => void,
+  track: (process: Stoppable) => void,
+  haproxyBinary: string | null = null,
 ): Promise<ServiceSet> {
   const started = async (name: string, spec: Parameters<typeof startServiceProcess>[1]) => {
     const process = await startServiceProcess(`${config}/${name}`, spec);
@@ -45,6 +53,17 @@ export async function startServiceSet(
       }),
     ),
   );
+  const peer = config === 'naive' || config === 'prazo' ? undefined : peerSettings(options);
+  let sidecar: HaproxySidecar | null = null;
+  if (config === 'haproxy') {
+    if (haproxyBinary === null) throw new Error('The HAProxy configuration needs haproxy.');
+    sidecar = await startHaproxy(
+      haproxyBinary,
+      { ...peer!, servers: suppliers.map((s) => s.url), checkPath: '/stock' },
+      `${config}/haproxy`,
+    );
+    track(sidecar);
+  }
   const tier = (
     name: string,
     path: string,
@@ -62,6 +81,7 @@ export async function startServiceSet(
     downstreamPath,
     edge,
     naive: { timeoutMs: options.naiveTimeoutMs, attempts: options.naiveAttempts },
+    ...(edge && peer ? { peer } : {}),
     startP99Ms: options.healthyP99Ms,
     deadline: { defaultMs: options.gatewayDeadlineMs, maxMs: options.gatewayDeadlineMs },
   });
@@ -71,7 +91,7 @@ export async function startServiceSet(
       'inventory',
       '/reserve',
       'supplier',
-      suppliers.map((s) => s.url),
+      sidecar ? [sidecar.url] : suppliers.map((s) => s.url),
       '/stock',
       true,
     ),
@@ -91,13 +111,14 @@ export async function startServiceSet(
       catalogWorkMs: 2,
     },
   });
-  const all = [gateway, orders, inventory, ...suppliers];
+  const all: Stoppable[] = [gateway, orders, inventory, ...(sidecar ? [sidecar] : []), ...suppliers];
   return {
     config,
     gateway,
     orders,
     inventory,
     suppliers,
+    sidecar,
     all,
     async stop() {
       await Promise.all(all.map((p) => p.stop()));

@@ -1,11 +1,18 @@
 import type { BehaviourInput } from '../behaviour.js';
+import type { PeerConfig, PeerSettings } from './peer-settings.js';
 import type { SlotPoolOptions } from './slot-pool.js';
 
-/** The two configurations the drill runs side by side on the same traffic. */
-export type DrillConfig = 'naive' | 'prazo';
+/** The two configurations every drill runs side by side on the same traffic. */
+export type CoreConfig = 'naive' | 'prazo';
 
-/** The drill's configurations, in display order. */
-export const DRILL_CONFIGS: readonly DrillConfig[] = Object.freeze(['naive', 'prazo']);
+/** A configuration of the drill: naive, prazo, or one of the peers `--peers` adds. */
+export type DrillConfig = CoreConfig | PeerConfig;
+
+/** The drill's configurations without `--peers`, in display order. */
+export const DRILL_CONFIGS: readonly CoreConfig[] = Object.freeze(['naive', 'prazo']);
+
+/** Something per configuration: always naive and prazo, the peers when they ran. */
+export type PerConfig<T> = Record<CoreConfig, T> & Partial<Record<PeerConfig, T>>;
 
 /** One instance of the supplier (a dependency double in its own process). */
 export interface SupplierSpec {
@@ -41,6 +48,8 @@ export interface TierSpec {
    * check needs one), in ms.
    */
   startP99Ms: number;
+  /** A peer configuration's edge: the settings its client gets (see `peerSettings`). */
+  peer?: PeerSettings;
   /** Deadline limits of the prazo configuration, in ms: the local default and cap. */
   deadline: { defaultMs: number; maxMs: number };
   /** Shop only: the shared pool and the independent route's work. */

@@ -8,6 +8,8 @@ export interface SupplierCounts {
   originals: number;
   retries: number;
   hedges: number;
+  /** Requests without an attempt header (also in `originals`): an HAProxy sidecar's health checks. */
+  unknownKind: number;
   afterDeadline: number;
   inFlight: number;
   byStatus: Record<string, number>;
@@ -26,11 +28,13 @@ export interface SupplierService {
   close(): Promise<void>;
 }
 
-const ZERO: SupplierCounts = Object.freeze({
+/** Counters of a supplier that has received nothing. */
+export const ZERO_SUPPLIER_COUNTS: SupplierCounts = Object.freeze({
   received: 0,
   originals: 0,
   retries: 0,
   hedges: 0,
+  unknownKind: 0,
   afterDeadline: 0,
   inFlight: 0,
   byStatus: {},
@@ -44,7 +48,7 @@ export async function startSupplier(spec: SupplierSpec): Promise<SupplierService
     behaviour: spec.behaviour,
   });
   let behaviour: Behaviour = double.behaviour();
-  let carried: SupplierCounts = ZERO;
+  let carried: SupplierCounts = ZERO_SUPPLIER_COUNTS;
   let generation = 0;
   const port = double.port;
 
@@ -57,6 +61,7 @@ export async function startSupplier(spec: SupplierSpec): Promise<SupplierService
       originals: carried.originals + s.originals,
       retries: carried.retries + s.retries,
       hedges: carried.hedges + s.hedges,
+      unknownKind: carried.unknownKind + s.unknownKind,
       afterDeadline: carried.afterDeadline + s.afterDeadline,
       inFlight: s.inFlight,
       byStatus,

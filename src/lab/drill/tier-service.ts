@@ -55,7 +55,12 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
     },
   };
   let downstream: Downstream =
-    spec.config === 'prazo' ? createPrazoDownstream(spec, null, hooks) : createNaiveDownstream(spec, hooks);
+    spec.config === 'prazo'
+      ? createPrazoDownstream(spec, null, hooks)
+      : spec.edge && spec.peer
+        ? // Loaded only when a peer runs: the quick drill needs none of the peers' packages.
+          (await import('./peer-downstream.js')).createPeerDownstream(spec, spec.peer, hooks)
+        : createNaiveDownstream(spec, hooks);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import type { ConfigReading } from './drill-recorder.js';
+import { drillConfigs, throughProxy } from './run-drill.js';
+import type { TierStats } from './service-spec.js';
+import { type SupplierCounts, ZERO_SUPPLIER_COUNTS } from './supplier-service.js';
+
+const supplier = (counts: Partial<SupplierCounts>): SupplierCounts => ({
+  ...ZERO_SUPPLIER_COUNTS,
+  ...counts,
+});
+
+describe('drillConfigs', () => {
+  it('runs naive and prazo alone without --peers', () => {
+    expect(drillConfigs({ peers: false }, '/usr/sbin/haproxy')).toEqual({
+      configs: ['naive', 'prazo'],
+      skipped: [],
+      haproxy: null,
+    });
+  });
+
+  it('adds every peer with --peers', () => {
+    expect(drillConfigs({ peers: true }, '/usr/sbin/haproxy').configs).toEqual([
+      'naive',
+      'prazo',
+      'cockatiel',
+      'opossum',
+      'undici-retry',
+      'haproxy',
+    ]);
+  });
+
+  it('skips only the HAProxy column when haproxy is missing, and says how to install it', () => {
+    const { configs, skipped } = drillConfigs({ peers: true }, null);
+    expect(configs).not.toContain('haproxy');
+    expect(configs).toContain('cockatiel');
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]!.config).toBe('haproxy');
+    expect(skipped[0]!.reason).toContain('apt-get install haproxy');
+  });
+});
+
+describe('throughProxy', () => {
+  it('counts what the edge sent as originals, the rest as retries, and leaves the health checks out', () => {
+    const reading = {
+      gateway: {} as TierStats,
+      inventory: { attempts: { original: 100, retry: 0, hedge: 0 } } as TierStats,
+      suppliers: [
+        supplier({ received: 80, originals: 80, unknownKind: 5, afterDeadline: 2 }),
+        supplier({ received: 60, originals: 60, unknownKind: 5 }),
+      ],
+    } satisfies ConfigReading;
+    const [total] = throughProxy(reading).suppliers;
+    expect(total).toMatchObject({ received: 130, originals: 100, retries: 30, hedges: 0, afterDeadline: 2 });
+  });
+});
