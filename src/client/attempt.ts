@@ -96,8 +96,6 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry {
   }
 }
 
-export { AttemptAbandonedError as AttemptAbandoned } from '../errors.js';
-
 /** Shared reason for losing hedge copies: nobody reads its stack, and `new Error()` costs ~4 µs. */
 export const HEDGE_LOST = new AttemptAbandonedError('Another copy of the request answered first.');
 

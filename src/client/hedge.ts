@@ -1,5 +1,6 @@
+import { AttemptAbandonedError } from '../errors.js';
 import { RETRYABLE_STATUSES } from '../policy/classify.js';
-import { type Attempt, AttemptAbandoned, HEDGE_LOST } from './attempt.js';
+import { type Attempt, HEDGE_LOST } from './attempt.js';
 import type { Call } from './call.js';
 import type { TimerEntry } from './coarse-timer.js';
 import type { DependencyContext, Handler, Step } from './pipeline.js';
@@ -154,7 +155,11 @@ export class HedgedTry implements TimerEntry {
     this.#firstDone = true;
     this.#ctx.timer.delete(this);
     if (this.#winner !== null) return this.#winner;
-    if (this.#copyPromise !== null && !this.#copyDone && (retryable || error instanceof AttemptAbandoned)) {
+    if (
+      this.#copyPromise !== null &&
+      !this.#copyDone &&
+      (retryable || error instanceof AttemptAbandonedError)
+    ) {
       if (this.#copyFailure !== null) discard(this.#copyFailure);
       return this.#copyPromise;
     }
