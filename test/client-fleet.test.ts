@@ -93,6 +93,27 @@ describe('a fleet with a sick instance', () => {
     expect(retriesAfter503).toBeGreaterThanOrEqual(3);
     expect(d.instances().find((s) => s.origin === refused)?.state).toBe('down');
   });
+  it('a requeue after a 503 and a refused connect goes to an instance that is up, never back to the sick one', async () => {
+    const sick = await instance('127.0.0.1', () => 503);
+    const healthy = await instance('127.0.0.2', () => 200);
+    const healthy2 = await instance('127.0.0.4', () => 200);
+    const refused = await refusedOrigin('127.0.0.3');
+    // Each seed is a fresh fleet where nothing is known yet: the first calls find the sick and the
+    // refusing instances in any order; a call never returns to an instance that already failed it.
+    let ok = 0;
+    for (let seed = 1; seed <= 24; seed++) {
+      const d = dependency({
+        name: 'inventory',
+        origins: [sick.origin, healthy.origin, refused, healthy2.origin],
+        latency: { p99Ms: 400 },
+        userDeadlineMs: 2_000,
+        random: createRandom(seed),
+      });
+      for (let i = 0; i < 4; i++) if ((await call(d)) === 200) ok++;
+      await d.close();
+    }
+    expect(ok).toBe(24 * 4);
+  });
 });
 
 describe('a fleet with a slow instance', () => {

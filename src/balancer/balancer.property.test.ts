@@ -59,7 +59,7 @@ function run(ops: Op[], seed: number, start: number, membership: boolean) {
     else if (o.kind === 'retry' || o.kind === 'hedge') {
       const from = members.length > 0 && o.of < 18 ? members[o.of % members.length]!.index : -1;
       if (o.kind === 'retry') {
-        const i = balancer.pickRetry(from, now);
+        const i = balancer.pickRetry([from], now);
         check(i, before);
         // Never an instance known to refuse connections while another is up.
         if (members.some((s) => s.state === 'up' && s.index !== from))

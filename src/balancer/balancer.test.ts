@@ -86,10 +86,10 @@ describe('Balancer: latency', () => {
   it('gives an instance whose estimate went stale one call at a time until it answers, not a burst', () => {
     const { balancer, clock } = setup([A, B]);
     const [a, b] = [balancer.indexOf(A), balancer.indexOf(B)];
-    balancer.pickRetry(a, clock.now());
+    balancer.pickRetry([a], clock.now());
     balancer.finished(b, 'success', 400, clock.now());
     clock.advance(60_000); // B's 400 ms has decayed to 1 ms
-    balancer.pickRetry(b, clock.now());
+    balancer.pickRetry([b], clock.now());
     balancer.finished(a, 'success', 5, clock.now());
     const picks = Array.from({ length: 20 }, () => balancer.pick(clock.now()));
     expect(picks.filter((i) => i === b)).toHaveLength(1);
@@ -122,7 +122,7 @@ describe('Balancer: outlier ejection', () => {
     const b = balancer.indexOf(B);
     const failOnB = () => {
       for (let k = 0; k < BALANCER_DEFAULTS.consecutiveFailures; k++) {
-        const i = balancer.pickRetry(balancer.indexOf(A), clock.now()); // prefers B over A
+        const i = balancer.pickRetry([balancer.indexOf(A)], clock.now()); // prefers B over A
         expect(i).toBe(b);
         balancer.finished(i, 'gateway', 1, clock.now());
       }
@@ -146,12 +146,12 @@ describe('Balancer: outlier ejection', () => {
     const { balancer, clock } = setup([A, B]);
     const b = balancer.indexOf(B);
     for (let k = 0; k < 30; k++) {
-      balancer.pickRetry(balancer.indexOf(A), clock.now());
+      balancer.pickRetry([balancer.indexOf(A)], clock.now());
       balancer.finished(b, 'neutral', 1, clock.now());
     }
     expect(stateOf(balancer, B, clock.now()).state).toBe('up');
     for (let k = 0; k < 8; k++) {
-      balancer.pickRetry(balancer.indexOf(A), clock.now());
+      balancer.pickRetry([balancer.indexOf(A)], clock.now());
       balancer.finished(b, 'error', 1, clock.now());
     }
     expect(stateOf(balancer, B, clock.now()).state).toBe('up');
@@ -238,7 +238,7 @@ describe('Balancer: outlier ejection', () => {
     const { balancer, clock } = setup([A, B, C]);
     const b = balancer.indexOf(B);
     for (let k = 0; k < 5; k++) {
-      balancer.pickRetry(-1, clock.now());
+      balancer.pickRetry([], clock.now());
       balancer.finished(b, 'gateway', 1, clock.now());
     }
     clock.advance(BALANCER_DEFAULTS.baseEjectionMs);
@@ -256,7 +256,7 @@ describe('Balancer: outlier ejection', () => {
     const [a, b, c] = [A, B, C].map((o) => balancer.indexOf(o));
     for (const i of [a, b]) {
       for (let k = 0; k < 5; k++) {
-        balancer.pickRetry(-1, clock.now());
+        balancer.pickRetry([], clock.now());
         balancer.finished(i!, 'gateway', 1, clock.now());
       }
     }
@@ -303,17 +303,38 @@ describe('Balancer: retries and hedges', () => {
     balancer.finished(c, 'refused', 1, clock.now()); // C ejected (one failure is enough here)
     clock.advance(10);
     for (let k = 0; k < 50; k++) {
-      const i = balancer.pickRetry(a, clock.now());
+      const i = balancer.pickRetry([a], clock.now());
       expect(i).toBe(b);
       balancer.finished(i, 'success', 5, clock.now());
     }
     // B goes down (max ejection reached: one of three), A failed: A is up, so A.
-    balancer.pickRetry(a, clock.now());
+    balancer.pickRetry([a], clock.now());
     balancer.finished(b, 'refused', 1, clock.now());
     expect(stateOf(balancer, B, clock.now()).state).toBe('down');
     // In panic (one up of three) ejection is ignored: C is as good as A.
-    const retries = Array.from({ length: 40 }, () => balancer.pickRetry(a, clock.now()));
+    const retries = Array.from({ length: 40 }, () => balancer.pickRetry([a], clock.now()));
     expect(new Set(retries)).toEqual(new Set([c]));
+  });
+
+  it('never sends a third try back to an instance that already failed the call while another is up', () => {
+    // A call: 503 on A, then its retry refused by C (requeued): the requeue goes to B or D, never A.
+    for (let seed = 1; seed <= 200; seed++) {
+      const { balancer, clock } = setup([A, B, C, D], {}, seed);
+      const [a, b, c, d] = [A, B, C, D].map((o) => balancer.indexOf(o)) as [number, number, number, number];
+      const i = balancer.pickRetry([a, c], clock.now());
+      expect([b, d]).toContain(i);
+      balancer.finished(i, 'success', 1, clock.now());
+    }
+  });
+
+  it('returns to the earlier failed instance before the last one when every up instance failed the call', () => {
+    const { balancer, clock } = setup([A, B]);
+    const [a, b] = [balancer.indexOf(A), balancer.indexOf(B)];
+    for (let k = 0; k < 20; k++) {
+      const i = balancer.pickRetry([a, b], clock.now());
+      expect(i).toBe(a);
+      balancer.finished(i, 'success', 1, clock.now());
+    }
   });
 
   it('falls back to the least recently failed instance when none other is up', () => {
@@ -324,7 +345,7 @@ describe('Balancer: retries and hedges', () => {
     clock.advance(5);
     balancer.pick(clock.now());
     balancer.finished(a, 'refused', 1, clock.now());
-    expect(balancer.pickRetry(a, clock.now())).toBe(b);
+    expect(balancer.pickRetry([a], clock.now())).toBe(b);
     expect(balancer.pick(clock.now())).toBe(b);
   });
 
@@ -336,7 +357,7 @@ describe('Balancer: retries and hedges', () => {
       [b, 5],
       [c, 300],
     ] as const) {
-      balancer.pickRetry(-1, clock.now());
+      balancer.pickRetry([], clock.now());
       balancer.finished(i, 'success', ms, clock.now());
     }
     const hedges = Array.from({ length: 30 }, () => {
@@ -359,14 +380,14 @@ describe('Balancer: transitions', () => {
     });
     const b = balancer.indexOf(B);
     for (let k = 0; k < 5; k++) {
-      balancer.pickRetry(balancer.indexOf(A), clock.now());
+      balancer.pickRetry([balancer.indexOf(A)], clock.now());
       balancer.finished(b, 'gateway', 1, clock.now());
     }
     clock.advance(BALANCER_DEFAULTS.baseEjectionMs);
     balancer.finished(balancer.pick(clock.now()), 'gateway', 1, clock.now());
     clock.advance(2 * BALANCER_DEFAULTS.baseEjectionMs);
     balancer.finished(balancer.pick(clock.now()), 'success', 5, clock.now());
-    balancer.pickRetry(b, clock.now());
+    balancer.pickRetry([b], clock.now());
     balancer.finished(balancer.indexOf(A), 'refused', 1, clock.now());
     clock.advance(BALANCER_DEFAULTS.connectDownMs);
     balancer.snapshot(clock.now());
@@ -432,7 +453,7 @@ describe('Balancer: membership', () => {
     const { balancer, clock } = setup([A, B]);
     const b = balancer.indexOf(B);
     for (let k = 0; k < 5; k++) {
-      balancer.pickRetry(-1, clock.now());
+      balancer.pickRetry([], clock.now());
       balancer.finished(b, 'gateway', 1, clock.now());
     }
     const before = balancer.snapshot(clock.now()).instances;
@@ -446,7 +467,7 @@ describe('Balancer: membership', () => {
   it('takes a fleet from a resolver: adds the new, drains the missing, keeps the rest', () => {
     const { balancer, clock } = setup([A, B]);
     const a = balancer.indexOf(A);
-    balancer.pickRetry(balancer.indexOf(B), clock.now());
+    balancer.pickRetry([balancer.indexOf(B)], clock.now());
     balancer.finished(a, 'success', 42, clock.now());
     expect(balancer.setOrigins([A, C, D], clock.now())).toEqual({ added: [C, D], removed: [B] });
     expect(balancer.size).toBe(3);

@@ -157,15 +157,18 @@ export class Balancer {
   }
 
   /**
-   * The instance for a retry (or a requeue) after instance `failed` (-1: none) failed, in this
-   * order of preference: an instance that is up and is not `failed` (cheaper of two) › `failed`,
-   * if it is up › the least recently failed of the ejected and down ones. Never an instance known
-   * to refuse connections while another is up. -1 only when the fleet is empty.
+   * The instance for a retry (or a requeue) of a call whose attempts failed on `failed` (oldest
+   * first; empty: none), in this order of preference: an instance that is up and not in `failed`
+   * (cheaper of two) › one that is up and is not the last to fail › the last to fail, if it is up ›
+   * the least recently failed of the ejected and down ones. Never an instance known to refuse
+   * connections while another is up. -1 only when the fleet is empty.
    */
-  pickRetry(failed: number, nowMs: number): number {
+  pickRetry(failed: readonly number[], nowMs: number): number {
     if (nowMs >= this.#nextExpiry) this.#sweep(nowMs);
-    let i = this.#choose(failed, nowMs);
-    if (i < 0 && this.#acceptable(failed)) i = failed;
+    const last = failed.length === 0 ? -1 : failed[failed.length - 1]!;
+    let i = failed.length <= 1 ? -1 : this.#chooseNotIn(failed, nowMs);
+    if (i < 0) i = this.#choose(last, nowMs);
+    if (i < 0 && this.#acceptable(last)) i = last;
     return this.#start(i >= 0 ? i : this.#leastRecentlyFailed(), nowMs);
   }
 
@@ -390,6 +393,15 @@ export class Balancer {
     const b = this.#draw(set, exclude, a, panic, u);
     if (b < 0) return a;
     u = u * n - Math.floor(u * n);
+    return this.#cheaper(a, b, u, nowMs);
+  }
+
+  /**
+   * The cheaper of `a` and `b` (a tie broken by `u`), unless the winner is in slow start and `u`
+   * falls beyond its current share: it keeps only that share of the picks it wins.
+   */
+  #cheaper(a: number, b: number, u: number, nowMs: number): number {
+    const t = this.#t;
     const costA = this.#cost(a, nowMs);
     const costB = this.#cost(b, nowMs);
     let win = a;
@@ -404,9 +416,30 @@ export class Balancer {
       win = b;
       lose = a;
     }
-    // Slow start: the instance keeps only its current share of the picks it wins.
     if (t.slow[win] === 1 && u >= this.#slowShare(win, nowMs)) return lose;
     return win;
+  }
+
+  /**
+   * Like `#choose`, among the candidates that are not in `not` (a call's failed instances: a short
+   * list, and a path taken only by a call's third try or later).
+   */
+  #chooseNotIn(not: readonly number[], nowMs: number): number {
+    const t = this.#t;
+    const panic = this.#panic();
+    const set = panic ? t.members : t.up;
+    const items = set.items;
+    const left: number[] = [];
+    for (let k = 0; k < set.size; k++) {
+      const i = items[k]!;
+      if (!not.includes(i) && !(panic && t.state[i] === SLOT.down)) left.push(i);
+    }
+    const n = left.length;
+    if (n <= 1) return n === 0 ? -1 : left[0]!;
+    const ka = (this.#random() * n) | 0;
+    let kb = (this.#random() * (n - 1)) | 0;
+    if (kb >= ka) kb++;
+    return this.#cheaper(left[ka]!, left[kb]!, this.#random(), nowMs);
   }
 
   /**

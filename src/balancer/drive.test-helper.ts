@@ -47,7 +47,7 @@ export function driveSequential(
   const records: AttemptRecord[] = [];
   let succeeded = 0;
   for (let c = 0; c < options.calls; c++) {
-    let failed = -1;
+    const failed: number[] = [];
     for (let a = 0; a < maxAttempts; a++) {
       const now = clock.now();
       const i = a === 0 ? balancer.pick(now) : balancer.pickRetry(failed, now);
@@ -60,7 +60,7 @@ export function driveSequential(
         succeeded++;
         break;
       }
-      failed = i;
+      if (!failed.includes(i)) failed.push(i);
     }
     clock.advance(options.gapMs ?? 0);
   }

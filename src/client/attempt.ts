@@ -14,6 +14,8 @@ import { instanceOutcomeOfAttempt } from './instance-report.js';
 import type { DependencyContext, Handler } from './pipeline.js';
 import type { AbortLike, AbortListener, OutgoingRequest, RequestBody } from './transport.js';
 
+const NONE_FAILED: readonly number[] = Object.freeze([]);
+
 /**
  * One attempt in flight. It is at once the request handed to the transport, the signal that
  * aborts it (an `AbortSignal` costs microseconds to create and to listen to; undici only needs
@@ -123,7 +125,8 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
     instance = ctx.sole;
     picked = false;
   } else {
-    instance = kind === 'original' ? balancer.pick(now) : balancer.pickRetry(call.avoid, now);
+    instance =
+      kind === 'original' ? balancer.pick(now) : balancer.pickRetry(call.failedOn ?? NONE_FAILED, now);
     if (instance === -1)
       throw new RequestFailedError(`${ctx.name}: no instance left in the fleet.`, {
         phase: 'connect',
@@ -193,6 +196,7 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
       );
     // "success" means "final": below 400, or a status no retry would change (404, 422 …).
     const success = status < 400 || !RETRYABLE_STATUSES.has(status);
+    if (!success) call.noteFailure(instance);
     const won = success && !call.trySettled;
     if (won) call.trySettled = true;
     call.attempts.push({
@@ -246,7 +250,7 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
         end,
       );
     if (!abandoned) {
-      if (classification.phase === 'connect') call.avoid = instance;
+      call.noteFailure(instance);
       // A timeout cut by prazo says nothing about the latency distribution, only that it failed.
       ctx.live.record(undefined, true, end);
     }

@@ -98,8 +98,11 @@ export class Call {
   requeues = 0;
   /** Kind of the next attempt the attempt step sends. */
   nextKind: AttemptKind = 'original';
-  /** Instance to avoid for the next attempt, or -1. */
-  avoid = -1;
+  /**
+   * Instances whose attempts failed in this call, oldest first (null until one fails): a retry or a
+   * requeue prefers an instance that is up and not among them (`Balancer.pickRetry`).
+   */
+  failedOn: number[] | null = null;
   /** Instance the next attempt must use (a hedge copy), or -1. */
   forcedInstance = -1;
   /** End of the current try (epoch ms) and whether it is the deadline that sets it. */
@@ -173,6 +176,13 @@ export class Call {
     this.lastStarted = attempt;
     if (this.inflight1 === null) this.inflight1 = attempt;
     else this.inflight2 = attempt;
+  }
+
+  /** Notes that an attempt on `instance` failed (once per instance). */
+  noteFailure(instance: number): void {
+    const list = this.failedOn;
+    if (list === null) this.failedOn = [instance];
+    else if (!list.includes(instance)) list.push(instance);
   }
 
   untrack(attempt: Attempt): void {

@@ -91,7 +91,6 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: Handler): Pro
         });
       }
       call.nextKind = 'retry';
-      if (call.lastStarted !== null) call.avoid = call.lastStarted.instance;
       if (ctx.closed) throw withHistory(closedError(ctx.name), call, ctx.name);
       continue;
     }
@@ -151,8 +150,6 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: Handler): Pro
         anotherInstance: plan.anotherInstance,
       });
     call.nextKind = 'retry';
-    // Read-phase failures too: the same instance is probably still in the same state.
-    if (call.lastStarted !== null) call.avoid = call.lastStarted.instance;
     if (plan.delayMs > 0) await sleep(ctx, call, plan.delayMs);
     if (call.cancelled !== null) throw withHistory(call.cancelled, call, ctx.name);
     if (ctx.closed) throw withHistory(closedError(ctx.name), call, ctx.name);

@@ -314,12 +314,14 @@ function runClient(
       return;
     }
     budget.recordOriginal();
+    const failed: number[] = [];
     const attempt = (i: number): void => {
       made++;
       send(i, (outcome, latencyMs) => {
         balancer.finished(i, outcome, latencyMs, sim.now());
+        if (outcome !== 'success' && !failed.includes(i)) failed.push(i);
         if (outcome === 'success') finish(true);
-        else if (made < o.attempts && budget.tryConsume()) attempt(balancer.pickRetry(i, sim.now()));
+        else if (made < o.attempts && budget.tryConsume()) attempt(balancer.pickRetry(failed, sim.now()));
         else finish(false);
       });
     };
