@@ -28,6 +28,15 @@ const healthy =
     latencyMs: baseMs * (1 + 0.3 * random()),
   });
 
+/**
+ * `origin` answers `consecutiveFailures` calls in a row: an instance that fails is ejected only
+ * while another one answers cleanly (otherwise the whole fleet fails alike).
+ */
+function answerCleanly(balancer: Balancer, origin: string, nowMs: number): void {
+  const i = balancer.indexOf(origin);
+  for (let k = 0; k < BALANCER_DEFAULTS.consecutiveFailures; k++) balancer.finished(i, 'success', 5, nowMs);
+}
+
 const stateOf = (balancer: Balancer, origin: string, nowMs: number) =>
   balancer.snapshot(nowMs).instances.find((i) => i.origin === origin)!;
 
@@ -120,6 +129,7 @@ describe('Balancer: outlier ejection', () => {
   it('ejects after the configured number of gateway failures in a row, for base × times ejected, capped', () => {
     const { balancer, clock } = setup([A, B], { baseEjectionMs: 1_000, maxEjectionMs: 2_500 });
     const b = balancer.indexOf(B);
+    answerCleanly(balancer, A, clock.now());
     const failOnB = () => {
       for (let k = 0; k < BALANCER_DEFAULTS.consecutiveFailures; k++) {
         const i = balancer.pickRetry([balancer.indexOf(A)], clock.now()); // prefers B over A
@@ -189,18 +199,63 @@ describe('Balancer: outlier ejection', () => {
     [3, 1],
     [4, 2],
     [10, 5],
-  ])('with %i instances all answering 503 ejects at most %i', (n, most) => {
+  ])('with %i instances, all but one answering 503, ejects at most %i', (n, most) => {
     const origins = [A, B, C, D, ...Array.from({ length: 6 }, (_, k) => `http://10.0.0.${k}:80`)].slice(0, n);
-    const { balancer, clock } = setup(origins);
-    const run = driveSequential(balancer, clock, () => ({ outcome: 'gateway', latencyMs: 1 }), {
-      calls: 400,
-      attempts: 2,
-    });
-    expect(run.succeeded).toBe(0);
+    const { balancer, clock, random } = setup(origins);
+    const ok = healthy(random, 5);
+    const good = n === 1 ? undefined : origins[n - 1];
+    const run = driveSequential(
+      balancer,
+      clock,
+      (origin) => (origin === good ? ok() : { outcome: 'gateway', latencyMs: 1 }),
+      {
+        calls: 400,
+        attempts: 2,
+      },
+    );
+    if (good === undefined) expect(run.succeeded).toBe(0);
     const ejected = balancer
       .snapshot(clock.now())
       .instances.filter((s) => s.state === 'ejected' || s.state === 'probing').length;
     expect(ejected).toBe(most);
+  });
+
+  it.each([2, 4, 10])(
+    'with %i instances all answering 503, none stays ejected: every instance fails alike',
+    (n) => {
+      const origins = [A, B, C, D, ...Array.from({ length: 6 }, (_, k) => `http://10.0.0.${k}:80`)].slice(
+        0,
+        n,
+      );
+      const { balancer, clock } = setup(origins);
+      // 30 s of calls: an instance ejected while a peer had no failure on record yet is probed after
+      // its base ejection, and its failed probe brings it back, since no peer answers cleanly.
+      const run = driveSequential(balancer, clock, () => ({ outcome: 'gateway', latencyMs: 1 }), {
+        calls: 600,
+        attempts: 2,
+        gapMs: 50,
+      });
+      expect(run.succeeded).toBe(0);
+      for (const s of balancer.snapshot(clock.now()).instances) {
+        expect(s.state).toBe('up');
+        expect(s.timesEjected).toBeLessThanOrEqual(1);
+      }
+    },
+  );
+
+  it('keeps an instance ejected during a fleet-wide burst no longer than the burst: its failed probe brings it back', () => {
+    const { balancer, clock, random } = setup([A, B]);
+    const ok = healthy(random, 5);
+    let burst = false;
+    // A fails alone until it is ejected; then the whole fleet fails (a burst); then all is well.
+    const behave: Behaviour = (origin) =>
+      burst || origin === A ? { outcome: 'gateway', latencyMs: 1 } : ok();
+    driveSequential(balancer, clock, behave, { calls: 50, attempts: 2, gapMs: 5 });
+    expect(stateOf(balancer, A, clock.now()).state).toBe('ejected');
+    burst = true;
+    driveSequential(balancer, clock, behave, { calls: 3_000, attempts: 2, gapMs: 5 });
+    expect(stateOf(balancer, A, clock.now()).state).toBe('up');
+    expect(stateOf(balancer, A, clock.now()).timesEjected).toBe(1);
   });
 
   it('returns a healed instance through one probe, then ramps its share up without a burst', () => {
@@ -237,6 +292,7 @@ describe('Balancer: outlier ejection', () => {
   it('lets a single probe through when an ejection ends, and holds the rest until it answers', () => {
     const { balancer, clock } = setup([A, B, C]);
     const b = balancer.indexOf(B);
+    answerCleanly(balancer, A, clock.now());
     for (let k = 0; k < 5; k++) {
       balancer.pickRetry([], clock.now());
       balancer.finished(b, 'gateway', 1, clock.now());
@@ -254,6 +310,7 @@ describe('Balancer: outlier ejection', () => {
   it('enters panic when too few instances are up, spreading load over the ejected ones too', () => {
     const { balancer, clock } = setup([A, B, C, D]);
     const [a, b, c] = [A, B, C].map((o) => balancer.indexOf(o));
+    answerCleanly(balancer, D, clock.now());
     for (const i of [a, b]) {
       for (let k = 0; k < 5; k++) {
         balancer.pickRetry([], clock.now());
@@ -268,8 +325,8 @@ describe('Balancer: outlier ejection', () => {
     balancer.finished(c!, 'refused', 1, clock.now());
     expect(balancer.snapshot(clock.now()).panic).toBe(true);
     const panicked = Array.from({ length: 300 }, () => balancer.pick(clock.now()));
-    expect(panicked.filter((i) => i === a).length).toBeGreaterThan(50);
-    expect(panicked.filter((i) => i === b).length).toBeGreaterThan(50);
+    expect(panicked.filter((i) => i === a).length).toBeGreaterThan(30);
+    expect(panicked.filter((i) => i === b).length).toBeGreaterThan(30);
     expect(panicked.filter((i) => i === c)).toHaveLength(0);
   });
 });
@@ -299,6 +356,7 @@ describe('Balancer: retries and hedges', () => {
   it('prefers for a retry: another up instance › the one that failed › the least recently failed', () => {
     const { balancer, clock } = setup([A, B, C], { consecutiveFailures: 1 });
     const [a, b, c] = [A, B, C].map((o) => balancer.indexOf(o)) as [number, number, number];
+    balancer.finished(a, 'success', 5, clock.now());
     balancer.pick(clock.now());
     balancer.finished(c, 'refused', 1, clock.now()); // C ejected (one failure is enough here)
     clock.advance(10);
@@ -379,6 +437,7 @@ describe('Balancer: transitions', () => {
         seen.push(`${'ABCD'[[A, B, C, D].indexOf(t.origin)]} ${t.from}→${t.to} ${t.reason}`),
     });
     const b = balancer.indexOf(B);
+    answerCleanly(balancer, A, clock.now());
     for (let k = 0; k < 5; k++) {
       balancer.pickRetry([balancer.indexOf(A)], clock.now());
       balancer.finished(b, 'gateway', 1, clock.now());

@@ -3,7 +3,7 @@ import type { BalancerOptions, NormalizedBalancerOptions } from './balancer-opti
 import { normalizeBalancerOptions } from './balancer-options.js';
 import type { IndexSet } from './index-set.js';
 import type { InstanceOutcome } from './instance-outcome.js';
-import { InstanceTable, SLOT } from './instance-table.js';
+import { CLEAN_RUN_CAP, InstanceTable, SLOT } from './instance-table.js';
 import type { InstanceState, InstanceTransition, TransitionReason } from './instance-transition.js';
 import { failuresIn, pushOutcome } from './outcome-ring.js';
 import { ejectionMs, inPanic, isFailureOutlier, maxEjected } from './outlier-rules.js';
@@ -211,6 +211,7 @@ export class Balancer {
     if (outcome === 'neutral') return false;
     if (outcome === 'success') {
       t.consecutive[index] = 0;
+      if (t.cleanRun[index]! < CLEAN_RUN_CAP) t.cleanRun[index]!++;
       this.#push(index, false, nowMs);
       if (state === SLOT.down) {
         this.#setUp(index);
@@ -220,9 +221,10 @@ export class Balancer {
     }
     this.#push(index, true, nowMs);
     t.lastFailureAt[index] = nowMs;
+    t.cleanRun[index] = 0;
     if (outcome !== 'error') t.consecutive[index]!++;
     const reason: TransitionReason | undefined =
-      t.consecutive[index]! >= this.#o.consecutiveFailures
+      t.consecutive[index]! >= this.#o.consecutiveFailures && this.#anotherAnswersCleanly(index)
         ? 'consecutive-failures'
         : this.#isRatioOutlier(index)
           ? 'failure-ratio'
@@ -593,6 +595,7 @@ export class Balancer {
     this.#ejectFor(i, nowMs);
     this.#clearRing(i);
     t.consecutive[i] = 0;
+    t.cleanRun[i] = 0;
     t.slow[i] = 0;
     this.#emit(i, from, SLOT.ejected, reason, nowMs);
     return true;
@@ -616,18 +619,40 @@ export class Balancer {
       this.#probes.push(i);
       return;
     }
-    if (outcome !== 'success') {
+    const failed = outcome !== 'success';
+    if (failed) {
       t.lastFailureAt[i] = nowMs;
-      this.#ejectFor(i, nowMs);
-      this.#emit(i, SLOT.probing, SLOT.ejected, 'probe-failed', nowMs);
-      return;
+      if (this.#anotherAnswersCleanly(i)) {
+        this.#ejectFor(i, nowMs);
+        this.#emit(i, SLOT.probing, SLOT.ejected, 'probe-failed', nowMs);
+        return;
+      }
     }
     this.#ejected--;
     this.#setUp(i);
     t.returnedAt[i] = nowMs;
     t.consecutive[i] = 0;
+    t.cleanRun[i] = failed ? 0 : 1;
     this.#startSlow(i, nowMs);
-    this.#emit(i, SLOT.probing, SLOT.up, 'probe-succeeded', nowMs);
+    this.#emit(i, SLOT.probing, SLOT.up, failed ? 'fleet-failing' : 'probe-succeeded', nowMs);
+  }
+
+  /**
+   * Whether another instance that is up answered its last `consecutiveFailures` calls without a
+   * failure (or has no failure on record). Ejecting moves an instance's load onto the others: worth it only while one of them is
+   * doing better. When every instance fails alike (a fleet-wide error burst, a shared dependency
+   * down), failures in a row say nothing about the one instance, and ejecting it would leave the
+   * fleet with fewer instances — and a hedge with nowhere to go — once the burst ends.
+   */
+  #anotherAnswersCleanly(i: number): boolean {
+    const t = this.#t;
+    const items = t.up.items;
+    const need = this.#o.consecutiveFailures;
+    for (let k = 0; k < t.up.size; k++) {
+      const j = items[k]!;
+      if (j !== i && t.cleanRun[j]! >= need) return true;
+    }
+    return false;
   }
 
   #markDown(i: number, nowMs: number): void {

@@ -1,5 +1,8 @@
 import { IndexSet } from './index-set.js';
 
+/** Successes in a row are counted up to this (only "at least `consecutiveFailures`" is ever asked). */
+export const CLEAN_RUN_CAP = 1 << 30;
+
 /** State of one slot of the {@link InstanceTable}. */
 export const SLOT = Object.freeze({ free: 0, up: 1, down: 2, ejected: 3, probing: 4, draining: 5 });
 
@@ -21,6 +24,8 @@ export class InstanceTable {
   ewmaMs = new Float64Array(0);
   ewmaAt = new Float64Array(0);
   consecutive = new Int32Array(0);
+  /** Successes in a row (any failure resets it); {@link CLEAN_RUN_CAP} with no failure on record. */
+  cleanRun = new Int32Array(0);
   /** Recent outcomes (see outcome-ring.ts) and how many of them count. */
   ring = new Int32Array(0);
   ringCount = new Int32Array(0);
@@ -57,6 +62,7 @@ export class InstanceTable {
     this.ewmaMs[slot] = 0;
     this.ewmaAt[slot] = 0;
     this.consecutive[slot] = 0;
+    this.cleanRun[slot] = CLEAN_RUN_CAP;
     this.ring[slot] = 0;
     this.ringCount[slot] = 0;
     this.lastOutcomeAt[slot] = 0;
@@ -103,6 +109,7 @@ export class InstanceTable {
     this.ewmaMs = f64(this.ewmaMs);
     this.ewmaAt = f64(this.ewmaAt);
     this.consecutive = i32(this.consecutive);
+    this.cleanRun = i32(this.cleanRun);
     this.ring = i32(this.ring);
     this.ringCount = i32(this.ringCount);
     this.lastOutcomeAt = f64(this.lastOutcomeAt);

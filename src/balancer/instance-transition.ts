@@ -19,6 +19,11 @@ export type TransitionReason =
   | 'probe-succeeded'
   /** Its probe failed: probing → ejected, for longer. */
   | 'probe-failed'
+  /**
+   * Its probe failed while no other instance answers cleanly either: probing → up. Keeping it out
+   * would only move its load onto instances that fail alike (a fleet-wide error burst).
+   */
+  | 'fleet-failing'
   /** `add()` or `setOrigins()`: absent (or draining) → up. */
   | 'added'
   /** `remove()` or `setOrigins()`: → draining (calls in flight) or absent. */

@@ -40,7 +40,9 @@ export const OUTLIER_Z = 4;
  * Whether an instance with `failures` among its last `count` outcomes is an outlier, given
  * `peerFailures` among `peerCount` outcomes of the other instances: its failure ratio reaches
  * `ratio`, is at least `overPeers` times the peers' ratio, and its failures exceed what the peers'
- * ratio predicts by {@link OUTLIER_Z} standard errors (two-proportion z-test, pooled).
+ * ratio predicts by {@link OUTLIER_Z} standard errors (two-proportion z-test, pooled). Without any
+ * outcome of its peers there is nothing to compare with: not an outlier (an instance that fails
+ * everything is the consecutive rule's case).
  */
 export function isFailureOutlier(
   failures: number,
@@ -50,12 +52,11 @@ export function isFailureOutlier(
   ratio: number,
   overPeers: number,
 ): boolean {
-  if (count <= 0) return false;
+  if (count <= 0 || peerCount <= 0) return false;
   const own = failures / count;
   if (own < ratio) return false;
-  const peers = peerCount > 0 ? peerFailures / peerCount : 0;
+  const peers = peerFailures / peerCount;
   if (own < overPeers * peers) return false;
-  if (peerCount <= 0) return true;
   const pooled = (failures + peerFailures) / (count + peerCount);
   const standardError = Math.sqrt(pooled * (1 - pooled) * (1 / count + 1 / peerCount));
   return own - peers >= OUTLIER_Z * standardError;

@@ -50,6 +50,7 @@ export function instanceEventName(transition: InstanceTransition): DependencyEve
     case 'ejection-ended':
       return 'instance-probing';
     case 'probe-succeeded':
+    case 'fleet-failing':
       return 'instance-returned';
     case 'connect-failure':
       return 'instance-down';

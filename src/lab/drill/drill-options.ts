@@ -46,8 +46,8 @@ export interface DrillOptions {
   /** Share of 503s at the height of the error burst. @default 0.95 */
   burstShare?: number;
   /**
-   * Share of the slow instance's requests that are slow in the tail phase. @default 0.05 (≈ 2.5 % of
-   * all: enough to own the p99, too few to move the p95 that triggers hedges)
+   * Share of the requests, on every instance, that are slow in the tail phase. @default 0.025 (enough
+   * to own the p99, too few to move the p95 that triggers hedges)
    */
   tailShare?: number;
   /** Latency of a slow request in the tail phase, in ms. @default 1000 */
@@ -103,7 +103,7 @@ export const DRILL_DEFAULTS = Object.freeze({
   healthyMedianMs: 40,
   healthyP99Ms: 180,
   burstShare: 0.95,
-  tailShare: 0.05,
+  tailShare: 0.025,
   tailMs: 1000,
   retryRatioAlert: 0.05,
   errorRateAlert: 0.05,

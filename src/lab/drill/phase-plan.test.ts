@@ -44,9 +44,12 @@ describe('the drill phases', () => {
     expect(burstPlateauStartMs(burst)).toBeLessThan(burst.endMs);
   });
 
-  it('slow down only the first instance in the tail phase', () => {
-    expect(supplierBehaviour('tail', 0, 0, options)).toMatchObject({ latency: { type: 'mixture' } });
-    expect(supplierBehaviour('tail', 1, 0, options)).toMatchObject({ latency: { type: 'lognormal' } });
+  it('slow down every instance alike in the tail phase, so that balancing cannot route around it', () => {
+    for (const instance of [0, 1, 2]) {
+      expect(supplierBehaviour('tail', instance, 0, options)).toMatchObject({
+        latency: { type: 'mixture', tailShare: options.tailShare, tail: { ms: options.tailMs } },
+      });
+    }
   });
 
   it('refuse a phase length out of range, naming it', () => {

@@ -16,7 +16,7 @@ const ORDER: ReadonlyArray<[PhaseName, keyof PhaseLengths, string]> = [
   ['warmup', 'warmupMs', 'healthy warm-up'],
   ['degrade', 'degradeMs', 'full degradation'],
   ['burst', 'burstMs', 'error burst'],
-  ['tail', 'tailMs', 'one slow instance'],
+  ['tail', 'tailMs', 'slow tail on every instance'],
   ['recovery', 'recoveryMs', 'recovery'],
 ];
 
@@ -55,8 +55,8 @@ export function burstPlateauStartMs(burst: Phase): number {
 /**
  * What supplier instance `instance` does at `progress` (0–1) through `phase`.
  * Healthy: log-normal with the article's p99 (180 ms). Degradation: answers at the naive timeout,
- * the article's load-test double. Burst: a 503 share ramping up to `burstShare`. Tail: instance 0 is
- * slow on `tailShare` of its requests (a GC pause, a cold cache), the others stay healthy.
+ * the article's load-test double. Burst: a 503 share ramping up to `burstShare`. Tail: every
+ * instance is slow on `tailShare` of its requests, at random (a GC pause, a cold cache).
  */
 export function supplierBehaviour(
   phase: PhaseName,
@@ -79,16 +79,16 @@ export function supplierBehaviour(
       return { latency: healthy, statuses: [{ status: 503, share: options.burstShare * share }] };
     }
     case 'tail':
-      return instance === 0
-        ? {
-            latency: {
-              type: 'mixture',
-              base: healthy,
-              tail: { type: 'fixed', ms: options.tailMs },
-              tailShare: options.tailShare,
-            },
-          }
-        : { latency: healthy };
+      // Every instance pauses now and then (a GC, a noisy neighbour): no instance is slower than
+      // another, so balancing cannot route around it — the tail that hedging is for.
+      return {
+        latency: {
+          type: 'mixture',
+          base: healthy,
+          tail: { type: 'fixed', ms: options.tailMs },
+          tailShare: options.tailShare,
+        },
+      };
     default:
       return { latency: healthy };
   }

@@ -75,7 +75,7 @@ const SCHEDULER_MS = 100;
 
 /**
  * Runs the drill: starts the naive and the prazo service sets, drives the same open-loop traffic at
- * both through the phases (warm-up → degradation → error burst → slow instance → recovery),
+ * both through the phases (warm-up → degradation → error burst → slow tail → recovery),
  * calibrates prazo from the warm-up, and returns the measured report. Leaves no process behind,
  * also when `hooks.signal` aborts.
  *
