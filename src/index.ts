@@ -8,7 +8,7 @@ export type { InstanceSnapshot, InstanceState, TransitionReason } from './balanc
 export type { BalancerOptions } from './balancer/balancer-options.js';
 export { BALANCER_DEFAULTS } from './balancer/balancer-options.js';
 export { BOOTSTRAP_PROBES_IN_FLIGHT } from './client/admit-step.js';
-export type { AttemptRecord, RequestHeaders, RequestOptions } from './client/call.js';
+export type { RequestHeaders, RequestOptions } from './client/call.js';
 export type { Dependency } from './client/dependency.js';
 export { dependency } from './client/dependency.js';
 export { DIAGNOSTICS_CHANNELS } from './client/diagnostics.js';
@@ -52,7 +52,7 @@ export type {
 export { DEPENDENCY_DEFAULTS, normalizeDependencyOptions } from './client/options.js';
 export type { RequeueOptions } from './client/requeue.js';
 export { REQUEUE_DEFAULTS } from './client/requeue.js';
-export type { DependencyResponse, ResponseBody, ResponseHeaders } from './client/response.js';
+export type { AttemptRecord, DependencyResponse, ResponseBody, ResponseHeaders } from './client/response.js';
 export type { RequestBody } from './client/transport.js';
 export type { Clock, Timer } from './clock.js';
 export { systemClock } from './clock.js';

@@ -1,12 +1,10 @@
 import type { Clock } from '../clock.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { InvalidOptionError } from '../errors.js';
-import type { AttemptPhase } from '../policy/classify.js';
 import { isHedgeSafe, isIdempotent } from '../policy/idempotency.js';
 import { ATTEMPT_HEADER, type AttemptKind } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../wire/deadline-header.js';
-import type { Attempt } from './attempt.js';
-import type { HedgedTry } from './hedge.js';
+import type { AttemptRecord, DependencyResponse } from './response.js';
 import type { RequestBody } from './transport.js';
 
 /** Header values a caller may pass. */
@@ -45,24 +43,26 @@ export interface RequestOptions {
 /** Largest `deadline` in ms from now a call accepts (Node's longest timer, ≈ 24.8 days). */
 export const MAX_DEADLINE_FROM_NOW_MS = 2_147_483_647;
 
-/** What happened to one attempt, in the history carried by responses and errors. */
-export interface AttemptRecord {
-  /** 1-based attempt number within the call. */
-  attempt: number;
-  /** The instance's origin. */
-  instance: string;
-  kind: AttemptKind;
-  /** Where the attempt stopped (`response` when the server answered). */
-  phase: AttemptPhase;
-  /** From send to response headers or failure, in ms. */
-  durationMs: number;
-  outcome: 'success' | 'failure' | 'aborted';
-  status?: number;
-  /** `code` of the attempt's error. */
-  errorCode?: string;
+export type { DependencyResponse } from './response.js';
+
+/** An attempt of the call while it is in flight, as the call and the steps above it see it. */
+export interface AttemptInFlight {
+  /** The instance's index in the balancer. */
+  readonly instance: number;
+  readonly origin: string;
+  /** Set when its outcome is known. */
+  readonly done: boolean;
+  abort(reason: unknown): void;
 }
 
-export type { DependencyResponse } from './response.js';
+/**
+ * The referee of a hedged try (the hedge step's): the first copy reports its outcome to it and gets
+ * back what the try answers.
+ */
+export interface HedgeReferee {
+  firstAnswered(response: DependencyResponse): DependencyResponse | Promise<DependencyResponse>;
+  firstFailed(error: unknown, retryable: boolean): DependencyResponse | Promise<DependencyResponse>;
+}
 
 const OWN_HEADERS = new Set([DEADLINE_HEADER, ATTEMPT_HEADER]);
 
@@ -110,15 +110,15 @@ export class Call {
   tryByDeadline = false;
   tryTimeoutMs = 0;
   /** The attempt started last (read by the hedge step right after starting one). */
-  lastStarted: Attempt | null = null;
-  inflight1: Attempt | null = null;
-  inflight2: Attempt | null = null;
+  lastStarted: AttemptInFlight | null = null;
+  inflight1: AttemptInFlight | null = null;
+  inflight2: AttemptInFlight | null = null;
   /** Set when the caller cancelled: the error every step rethrows. */
   cancelled: Error | null = null;
   /** Whether an attempt of the current try already won. */
   trySettled = false;
   /** The hedge referee of the current try, if it may be hedged. */
-  hedge: HedgedTry | null = null;
+  hedge: HedgeReferee | null = null;
   /** Wakes a retry delay early (cancellation). */
   wake: (() => void) | null = null;
 
@@ -172,7 +172,7 @@ export class Call {
     return this.hedgeSafe && this.replayable;
   }
 
-  track(attempt: Attempt): void {
+  track(attempt: AttemptInFlight): void {
     this.lastStarted = attempt;
     if (this.inflight1 === null) this.inflight1 = attempt;
     else this.inflight2 = attempt;
@@ -185,7 +185,7 @@ export class Call {
     else if (!list.includes(instance)) list.push(instance);
   }
 
-  untrack(attempt: Attempt): void {
+  untrack(attempt: AttemptInFlight): void {
     if (this.inflight1 === attempt) this.inflight1 = null;
     else if (this.inflight2 === attempt) this.inflight2 = null;
   }

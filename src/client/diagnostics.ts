@@ -1,11 +1,11 @@
 import diagnostics from 'node:diagnostics_channel';
-import type { DependencyEventName } from './events.js';
 
 /**
  * The `node:diagnostics_channel` name each dependency event is published on, in undici's style
  * (`undici:request:create` …), so APM tools subscribe without importing prazo:
  * `diagnostics_channel.subscribe('prazo:attempt:end', (event) => …)`. The message is the event's
- * payload, as `dependency.on()` listeners get it (docs/client.md, "Events").
+ * payload, as `dependency.on()` listeners get it (docs/client.md, "Events"). Every event has its channel:
+ * the event hub looks each one up by its event name, which does not compile for a name missing here.
  */
 export const DIAGNOSTICS_CHANNELS = Object.freeze({
   'request-start': 'prazo:call:start',
@@ -29,14 +29,17 @@ export const DIAGNOSTICS_CHANNELS = Object.freeze({
   'instance-drained': 'prazo:instance:drained',
   'membership-changed': 'prazo:membership:changed',
   'membership-error': 'prazo:membership:error',
-} as const satisfies Record<DependencyEventName, string>);
+} as const);
+
+/** Name of an event that has a diagnostics channel (every dependency event). */
+export type ChanneledEvent = keyof typeof DIAGNOSTICS_CHANNELS;
 
 /**
  * The channels, created once. `Channel.hasSubscribers` is a property read, so an event nobody
  * subscribes to costs the events' own `has()` check and nothing more: no payload is built.
  */
-export const channels: { readonly [K in DependencyEventName]: diagnostics.Channel } = Object.freeze(
+export const channels: { readonly [K in ChanneledEvent]: diagnostics.Channel } = Object.freeze(
   Object.fromEntries(
     Object.entries(DIAGNOSTICS_CHANNELS).map(([event, name]) => [event, diagnostics.channel(name)]),
-  ) as { [K in DependencyEventName]: diagnostics.Channel },
+  ) as { [K in ChanneledEvent]: diagnostics.Channel },
 );

@@ -1,7 +1,7 @@
 import { AttemptAbandonedError } from '../errors.js';
 import { RETRYABLE_STATUSES } from '../policy/classify.js';
-import { type Attempt, HEDGE_LOST } from './attempt.js';
-import type { Call } from './call.js';
+import { HEDGE_LOST } from './attempt.js';
+import type { AttemptInFlight, Call } from './call.js';
 import type { TimerEntry } from './coarse-timer.js';
 import type { DependencyContext, Handler, Step } from './pipeline.js';
 import { type DependencyResponse, discard } from './response.js';
@@ -73,13 +73,13 @@ export function hedgeStep(ctx: DependencyContext): Step {
 export class HedgedTry implements TimerEntry {
   dueAt: number;
   /** The first copy's attempt. */
-  first: Attempt | null = null;
+  first: AttemptInFlight | null = null;
   readonly #ctx: DependencyContext;
   readonly #call: Call;
   readonly #next: Handler;
   readonly #delayMs: number;
   #firstDone = false;
-  #copy: Attempt | null = null;
+  #copy: AttemptInFlight | null = null;
   #copyPromise: Promise<DependencyResponse> | null = null;
   #copyDone = false;
   /** The copy's acceptable answer, once it has beaten the first copy. */
@@ -115,7 +115,7 @@ export class HedgedTry implements TimerEntry {
     call.forcedInstance = instance;
     call.lastStarted = null;
     const promise = this.#next(call);
-    this.#copy = call.lastStarted as Attempt | null;
+    this.#copy = call.lastStarted;
     this.#copyPromise = promise;
     promise.then(
       (response) => this.#copyAnswered(response),

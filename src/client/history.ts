@@ -1,5 +1,6 @@
 import type { PrazoError } from '../errors.js';
-import type { AttemptRecord, Call } from './call.js';
+import type { Call } from './call.js';
+import type { AttemptRecord } from './response.js';
 
 /** A prazo error raised by a dependency call: it also carries the call's attempts. */
 export type DependencyError = PrazoError & {

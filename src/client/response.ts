@@ -1,7 +1,25 @@
-import type { AttemptRecord } from './call.js';
+import type { AttemptPhase } from '../policy/classify.js';
+import type { AttemptKind } from '../wire/attempt-header.js';
 import type { ResponseBody, ResponseHeaders } from './response-body.js';
 
 export type { ResponseBody, ResponseHeaders } from './response-body.js';
+
+/** What happened to one attempt, in the history carried by responses and errors. */
+export interface AttemptRecord {
+  /** 1-based attempt number within the call. */
+  attempt: number;
+  /** The instance's origin. */
+  instance: string;
+  kind: AttemptKind;
+  /** Where the attempt stopped (`response` when the server answered). */
+  phase: AttemptPhase;
+  /** From send to response headers or failure, in ms. */
+  durationMs: number;
+  outcome: 'success' | 'failure' | 'aborted';
+  status?: number;
+  /** `code` of the attempt's error. */
+  errorCode?: string;
+}
 
 /**
  * The answer to a call: the status and headers, the body still to be read (read it or `dump()` it:
