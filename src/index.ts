@@ -30,8 +30,6 @@ export type {
   RequeueEvent,
   RetryEvent,
 } from './client/events.js';
-export type { HedgePolicy } from './client/hedge.js';
-export { hedgeDelayMs, shouldHedge } from './client/hedge.js';
 export type { DependencyError } from './client/history.js';
 export type { ComposableDispatcher, InstallOptions } from './client/install.js';
 export { install, uninstall } from './client/install.js';
@@ -230,6 +228,8 @@ export {
 export type { AttemptOutcome, AttemptPhase, Classification, ClassifyContext } from './policy/classify.js';
 export { classify, RETRYABLE_STATUSES } from './policy/classify.js';
 export type { HeaderRecord } from './policy/header-value.js';
+export type { HedgePolicy } from './policy/hedge-delay.js';
+export { hedgeDelayMs, shouldHedge } from './policy/hedge-delay.js';
 export {
   hasIdempotencyKey,
   IDEMPOTENT_METHODS,

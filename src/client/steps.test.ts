@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createFakeClock } from '../testing/fake-clock.js';
 import { CoarseTimer } from './coarse-timer.js';
-import { hedgeDelayMs, shouldHedge } from './hedge.js';
 
 describe('CoarseTimer', () => {
   it('fires an entry on the first tick at or after its due time and disarms when empty', () => {
@@ -46,23 +45,5 @@ describe('CoarseTimer', () => {
     timer.delete(later);
     clock.advance(5);
     expect(clock.pendingTimers()).toBe(0);
-  });
-});
-
-describe('hedgeDelayMs / shouldHedge', () => {
-  it('follows the live p95, or a fixed delay, or nothing', () => {
-    expect(hedgeDelayMs({ at: 'p95' }, 38)).toBe(38);
-    expect(hedgeDelayMs({ at: 'p95' }, undefined)).toBeUndefined();
-    expect(hedgeDelayMs({ at: 25 }, 38)).toBe(25);
-    expect(hedgeDelayMs(false, 38)).toBeUndefined();
-  });
-
-  it('hedges only idempotent, replayable requests whose copy can still finish in time', () => {
-    const get = { idempotent: true, replayable: true };
-    expect(shouldHedge(40, get, 140)).toBe(true);
-    expect(shouldHedge(40, { idempotent: false, replayable: true }, 140)).toBe(false);
-    expect(shouldHedge(40, { idempotent: true, replayable: false }, 140)).toBe(false);
-    expect(shouldHedge(150, get, 140)).toBe(false);
-    expect(shouldHedge(undefined, get, 140)).toBe(false);
   });
 });

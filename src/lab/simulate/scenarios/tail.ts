@@ -1,7 +1,7 @@
-import { type HedgePolicy, hedgeDelayMs } from '../../../client/hedge.js';
 import { InvalidOptionError } from '../../../errors.js';
 import { LatencyHistogram } from '../../../latency/histogram.js';
 import { createSlicedWindow } from '../../../latency/sliced-window.js';
+import { type HedgePolicy, hedgeDelayMs } from '../../../policy/hedge-delay.js';
 import { createRetryBudget } from '../../../policy/retry-budget.js';
 import { createSimulation, type Simulation } from '../engine.js';
 import { createSimRandom, type SimRandom } from '../random.js';
