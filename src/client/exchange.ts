@@ -105,6 +105,10 @@ export class Exchange {
   }
 
   onResponseData(controller: RequestController, chunk: Buffer): void {
+    // undici hands over an empty chunk when a paused parser resumes in the middle of a body; passed
+    // on, it could fill a consumer's queue (a web stream counts chunks, not bytes) and pause the
+    // connection again before any byte came in: resumed at once, paused again, forever.
+    if (chunk.length === 0) return;
     // The body is full (unread past its limit, or its stream wants no more): pause the connection
     // until the body calls `resume()`.
     if (!this.#body!.push(chunk)) controller.pause();

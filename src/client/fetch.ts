@@ -1,5 +1,7 @@
 import { ForeignOriginError, InvalidOptionError, isPrazoError } from '../errors.js';
 import type { DependencyResponse, RequestHeaders, RequestOptions } from './call.js';
+import type { BodySink } from './incoming-body.js';
+import type { ResponseBody } from './response.js';
 import type { RequestBody } from './transport.js';
 
 /** Statuses whose response has no body by definition (a `Response` refuses one). */
@@ -117,9 +119,60 @@ async function fetchCall(...[dep, input, init, route]: Parameters<typeof fetchTh
   }
   const noBody = NULL_BODY_STATUSES.has(response.status) || (method ?? 'GET').toUpperCase() === 'HEAD';
   if (noBody) response.body.dump().catch(() => {});
-  return new Response(noBody ? null : (response.body as unknown as ReadableStream<Uint8Array>), {
+  return new Response(noBody ? null : webStream(response.body), {
     status: response.status,
     headers: responseHeaders,
+  });
+}
+
+/** A response body prazo's transport feeds chunk by chunk (`IncomingBody`). */
+interface PipeableBody {
+  pipe(sink: BodySink): () => void;
+  destroy(error?: Error): unknown;
+}
+
+/**
+ * The body as a web `ReadableStream`, fed from the transport's chunks (copied): the connection
+ * pauses while the stream's queue is full and resumes when the reader pulls. (Handing `Response` the
+ * body's async iterator instead costs a Node stream, an async generator and a byte stream per call,
+ * about twice the time.)
+ */
+function webStream(body: ResponseBody): ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> {
+  const pipeable = body as unknown as Partial<PipeableBody>;
+  if (typeof pipeable.pipe !== 'function') return body;
+  const source = pipeable as PipeableBody;
+  let resume: (() => void) | null = null;
+  let open = true;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      resume = source.pipe({
+        data(chunk) {
+          if (!open) return false;
+          // A copy: the chunk is a view of the connection's read buffer, and a web stream's reader
+          // may transfer (detach) the ArrayBuffer of what it is handed.
+          controller.enqueue(new Uint8Array(chunk));
+          return (controller.desiredSize ?? 0) > 0;
+        },
+        end() {
+          if (!open) return;
+          open = false;
+          controller.close();
+        },
+        error(error) {
+          if (!open) return;
+          open = false;
+          controller.error(error);
+        },
+      });
+    },
+    pull() {
+      resume?.();
+    },
+    cancel(reason) {
+      open = false;
+      resume = null;
+      source.destroy(reason instanceof Error ? reason : undefined);
+    },
   });
 }
 

@@ -1,0 +1,121 @@
+/**
+ * What each entry point adds per call, without the network: undici's own `request()` and `fetch()`
+ * over an in-memory dispatcher that answers on the next turn of the event loop, against the same
+ * calls through prazo's interceptor (composed onto that dispatcher) and prazo's `fetch` facade.
+ * CPU microseconds per call, one call at a time, rounds alternating. Steadier than the end-to-end
+ * benchmark on a shared machine: no socket, no server process.
+ *
+ *   node --expose-gc --import tsx bench/entry-overhead.bench.ts [--calls 50000] [--rounds 5]
+ */
+import { Dispatcher, fetch as undiciFetch } from 'undici';
+import { createDispatchTransport } from '../src/client/dispatch-transport.js';
+import { dependency } from '../src/client/dependency.js';
+import { prazoInterceptor } from '../src/client/interceptor.js';
+
+const ORIGIN = 'http://127.0.0.1:8080';
+const RESPONSE_HEADERS = {
+  'content-type': 'application/json',
+  'content-length': '11',
+  date: 'Thu, 03 Dec 2026 12:00:00 GMT',
+  connection: 'keep-alive',
+  'keep-alive': 'timeout=5',
+};
+const RAW_HEADERS = Object.entries(RESPONSE_HEADERS).flatMap(([k, v]) => [Buffer.from(k), Buffer.from(v)]);
+const BODY = Buffer.from('{"ok":true}');
+
+type AnyHandler = Record<string, ((...args: unknown[]) => unknown) | undefined>;
+
+/**
+ * Answers every request with 200 and an 11-byte JSON body on the next setImmediate, speaking the
+ * controller API to a handler that has it and undici's older callbacks otherwise, as undici 7's
+ * own dispatchers do.
+ */
+class InstantDispatcher extends Dispatcher {
+  override dispatch(_opts: unknown, handler: AnyHandler): boolean {
+    setImmediate(() => {
+      if (typeof handler.onResponseStart === 'function') {
+        const controller = {
+          aborted: false,
+          paused: false,
+          reason: null,
+          rawHeaders: RAW_HEADERS,
+          abort() {},
+          pause() {},
+          resume() {},
+        };
+        handler.onRequestStart?.(controller, {});
+        handler.onResponseStart(controller, 200, { ...RESPONSE_HEADERS }, 'OK');
+        handler.onResponseData?.(controller, BODY);
+        handler.onResponseEnd?.(controller, {});
+        return;
+      }
+      handler.onConnect?.(() => {}, {});
+      handler.onHeaders?.(200, RAW_HEADERS.slice(), () => {}, 'OK');
+      handler.onData?.(BODY);
+      handler.onComplete?.([]);
+    });
+    return true;
+  }
+  override async close(): Promise<void> {}
+  override async destroy(): Promise<void> {}
+}
+
+const options = {
+  name: 'bench',
+  origins: [ORIGIN],
+  latency: { p99Ms: 200, p95Ms: 50 },
+  userDeadlineMs: 2_000,
+  attempts: 2,
+  hedge: { at: 'p95' as const },
+};
+
+type Variant = { name: string; call(): Promise<unknown> };
+const instant = new InstantDispatcher();
+const intercepted = instant.compose(prazoInterceptor({ dependencies: [options] }));
+const facade = dependency(options, {
+  transport: (t) => createDispatchTransport(t.origins, () => instant.dispatch.bind(instant)),
+});
+const variants: Variant[] = [
+  {
+    name: 'undici request()',
+    call: async () => (await instant.request({ origin: ORIGIN, path: '/', method: 'GET' })).body.text(),
+  },
+  {
+    name: 'prazo interceptor, request()',
+    call: async () => (await intercepted.request({ origin: ORIGIN, path: '/', method: 'GET' })).body.text(),
+  },
+  {
+    name: 'undici fetch()',
+    call: async () => (await undiciFetch(`${ORIGIN}/`, { dispatcher: instant })).text(),
+  },
+  { name: 'prazo dep.fetch()', call: async () => (await facade.fetch('/')).text() },
+  {
+    name: 'prazo dep.request()',
+    call: async () => (await facade.request({ path: '/' })).body.text(),
+  },
+];
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? fallback : Number(process.argv[i + 1]);
+}
+const calls = arg('calls', 50_000);
+const rounds = arg('rounds', 5);
+
+async function measure(variant: Variant, n: number): Promise<number> {
+  (globalThis as { gc?: () => void }).gc?.();
+  const start = process.cpuUsage();
+  for (let i = 0; i < n; i++) await variant.call();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / n;
+}
+
+for (const v of variants) await measure(v, 5_000);
+const results = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+for (let r = 0; r < rounds; r++) for (const v of variants) results.get(v.name)!.push(await measure(v, calls));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+console.log(`CPU µs per call, median of ${rounds} rounds × ${calls} calls (Node ${process.version})`);
+for (const [name, xs] of results) {
+  console.log(`${name.padEnd(32)} ${median(xs).toFixed(2).padStart(7)}   (${xs.map((x) => x.toFixed(2)).join(' / ')})`);
+}
+await facade.close();
