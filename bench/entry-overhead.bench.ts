@@ -8,8 +8,8 @@
  *   node --expose-gc --import tsx bench/entry-overhead.bench.ts [--calls 50000] [--rounds 5]
  */
 import { Dispatcher, fetch as undiciFetch } from 'undici';
-import { createDispatchTransport } from '../src/client/dispatch-transport.js';
 import { dependency } from '../src/client/dependency.js';
+import { createDispatchTransport } from '../src/client/dispatch-transport.js';
 import { prazoInterceptor } from '../src/client/interceptor.js';
 
 const ORIGIN = 'http://127.0.0.1:8080';
@@ -116,6 +116,8 @@ for (let r = 0; r < rounds; r++) for (const v of variants) results.get(v.name)!.
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 console.log(`CPU µs per call, median of ${rounds} rounds × ${calls} calls (Node ${process.version})`);
 for (const [name, xs] of results) {
-  console.log(`${name.padEnd(32)} ${median(xs).toFixed(2).padStart(7)}   (${xs.map((x) => x.toFixed(2)).join(' / ')})`);
+  console.log(
+    `${name.padEnd(32)} ${median(xs).toFixed(2).padStart(7)}   (${xs.map((x) => x.toFixed(2)).join(' / ')})`,
+  );
 }
 await facade.close();
