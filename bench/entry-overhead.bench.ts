@@ -2,10 +2,10 @@
  * What each entry point adds per call, without the network: undici's own `request()` and `fetch()`
  * over an in-memory dispatcher that answers on the next turn of the event loop, against the same
  * calls through prazo's interceptor (composed onto that dispatcher) and prazo's `fetch` facade.
- * CPU microseconds per call, one call at a time, rounds alternating. Steadier than the end-to-end
+ * CPU microseconds per call, `--concurrency` calls in flight (1 by default), rounds alternating. Steadier than the end-to-end
  * benchmark on a shared machine: no socket, no server process.
  *
- *   node --expose-gc --import tsx bench/entry-overhead.bench.ts [--calls 50000] [--rounds 5]
+ *   npm run build && node --expose-gc --import tsx bench/entry-overhead.bench.ts [--calls 50000] [--rounds 5] [--concurrency 1]
  */
 import { Dispatcher, fetch as undiciFetch } from 'undici';
 import { dependency } from '../src/client/dependency.js';
@@ -71,10 +71,10 @@ const options = {
 
 type Variant = { name: string; call(): Promise<unknown> };
 const instant = new InstantDispatcher();
-const intercepted = instant.compose(prazoInterceptor({ dependencies: [options] }));
-const facade = dependency(options, {
-  transport: (t) => createDispatchTransport(t.origins, () => instant.dispatch.bind(instant)),
-});
+const interceptor = prazoInterceptor({ dependencies: [options] });
+const intercepted = instant.compose(interceptor);
+// The interceptor's own dependency: dep.request() and dep.fetch() over the same dispatcher.
+const facade = interceptor.dependencies.get('bench')!;
 const variants: Variant[] = [
   {
     name: 'undici request()',
@@ -101,23 +101,36 @@ function arg(name: string, fallback: number): number {
 }
 const calls = arg('calls', 50_000);
 const rounds = arg('rounds', 5);
+const concurrency = arg('concurrency', 1);
 
 async function measure(variant: Variant, n: number): Promise<number> {
   (globalThis as { gc?: () => void }).gc?.();
   const start = process.cpuUsage();
-  for (let i = 0; i < n; i++) await variant.call();
+  let left = n;
+  const worker = async (): Promise<void> => {
+    while (left > 0) {
+      left--;
+      await variant.call();
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
   const used = process.cpuUsage(start);
   return (used.user + used.system) / n;
 }
 
+const only = process.argv.indexOf('--only');
+if (only !== -1)
+  variants.splice(0, variants.length, ...variants.filter((v) => v.name.includes(process.argv[only + 1]!)));
 for (const v of variants) await measure(v, 5_000);
 const results = new Map<string, number[]>(variants.map((v) => [v.name, []]));
 for (let r = 0; r < rounds; r++) for (const v of variants) results.get(v.name)!.push(await measure(v, calls));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-console.log(`CPU µs per call, median of ${rounds} rounds × ${calls} calls (Node ${process.version})`);
+console.log(
+  `CPU µs per call, median of ${rounds} rounds × ${calls} calls, ${concurrency} in flight (Node ${process.version})`,
+);
 for (const [name, xs] of results) {
   console.log(
     `${name.padEnd(32)} ${median(xs).toFixed(2).padStart(7)}   (${xs.map((x) => x.toFixed(2)).join(' / ')})`,
   );
 }
-await facade.close();
+await interceptor.close();
