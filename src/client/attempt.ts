@@ -84,6 +84,12 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry {
   }
 
   /** The shared timer says time is up. */
+  /** The dependency closed during the attempt: the call ends with `error`. */
+  onClose(error: Error): void {
+    if (this.call.cancelled === null) this.call.cancelled = error;
+    this.abort(error);
+  }
+
   onDue(): void {
     this.abort(
       this.byDeadline

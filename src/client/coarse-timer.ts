@@ -6,6 +6,8 @@ export interface TimerEntry {
   dueAt: number;
   /** Called once, on the first tick at or after `dueAt`; the entry is already removed. */
   onDue(nowMs: number): void;
+  /** Called when the dependency closes while the entry is pending: what it guards ends with `error`. */
+  onClose?(error: Error): void;
 }
 
 /**

@@ -7,7 +7,7 @@ import { createOriginPoller, type OriginPoller } from '../membership/origin-poll
 import { type CalibratedPolicy, calibrateTimeout } from '../policy/calibrate.js';
 import { createRetryBudget, type RetryBudget, type RetryBudgetState } from '../policy/retry-budget.js';
 import { admitStep } from './admit-step.js';
-import { Attempt, attemptHandler } from './attempt.js';
+import { attemptHandler } from './attempt.js';
 import { budgetStep } from './budget-step.js';
 import { Call, type DependencyResponse, type RequestOptions } from './call.js';
 import { cancelStep } from './cancel-step.js';
@@ -321,12 +321,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       ctx.closed = true;
       poller?.close();
       const error = new CancelledError(`Dependency ${o.name} closed during the call.`);
-      for (const entry of ctx.timer.entries()) {
-        if (entry instanceof Attempt) {
-          if (entry.call.cancelled === null) entry.call.cancelled = error;
-          entry.abort(error);
-        }
-      }
+      for (const entry of ctx.timer.entries()) entry.onClose?.(error);
       for (const call of [...ctx.sleepers]) call.wake?.();
       closing = transport.close().finally(() => {
         ctx.timer.clear();
