@@ -26,7 +26,7 @@ function drive(opts: {
       const t = s * 1000 + i * stepMs;
       tokens = Math.min(opts.capacity(t), tokens + (opts.capacity(t) * stepMs) / 1000);
       second.offered++;
-      if (throttle.reject(t, random())) continue;
+      if (throttle.reject(t, random()) > 0) continue;
       second.sent++;
       const accepted = tokens >= 1;
       if (accepted) {
@@ -49,7 +49,7 @@ describe('createAdaptiveThrottle', () => {
   it('never rejects while the dependency accepts everything', () => {
     const throttle = createAdaptiveThrottle();
     for (let t = 0; t < 20_000; t += 3) {
-      expect(throttle.reject(t, 0)).toBe(false);
+      expect(throttle.reject(t, 0)).toBe(0);
       throttle.record(true, t);
     }
     expect(throttle.state(20_000).probability).toBe(0);
@@ -61,9 +61,9 @@ describe('createAdaptiveThrottle', () => {
     throttle.record(true, 10);
     expect(throttle.state(10)).toEqual({ requests: 10, accepts: 1, probability: 8 / 11 });
     // A local rejection counts as a request.
-    expect(throttle.reject(20, 0)).toBe(true);
+    expect(throttle.reject(20, 0)).toBe(8 / 11);
     expect(throttle.state(20).requests).toBe(11);
-    expect(throttle.reject(20, 0.99)).toBe(false);
+    expect(throttle.reject(20, 0.99)).toBe(0);
     // Everything leaves the window after windowMs.
     expect(throttle.state(1200)).toEqual({ requests: 0, accepts: 0, probability: 0 });
   });

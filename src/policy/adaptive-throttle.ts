@@ -41,13 +41,23 @@ export interface AdaptiveThrottle {
   /** The probability of rejecting a new request locally now. */
   probability(nowMs: number): number;
   /**
-   * Decides whether to reject a new request locally, given a uniform `random` in [0, 1); a rejection
-   * is counted as a request at once.
+   * Decides whether to reject a new request locally, given a uniform `random` in [0, 1): returns 0
+   * to send it, or the rejection probability it was rejected with (> 0). A rejection is counted as a
+   * request at once.
    */
-  reject(nowMs: number, random: number): boolean;
+  reject(nowMs: number, random: number): number;
   /** Counts a request that reached the dependency, and whether the dependency accepted it. */
   record(accepted: boolean, nowMs: number): void;
   state(nowMs: number): AdaptiveThrottleState;
+}
+
+/**
+ * Whether an answer with `status` counts as accepted by the dependency: every status except 429,
+ * 502, 503 and 504 (the answers of a server, or of a proxy in front of it, that refused the work or
+ * could not get it done). A 500 is accepted: the dependency took the work, and a bug is not overload.
+ */
+export function acceptedStatus(status: number): boolean {
+  return status !== 429 && status !== 503 && status !== 502 && status !== 504;
 }
 
 /**
@@ -97,7 +107,8 @@ export function normalizeAdaptiveThrottleOptions(
  *   section "Client-side throttling": https://sre.google/sre-book/handling-overload/
  * @example
  * const throttle = createAdaptiveThrottle({ k: 2 });
- * if (throttle.reject(Date.now(), Math.random())) throw new ThrottledError('inventory', p);
+ * const p = throttle.reject(Date.now(), Math.random());
+ * if (p > 0) throw new ThrottledError('inventory', p);
  * throttle.record(response.status !== 503 && response.status !== 429, Date.now());
  */
 export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): AdaptiveThrottle {
@@ -138,19 +149,20 @@ export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): A
   const probability = (nowMs: number): number => {
     at(nowMs);
     const p = (requests - k * accepts) / (requests + 1);
-    return p > 0 ? p : 0;
+    return Math.max(p, 0);
   };
 
   return {
     probability,
     reject(nowMs, random) {
       // The common case, the dependency accepting: one comparison after moving the window.
-      if (requests <= k * accepts && Math.floor(nowMs / slotMs) === head) return false;
-      if (random >= probability(nowMs)) return false;
+      if (requests <= k * accepts && Math.floor(nowMs / slotMs) === head) return 0;
+      const p = probability(nowMs);
+      if (random >= p) return 0;
       const slot = at(nowMs);
       requestsBySlot[slot]! += 1;
       requests += 1;
-      return true;
+      return p;
     },
     record(accepted, nowMs) {
       const slot = at(nowMs);
