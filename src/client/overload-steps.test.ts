@@ -145,14 +145,14 @@ describe('adaptive concurrency limit (concurrency step)', () => {
     }
   });
 
-  it('learns the limit from the calls’ latency (the first window is a probe at the floor)', async () => {
+  it('learns the limit from the calls’ latency (the first windows are a probe at the floor)', async () => {
     const { dep, transport, clock } = createTestDependency({
       origins: ONE,
       concurrency: { minLimit: 2, initialLimit: 8, windowSamples: 4, windowMs: 10 },
     });
     const changes: number[] = [];
     dep.on('concurrency-limit', (e) => changes.push(e.limit));
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 12; i++) {
       const call = settle(dep.request({ path: '/' }));
       await flush();
       clock.advance(5);

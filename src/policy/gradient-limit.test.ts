@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createGradientLimit, GRADIENT_LIMIT_DEFAULTS, type GradientLimitOptions } from './gradient-limit.js';
+import {
+  createGradientLimit,
+  GRADIENT_LIMIT_DEFAULTS,
+  type GradientLimitOptions,
+  PROBE_WINDOWS,
+} from './gradient-limit.js';
 
 /**
  * A supplier of `workers` workers, each busy `serviceMs` per call, with a FIFO queue in front, and
@@ -104,9 +109,14 @@ describe('createGradientLimit', () => {
   it('starts with a no-load probe at the floor, then uses the initial limit', () => {
     const gl = createGradientLimit({ initialLimit: 10, minLimit: 3, windowSamples: 2, windowMs: 10 });
     expect(gl.state()).toMatchObject({ limit: 3, probing: true, noLoadMs: undefined });
-    gl.sample(20, 0, 20, 1);
-    gl.sample(30, 5, 35, 1);
-    expect(gl.state()).toMatchObject({ limit: 10, probing: false, noLoadMs: 25, rttMs: 25 });
+    // Three windows; the first pays for a cold start, the lowest mean wins.
+    const means = [60, 25, 30];
+    means.forEach((mean, w) => {
+      gl.sample(mean - 5, w * 20, w * 20, 1);
+      gl.sample(mean + 5, w * 20 + 5, w * 20 + 10, 1);
+      expect(gl.state().probing).toBe(w < PROBE_WINDOWS - 1);
+    });
+    expect(gl.state()).toMatchObject({ limit: 10, probing: false, noLoadMs: 25, rttMs: 30 });
   });
 
   it('re-measures the no-load latency at the floor after the probe interval, ignoring calls started before', () => {
@@ -125,8 +135,12 @@ describe('createGradientLimit', () => {
     expect(gl.limit()).toBe(GRADIENT_LIMIT_DEFAULTS.minLimit);
     const probeStart = t;
     gl.sample(500, probeStart - 1, t + 1, 5); // started before the probe: ignored
-    gl.sample(40, probeStart + 1, t + 20, 2);
-    gl.sample(40, probeStart + 2, t + 40, 2);
+    for (let w = 0; w < PROBE_WINDOWS; w++) {
+      t += 20;
+      gl.sample(40, t - 10, t, 2);
+      t += 20;
+      gl.sample(40, t - 10, t, 2);
+    }
     const state = gl.state();
     expect(state.probing).toBe(false);
     expect(state.noLoadMs).toBe(40);

@@ -4,7 +4,7 @@ import { InvalidOptionError } from '../errors.js';
  * Options of {@link createGradientLimit}. Durations in ms; limits in calls in flight.
  */
 export interface GradientLimitOptions {
-  /** Limit once the first window (a no-load probe at `minLimit`) has measured the no-load latency. @default 20 */
+  /** Limit once the first windows (a no-load probe at `minLimit`) have measured the no-load latency. @default 20 */
   initialLimit?: number;
   /**
    * The floor: the limit never goes below it, so a quiet or briefly slow dependency keeps working
@@ -27,13 +27,20 @@ export interface GradientLimitOptions {
   windowSamples?: number;
   /**
    * Time between two re-measurements of the no-load latency, in ms: the limit is held at
-   * `minLimit` for one window and that window's latency becomes the no-load latency (it may rise:
-   * the dependency got slower for good). @default 60000
+   * `minLimit` for {@link PROBE_WINDOWS} windows and the lowest of their latencies becomes the
+   * no-load latency (it may rise: the dependency got slower for good). @default 60000
    */
   probeIntervalMs?: number;
   /** Relative jitter of `probeIntervalMs` (0.15: ± 15 %), so that clients do not probe together. @default 0.15 */
   probeJitter?: number;
 }
+
+/**
+ * Windows a no-load probe lasts; the lowest of their means is the no-load latency. More than one,
+ * so that the costs of a cold start (connections opening, code not yet optimised) that fall in the
+ * first one do not pass for the dependency's latency.
+ */
+export const PROBE_WINDOWS = 3;
 
 /** {@link GradientLimitOptions} with every default applied. */
 export type NormalizedGradientLimitOptions = Readonly<Required<GradientLimitOptions>>;
@@ -147,10 +154,11 @@ export function normalizeGradientLimitOptions(
  * measured, so the queue it keeps at the dependency is the tolerance alone.
  *
  * **No-load probe.** The minimum only goes down between probes. Every `probeIntervalMs` (± jitter)
- * the limit is held at `minLimit` for one window of calls started after the probe began; that
- * window's mean replaces the no-load latency, so a dependency that became slower for good is not
- * mistaken for a queue forever. The first window is such a probe too: until it closes the limit is
- * `minLimit`, then `initialLimit`, from where it adapts.
+ * the limit is held at `minLimit` for {@link PROBE_WINDOWS} windows of calls started after the probe
+ * began (as Envoy pins its concurrency to measure its minRTT); the lowest of their means replaces
+ * the no-load latency, so a dependency that became slower for good is not mistaken for a queue
+ * forever. The first windows are such a probe too: until they close the limit is `minLimit`, then
+ * `initialLimit`, from where it adapts.
  *
  * @see Envoy, "Adaptive Concurrency" filter (gradient controller, minRTT calculation):
  *   https://www.envoyproxy.io/docs/envoy/latest/configuration/http/http_filters/adaptive_concurrency_filter
@@ -178,6 +186,8 @@ export function createGradientLimit(
   let peak = 0;
   let probeAt = Number.NaN;
   let probeStart = Number.NEGATIVE_INFINITY;
+  let probeLow = Number.POSITIVE_INFINITY;
+  let probeWindows = 0;
 
   const nextProbe = (nowMs: number): number =>
     nowMs + o.probeIntervalMs * (1 + o.probeJitter * (2 * random() - 1));
@@ -196,11 +206,14 @@ export function createGradientLimit(
     const mean = sum / count;
     rtt = mean;
     if (!Number.isNaN(probeStart)) {
-      // The probe's window: its latency is the no-load latency now, higher or lower.
-      noLoad = mean;
-      probeStart = Number.NaN;
-      probeAt = nextProbe(nowMs);
-      limit = Math.floor(estimate);
+      // A probe's window: the lowest of its windows is the no-load latency now, higher or lower.
+      probeLow = Math.min(probeLow, mean);
+      if (++probeWindows === PROBE_WINDOWS) {
+        noLoad = probeLow;
+        probeStart = Number.NaN;
+        probeAt = nextProbe(nowMs);
+        limit = Math.floor(estimate);
+      }
       open(nowMs);
       return;
     }
@@ -213,6 +226,8 @@ export function createGradientLimit(
     }
     if (nowMs >= probeAt) {
       probeStart = nowMs;
+      probeLow = Number.POSITIVE_INFINITY;
+      probeWindows = 0;
       limit = o.minLimit;
     }
     open(nowMs);
