@@ -133,6 +133,16 @@ export class ConcurrencyGate {
     }
   }
 
+  /**
+   * How long a call queued behind `ahead` others can expect to wait, in ms, by Little's law (a slot
+   * frees every latency ÷ limit ms on average); `fallbackMs` stands for the latency before any is
+   * measured.
+   */
+  expectedWaitMs(ahead: number, fallbackMs: number): number {
+    const limit = this.#limit;
+    return ((ahead + 1) * (limit.latencyMs() ?? fallbackMs)) / limit.limit();
+  }
+
   snapshot(): ConcurrencySnapshot {
     return { ...this.#limit.state(), inFlight: this.inFlight, queued: this.queued };
   }
@@ -268,10 +278,7 @@ async function queued(
   const now = ctx.clock.now();
   const startBy = call.limitMs - ctx.live.p99Ms;
   if (gate.queued >= gate.maxQueued) throw limited(ctx, gate, call, now, 'the wait queue is full.');
-  const state = gate.snapshot();
-  // Little's law: a slot frees every latency ÷ limit ms on average.
-  const latencyMs = state.rttMs ?? state.noLoadMs ?? ctx.live.p99Ms;
-  const waitMs = ((gate.queued + 1) * latencyMs) / Math.max(1, state.limit);
+  const waitMs = gate.expectedWaitMs(gate.queued, ctx.live.p99Ms);
   if (now + waitMs > startBy)
     throw limited(
       ctx,

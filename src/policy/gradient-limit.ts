@@ -15,10 +15,16 @@ export interface GradientLimitOptions {
   maxLimit?: number;
   /**
    * How much slower than the no-load latency a window's latency may be before it counts as
-   * queueing (1.1: up to 10 % above). It absorbs measurement noise; the limit settles near
-   * `tolerance ×` the dependency's Little's-law concurrency. @default 1.1
+   * queueing (1.05: up to 5 % above), with `noiseMs`. It absorbs measurement noise; the limit
+   * settles near `tolerance ×` the dependency's Little's-law concurrency. @default 1.05
    */
   tolerance?: number;
+  /**
+   * Latency above the no-load latency, in ms, that is never taken for queueing whatever the ratio:
+   * the jitter of the caller's own event loop and of the network, which is no sign of a queue at a
+   * dependency that answers in a millisecond. @default 1
+   */
+  noiseMs?: number;
   /** Weight of a new estimate against the current limit (exponential smoothing), 0 … 1. @default 0.2 */
   smoothing?: number;
   /** Shortest sample window, in ms: the limit changes at most once per window. @default 250 */
@@ -50,7 +56,8 @@ export const GRADIENT_LIMIT_DEFAULTS: NormalizedGradientLimitOptions = Object.fr
   initialLimit: 20,
   minLimit: 4,
   maxLimit: 1000,
-  tolerance: 1.1,
+  tolerance: 1.05,
+  noiseMs: 1,
   smoothing: 0.2,
   windowMs: 250,
   windowSamples: 10,
@@ -81,6 +88,8 @@ export interface GradientLimit {
    * `inFlight` calls in flight when it ended (this one included).
    */
   sample(rttMs: number, startedMs: number, nowMs: number, inFlight: number): void;
+  /** The latency of the last window, else the no-load latency, else undefined (nothing measured yet), in ms. */
+  latencyMs(): number | undefined;
   state(): GradientLimitState;
 }
 
@@ -124,6 +133,7 @@ export function normalizeGradientLimitOptions(
     minLimit,
     maxLimit,
     tolerance: num('tolerance', 1, 10, 'a number from 1 to 10'),
+    noiseMs: num('noiseMs', 0, 60_000, 'a number of ms from 0 to 60000'),
     smoothing: num('smoothing', Number.MIN_VALUE, 1, 'a number > 0 and ≤ 1'),
     windowMs: num('windowMs', 1, 3_600_000, 'a number of ms from 1 to 3600000'),
     windowSamples: int('windowSamples', 1),
@@ -140,13 +150,13 @@ export function normalizeGradientLimitOptions(
  * closes, its mean latency `rtt` is compared with the no-load latency `noLoad` (the lowest window
  * mean since the last probe):
  *
- *     gradient = clamp(noLoad × tolerance / rtt, 0.5, 1)
+ *     gradient = clamp((noLoad × tolerance + noiseMs) / rtt, 0.5, 1)
  *     target   = limit × gradient + (gradient = 1 and the limit was used ? √limit : 0)
  *     limit    = clamp(limit × (1 − smoothing) + target × smoothing, minLimit, maxLimit)
  *
  * Latency at no-load level (gradient 1) lets the limit grow by a headroom of √limit, but only when
  * at least half of it was in use (a quiet caller proves nothing about capacity). Queueing (latency
- * above `noLoad × tolerance`) shrinks the limit in proportion, halving it at most per window. By
+ * above `noLoad × tolerance + noiseMs`) shrinks the limit in proportion, halving it at most per window. By
  * Little's law a dependency with W workers and service time S answers in S × C / W once C > W calls
  * are in flight, so the gradient is W × tolerance / C and the limit settles at about
  * `tolerance × W`, its concurrency at capacity. Envoy and Netflix add the headroom on every update,
@@ -218,7 +228,7 @@ export function createGradientLimit(
       return;
     }
     if (noLoad === undefined || mean < noLoad) noLoad = mean;
-    const gradient = Math.min(1, Math.max(0.5, (noLoad * o.tolerance) / mean));
+    const gradient = Math.min(1, Math.max(0.5, (noLoad * o.tolerance + o.noiseMs) / mean));
     const used = peak * 2 >= limit;
     if (gradient < 1 || used) {
       const target = estimate * gradient + (gradient === 1 ? Math.sqrt(estimate) : 0);
@@ -245,6 +255,7 @@ export function createGradientLimit(
       if (inFlight > peak) peak = inFlight;
       if (count >= o.windowSamples && nowMs - windowStart >= o.windowMs) close(nowMs);
     },
+    latencyMs: () => rtt ?? noLoad,
     state: () => ({ limit, estimate, noLoadMs: noLoad, rttMs: rtt, probing: !Number.isNaN(probeStart) }),
   };
 }
