@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { createRandom } from '../lab/random.js';
 import {
   createGradientLimit,
   GRADIENT_LIMIT_DEFAULTS,
@@ -20,7 +21,7 @@ function simulate(opts: {
   limit?: GradientLimitOptions;
   random?: () => number;
 }): number[] {
-  const gl = createGradientLimit({ probeIntervalMs: 10_000, ...opts.limit }, opts.random ?? (() => 0.5));
+  const gl = createGradientLimit({ probeIntervalMs: 10_000, ...opts.limit }, opts.random ?? createRandom(1));
   const queue: number[] = []; // start times of calls queued at the supplier
   const busy: Array<{ start: number; until: number }> = [];
   let inFlight = 0;

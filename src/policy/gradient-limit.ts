@@ -27,9 +27,12 @@ export interface GradientLimitOptions {
   noiseMs?: number;
   /** Weight of a new estimate against the current limit (exponential smoothing), 0 … 1. @default 0.2 */
   smoothing?: number;
-  /** Shortest sample window, in ms: the limit changes at most once per window. @default 250 */
+  /**
+   * Shortest sample window, in ms: the limit changes at most once per window (a probe's windows
+   * close on `windowSamples` alone). @default 100
+   */
   windowMs?: number;
-  /** Samples a window needs before it closes (a quiet dependency updates less often). @default 10 */
+  /** Round trips a window needs before it closes (a quiet dependency updates less often). @default 10 */
   windowSamples?: number;
   /**
    * Time between two re-measurements of the no-load latency, in ms: the limit is held at
@@ -42,11 +45,22 @@ export interface GradientLimitOptions {
 }
 
 /**
- * Windows a no-load probe lasts; the lowest of their means is the no-load latency. More than one,
+ * Windows a no-load probe lasts; the lowest of their latencies is the no-load latency. More than one,
  * so that the costs of a cold start (connections opening, code not yet optimised) that fall in the
  * first one do not pass for the dependency's latency.
  */
 export const PROBE_WINDOWS = 3;
+
+/**
+ * Round trips a window keeps (a uniform sample of them when there are more). The window's latency
+ * is their mean without the slowest {@link TRIMMED_SHARE}: a few stalls (a GC pause, a busy event
+ * loop) do not drag it up as they would a plain mean, and unlike a median (Envoy's default
+ * aggregate) it still moves when a third of the calls queue.
+ */
+export const RESERVOIR_SIZE = 64;
+
+/** Share of the slowest round trips of a window left out of its latency. */
+export const TRIMMED_SHARE = 0.1;
 
 /** {@link GradientLimitOptions} with every default applied. */
 export type NormalizedGradientLimitOptions = Readonly<Required<GradientLimitOptions>>;
@@ -59,7 +73,7 @@ export const GRADIENT_LIMIT_DEFAULTS: NormalizedGradientLimitOptions = Object.fr
   tolerance: 1.05,
   noiseMs: 1,
   smoothing: 0.2,
-  windowMs: 250,
+  windowMs: 100,
   windowSamples: 10,
   probeIntervalMs: 60_000,
   probeJitter: 0.15,
@@ -147,8 +161,9 @@ export function normalizeGradientLimitOptions(
  * Envoy's adaptive concurrency filter and Netflix's concurrency-limits (`GradientLimit`).
  *
  * Round trips are gathered in windows (at least `windowMs` and `windowSamples`). When a window
- * closes, its mean latency `rtt` is compared with the no-load latency `noLoad` (the lowest window
- * mean since the last probe):
+ * closes, its latency `rtt` (the mean of a uniform sample of {@link RESERVOIR_SIZE} round trips
+ * without their slowest 10 %) is compared with the no-load latency `noLoad` (the lowest window
+ * latency since the last probe):
  *
  *     gradient = clamp((noLoad × tolerance + noiseMs) / rtt, 0.5, 1)
  *     target   = limit × gradient + (gradient = 1 and the limit was used ? √limit : 0)
@@ -165,7 +180,7 @@ export function normalizeGradientLimitOptions(
  *
  * **No-load probe.** The minimum only goes down between probes. Every `probeIntervalMs` (± jitter)
  * the limit is held at `minLimit` for {@link PROBE_WINDOWS} windows of calls started after the probe
- * began (as Envoy pins its concurrency to measure its minRTT); the lowest of their means replaces
+ * began (as Envoy pins its concurrency to measure its minRTT); the lowest of their latencies replaces
  * the no-load latency, so a dependency that became slower for good is not mistaken for a queue
  * forever. The first windows are such a probe too: until they close the limit is `minLimit`, then
  * `initialLimit`, from where it adapts.
@@ -191,7 +206,8 @@ export function createGradientLimit(
   let rtt: number | undefined;
   // The open window.
   let windowStart = Number.NaN;
-  let sum = 0;
+  // A uniform sample of the window's round trips (Algorithm R).
+  const reservoir = new Float64Array(RESERVOIR_SIZE);
   let count = 0;
   let peak = 0;
   let probeAt = Number.NaN;
@@ -203,7 +219,6 @@ export function createGradientLimit(
     nowMs + o.probeIntervalMs * (1 + o.probeJitter * (2 * random() - 1));
   const open = (nowMs: number): void => {
     windowStart = nowMs;
-    sum = 0;
     count = 0;
     peak = 0;
   };
@@ -213,11 +228,11 @@ export function createGradientLimit(
   };
 
   const close = (nowMs: number): void => {
-    const mean = sum / count;
-    rtt = mean;
+    const latency = trimmedMean(reservoir, Math.min(count, RESERVOIR_SIZE));
+    rtt = latency;
     if (!Number.isNaN(probeStart)) {
       // A probe's window: the lowest of its windows is the no-load latency now, higher or lower.
-      probeLow = Math.min(probeLow, mean);
+      probeLow = Math.min(probeLow, latency);
       if (++probeWindows === PROBE_WINDOWS) {
         noLoad = probeLow;
         probeStart = Number.NaN;
@@ -227,8 +242,8 @@ export function createGradientLimit(
       open(nowMs);
       return;
     }
-    if (noLoad === undefined || mean < noLoad) noLoad = mean;
-    const gradient = Math.min(1, Math.max(0.5, (noLoad * o.tolerance + o.noiseMs) / mean));
+    if (noLoad === undefined || latency < noLoad) noLoad = latency;
+    const gradient = Math.min(1, Math.max(0.5, (noLoad * o.tolerance + o.noiseMs) / latency));
     const used = peak * 2 >= limit;
     if (gradient < 1 || used) {
       const target = estimate * gradient + (gradient === 1 ? Math.sqrt(estimate) : 0);
@@ -250,12 +265,31 @@ export function createGradientLimit(
       // While probing, only calls admitted under the probe's limit measure the no-load latency.
       if (!Number.isNaN(probeStart) && startedMs < probeStart) return;
       if (Number.isNaN(windowStart)) open(nowMs);
-      sum += rttMs;
+      if (count < RESERVOIR_SIZE) reservoir[count] = rttMs;
+      else {
+        const slot = Math.floor(random() * (count + 1));
+        if (slot < RESERVOIR_SIZE) reservoir[slot] = rttMs;
+      }
       count++;
       if (inFlight > peak) peak = inFlight;
-      if (count >= o.windowSamples && nowMs - windowStart >= o.windowMs) close(nowMs);
+      // A probe's windows need no time: they close on samples alone, so that a probe (the first
+      // one, at start, above all) holds the limit at the floor for as short a time as it can.
+      if (count >= o.windowSamples && (!Number.isNaN(probeStart) || nowMs - windowStart >= o.windowMs))
+        close(nowMs);
     },
     latencyMs: () => rtt ?? noLoad,
     state: () => ({ limit, estimate, noLoadMs: noLoad, rttMs: rtt, probing: !Number.isNaN(probeStart) }),
   };
+}
+
+/**
+ * The mean of the first `n` values of `values` without the slowest {@link TRIMMED_SHARE} of them
+ * (sorts them in place).
+ */
+function trimmedMean(values: Float64Array, n: number): number {
+  const kept = n - Math.floor(n * TRIMMED_SHARE);
+  const sorted = values.subarray(0, n).sort();
+  let sum = 0;
+  for (let i = 0; i < kept; i++) sum += sorted[i]!;
+  return sum / kept;
 }
