@@ -53,14 +53,14 @@ export const PROBE_WINDOWS = 3;
 
 /**
  * Round trips a window keeps (a uniform sample of them when there are more). The window's latency
- * is their mean without the slowest {@link TRIMMED_SHARE}: a few stalls (a GC pause, a busy event
- * loop) do not drag it up as they would a plain mean, and unlike a median (Envoy's default
- * aggregate) it still moves when a third of the calls queue.
+ * is their mean without the outliers above {@link OUTLIER_FACTOR} × their median: a stall (a GC
+ * pause, a starved event loop) does not drag it up as it would a plain mean, and unlike a median
+ * (Envoy's default aggregate) it still moves when a third of the calls queue.
  */
 export const RESERVOIR_SIZE = 64;
 
-/** Share of the slowest round trips of a window left out of its latency. */
-export const TRIMMED_SHARE = 0.1;
+/** Round trips slower than this many times the window's median are left out of its latency. */
+export const OUTLIER_FACTOR = 3;
 
 /** {@link GradientLimitOptions} with every default applied. */
 export type NormalizedGradientLimitOptions = Readonly<Required<GradientLimitOptions>>;
@@ -161,8 +161,8 @@ export function normalizeGradientLimitOptions(
  * Envoy's adaptive concurrency filter and Netflix's concurrency-limits (`GradientLimit`).
  *
  * Round trips are gathered in windows (at least `windowMs` and `windowSamples`). When a window
- * closes, its latency `rtt` (the mean of a uniform sample of {@link RESERVOIR_SIZE} round trips
- * without their slowest 10 %) is compared with the no-load latency `noLoad` (the lowest window
+ * closes, its latency `rtt` (the mean of a uniform sample of {@link RESERVOIR_SIZE} round trips,
+ * outliers above 3 × their median left out) is compared with the no-load latency `noLoad` (the lowest window
  * latency since the last probe):
  *
  *     gradient = clamp((noLoad × tolerance + noiseMs) / rtt, 0.5, 1)
@@ -228,7 +228,7 @@ export function createGradientLimit(
   };
 
   const close = (nowMs: number): void => {
-    const latency = trimmedMean(reservoir, Math.min(count, RESERVOIR_SIZE));
+    const latency = robustMean(reservoir, Math.min(count, RESERVOIR_SIZE));
     rtt = latency;
     if (!Number.isNaN(probeStart)) {
       // A probe's window: the lowest of its windows is the no-load latency now, higher or lower.
@@ -283,13 +283,16 @@ export function createGradientLimit(
 }
 
 /**
- * The mean of the first `n` values of `values` without the slowest {@link TRIMMED_SHARE} of them
- * (sorts them in place).
+ * The mean of the first `n` values of `values` that are at most {@link OUTLIER_FACTOR} × their
+ * median (sorts them in place).
  */
-function trimmedMean(values: Float64Array, n: number): number {
-  const kept = n - Math.floor(n * TRIMMED_SHARE);
+function robustMean(values: Float64Array, n: number): number {
   const sorted = values.subarray(0, n).sort();
+  const mid = n >> 1;
+  const median = n % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  const cap = median * OUTLIER_FACTOR;
   let sum = 0;
-  for (let i = 0; i < kept; i++) sum += sorted[i]!;
+  let kept = 0;
+  while (kept < n && sorted[kept]! <= cap) sum += sorted[kept++]!;
   return sum / kept;
 }
