@@ -95,8 +95,8 @@ describe('adaptive concurrency limit (concurrency step)', () => {
     await dep.close();
   });
 
-  it('lets the caller cancel a waiting call (CANCELLED) and close() end the waiting ones', async () => {
-    const { dep, transport } = createTestDependency({ origins: ONE, concurrency: { minLimit: 1 } });
+  it('lets the caller cancel a waiting call (CANCELLED) and close() end the waiting ones, leaving no timer', async () => {
+    const { dep, transport, clock } = createTestDependency({ origins: ONE, concurrency: { minLimit: 1 } });
     const controller = new AbortController();
     const first = settle(dep.request({ path: '/' }));
     const cancelled = settle(dep.request({ path: '/', signal: controller.signal }));
@@ -109,6 +109,8 @@ describe('adaptive concurrency limit (concurrency step)', () => {
     expect(isPrazoError((await closed).error, 'CANCELLED')).toBe(true);
     expect(isPrazoError((await first).error, 'CANCELLED')).toBe(true);
     expect(transport.exchanges).toHaveLength(1);
+    expect(dep.overload().concurrency).toMatchObject({ inFlight: 0, queued: 0 });
+    expect(clock.pendingTimers()).toBe(0);
   });
 
   it('runs a call’s retries inside its one slot', async () => {
