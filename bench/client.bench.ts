@@ -88,6 +88,14 @@ const contenders: Contender[] = [
     create: (origin, connections) => prazo('prazo (all features, 1 instance)', [origin], connections),
   },
   {
+    // The same, with both overload protections on at their defaults: the adaptive concurrency
+    // limit (a slot per call, the gradient fed on every answer) and adaptive throttling (a
+    // sliding-window count per call). The healthy path: the limit must not cut throughput.
+    name: 'prazo (all features + overload protections, 1 instance)',
+    create: (origin, connections) =>
+      prazo('prazo (all features + overload protections, 1 instance)', [origin], connections, true, true),
+  },
+  {
     // Two instances, hedging off: what the topology alone costs (twice the pools and connections),
     // to read the next row against.
     name: 'prazo (2 instances, hedging off)',
@@ -238,8 +246,9 @@ const prazoExtras = new Map<string, { calls: number; hedges: number; retries: nu
  * prazo with every feature on: deadline (header + pre-call check), retry budget, calibrated
  * timeouts on the shared timer, hedging at the live p95, events with listeners.
  */
-function benchOptions(origins: string[], connections: number, hedge: boolean) {
+function benchOptions(origins: string[], connections: number, hedge: boolean, overload = false) {
   return {
+    ...(overload ? { concurrency: true, throttle: true } : {}),
     name: 'bench',
     origins,
     latency: { p99Ms: 200, p95Ms: 50 },
@@ -250,8 +259,8 @@ function benchOptions(origins: string[], connections: number, hedge: boolean) {
   };
 }
 
-function prazo(key: string, origins: string[], connections: number, hedge = true): Client {
-  const dep = dependency(benchOptions(origins, connections, hedge));
+function prazo(key: string, origins: string[], connections: number, hedge = true, overload = false): Client {
+  const dep = dependency(benchOptions(origins, connections, hedge, overload));
   const tally = prazoExtras.get(key) ?? { calls: 0, hedges: 0, retries: 0 };
   prazoExtras.set(key, tally);
   dep.on('request-end', () => {

@@ -18,6 +18,8 @@ export type PrazoErrorCode =
   | 'ATTEMPT_ABANDONED'
   | 'BODY_DESTROYED'
   | 'RESOLVER_FAILED'
+  | 'CONCURRENCY_LIMITED'
+  | 'THROTTLED'
   | PrometheusErrorCode;
 
 /** Codes of the {@link PrometheusError} family: what went wrong reading the Prometheus HTTP API. */
@@ -382,5 +384,56 @@ function describe(value: unknown): string {
 export class ResolverError extends PrazoError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('RESOLVER_FAILED', message, options);
+  }
+}
+
+/**
+ * The dependency's adaptive concurrency limit was reached and the call could not start in time: the
+ * wait queue was full, or the wait it faced (or had already spent) left less than the dependency's
+ * p99 before the deadline. The dependency was not called; the retry budget counts the call as
+ * refused, not as an original. See docs/overload.md.
+ */
+export class ConcurrencyLimitedError extends PrazoError {
+  readonly dependency: string;
+  /** The concurrency limit in force when the call was refused. */
+  readonly limit: number;
+  /** Calls that were waiting for a slot, this one excluded. */
+  readonly queued: number;
+  /** Time that was left before the deadline, in ms. */
+  readonly remainingMs: number;
+
+  constructor(
+    dependency: string,
+    why: string,
+    state: { limit: number; queued: number; remainingMs: number },
+  ) {
+    super(
+      'CONCURRENCY_LIMITED',
+      `${dependency}: ${state.limit} calls in flight (its adaptive limit) and ${state.queued} waiting; ${why}`,
+    );
+    this.dependency = dependency;
+    this.limit = state.limit;
+    this.queued = state.queued;
+    this.remainingMs = state.remainingMs;
+  }
+}
+
+/**
+ * Adaptive throttling rejected the call locally: over the throttle's window the dependency accepted
+ * too few of the calls sent to it (requests > K × accepts), so this one was dropped with probability
+ * `probability` without being sent. The retry budget counts it as refused. See docs/overload.md.
+ */
+export class ThrottledError extends PrazoError {
+  readonly dependency: string;
+  /** The local rejection probability in force, 0 … 1. */
+  readonly probability: number;
+
+  constructor(dependency: string, probability: number) {
+    super(
+      'THROTTLED',
+      `${dependency} accepts too few calls: rejected locally (rejection probability ${probability.toFixed(2)}), not sent.`,
+    );
+    this.dependency = dependency;
+    this.probability = probability;
   }
 }

@@ -9,6 +9,8 @@ export type { BalancerOptions } from './balancer/balancer-options.js';
 export { BALANCER_DEFAULTS } from './balancer/balancer-options.js';
 export { BOOTSTRAP_PROBES_IN_FLIGHT } from './client/admit-step.js';
 export type { RequestHeaders, RequestOptions } from './client/call.js';
+export type { ConcurrencyOptions, ConcurrencySnapshot } from './client/concurrency-gate.js';
+export { CONCURRENCY_MAX_QUEUED_DEFAULT } from './client/concurrency-gate.js';
 export type { Dependency } from './client/dependency.js';
 export { dependency } from './client/dependency.js';
 export { DIAGNOSTICS_CHANNELS } from './client/diagnostics.js';
@@ -16,12 +18,14 @@ export type {
   AttemptEndEvent,
   AttemptStartEvent,
   BudgetExhaustedEvent,
+  ConcurrencyLimitEvent,
   DependencyEventName,
   DependencyEvents,
   DependencyListener,
   FastFailEvent,
   HedgeEvent,
   InstanceEvent,
+  LimitedEvent,
   MembershipChangedEvent,
   MembershipErrorEvent,
   PolicyEvent,
@@ -48,6 +52,7 @@ export type {
   NormalizedDependencyOptions,
 } from './client/options.js';
 export { DEPENDENCY_DEFAULTS, normalizeDependencyOptions } from './client/options.js';
+export type { OverloadSnapshot } from './client/overload-snapshot.js';
 export type { RequeueOptions } from './client/requeue.js';
 export { REQUEUE_DEFAULTS } from './client/requeue.js';
 export type { AttemptRecord, DependencyResponse, ResponseBody, ResponseHeaders } from './client/response.js';
@@ -71,6 +76,7 @@ export {
   AttemptAbandonedError,
   BodyDestroyedError,
   CancelledError,
+  ConcurrencyLimitedError,
   ConnectTimeoutError,
   DeadlineExceededError,
   DeadlineInsufficientError,
@@ -92,6 +98,7 @@ export {
   ResolverError,
   RetryAfterExceedsDeadlineError,
   RetryBudgetExhaustedError,
+  ThrottledError,
 } from './errors.js';
 export type { InstantSample, NativeHistogramSample, RangeSeries } from './fleet/api-response.js';
 export type {
@@ -208,6 +215,16 @@ export type {
   InstrumentTarget,
   RecalibratableDependency,
 } from './observe/source.js';
+export type {
+  AdaptiveThrottle,
+  AdaptiveThrottleOptions,
+  AdaptiveThrottleState,
+} from './policy/adaptive-throttle.js';
+export {
+  ADAPTIVE_THROTTLE_DEFAULTS,
+  acceptedStatus,
+  createAdaptiveThrottle,
+} from './policy/adaptive-throttle.js';
 export type { BackoffInput } from './policy/backoff.js';
 export { BACKOFF_DEFAULTS, backoffDelayMs } from './policy/backoff.js';
 export type {
@@ -227,6 +244,8 @@ export {
 } from './policy/calibrate.js';
 export type { AttemptOutcome, AttemptPhase, Classification, ClassifyContext } from './policy/classify.js';
 export { classify, RETRYABLE_STATUSES } from './policy/classify.js';
+export type { GradientLimit, GradientLimitOptions, GradientLimitState } from './policy/gradient-limit.js';
+export { createGradientLimit, GRADIENT_LIMIT_DEFAULTS } from './policy/gradient-limit.js';
 export type { HeaderRecord } from './policy/header-value.js';
 export type { HedgePolicy } from './policy/hedge-delay.js';
 export { hedgeDelayMs, shouldHedge } from './policy/hedge-delay.js';

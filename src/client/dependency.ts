@@ -4,6 +4,7 @@ import { CancelledError, InvalidOptionError } from '../errors.js';
 import { createSlicedWindow, type SlicedWindow } from '../latency/sliced-window.js';
 import type { OriginsDiff } from '../membership/diff-origins.js';
 import { createOriginPoller, type OriginPoller } from '../membership/origin-poller.js';
+import { createAdaptiveThrottle } from '../policy/adaptive-throttle.js';
 import { type CalibratedPolicy, calibrateTimeout } from '../policy/calibrate.js';
 import { createRetryBudget, type RetryBudget, type RetryBudgetState } from '../policy/retry-budget.js';
 import { admitStep } from './admit-step.js';
@@ -12,19 +13,23 @@ import { budgetStep } from './budget-step.js';
 import { Call, type DependencyResponse, type RequestOptions } from './call.js';
 import { cancelStep } from './cancel-step.js';
 import { CoarseTimer } from './coarse-timer.js';
+import { ConcurrencyGate } from './concurrency-gate.js';
+import { concurrencyStep } from './concurrency-step.js';
 import { deadlineStep } from './deadline-step.js';
 import { type DependencyEventName, type DependencyListener, EventHub } from './events.js';
 import { fetchThrough } from './fetch.js';
 import { hedgeStep } from './hedge.js';
-import { withHistory } from './history.js';
+import { closedError, withHistory } from './history.js';
 import { instanceEventName } from './instance-report.js';
 import { LiveLatency, type PolicySnapshot } from './live-latency.js';
 import { membershipStep } from './membership-step.js';
 import { type DependencyOptions, normalizeDependencyOptions } from './options.js';
+import { type OverloadSnapshot, overloadSnapshot } from './overload-snapshot.js';
 import { compose, type DependencyContext, type Handler } from './pipeline.js';
 import { createPoolTransport } from './pool-transport.js';
 import { requestEventsStep } from './request-events-step.js';
-import { closedError, retryStep } from './retry.js';
+import { retryStep } from './retry.js';
+import { throttleStep } from './throttle-step.js';
 import type { Transport } from './transport.js';
 
 /**
@@ -56,6 +61,12 @@ export interface Dependency {
   instances(): InstanceSnapshot[];
   /** The state of the dependency's retry budget. */
   budget(): RetryBudgetState;
+  /**
+   * The overload protections now: the adaptive concurrency limit (limit, no-load and recent
+   * latency, calls in flight and waiting) and the throttle (requests, accepts, rejection
+   * probability), each `null` when off. See docs/overload.md.
+   */
+  overload(): OverloadSnapshot;
   /**
    * The origins calls go to now: `origins` as given, or the last good set a resolver answered
    * (empty before its first answer).
@@ -172,6 +183,14 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     onChange: announce,
     fleet: o.fleetLatency,
   });
+  const gate =
+    o.concurrency === false
+      ? null
+      : new ConcurrencyGate(o.concurrency, o.random, (limit) => {
+          if (events.has('concurrency-limit'))
+            events.emit('concurrency-limit', { dependency: o.name, limit });
+        });
+  const throttle = o.throttle === false ? null : createAdaptiveThrottle(o.throttle);
   ctx = {
     name: o.name,
     clock,
@@ -196,6 +215,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     live,
     policy: Object.freeze({ ...initial }),
     hedge: o.hedge,
+    concurrency: gate,
     userDeadlineMs: o.userDeadlineMs,
     localMaxMs: o.localMaxMs,
     sleepers: new Set(),
@@ -248,6 +268,8 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       cancelStep(ctx),
       ...(poller === undefined ? [] : [membershipStep(ctx, poller)]),
       admitStep(ctx),
+      ...(throttle === null ? [] : [throttleStep(ctx, throttle)]),
+      ...(gate === null ? [] : [concurrencyStep(ctx, gate)]),
       budgetStep(ctx),
       retryStep(ctx),
       hedgeStep(ctx),
@@ -284,6 +306,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       return list;
     },
     budget: () => budget.state(),
+    overload: () => overloadSnapshot(gate, throttle, clock.now()),
     origins: () => transport.origins,
     window: () => window,
     setPolicy(policy) {

@@ -17,6 +17,8 @@ export const DIAGNOSTICS_CHANNELS = Object.freeze({
   'budget-exhausted': 'prazo:budget:exhausted',
   'fast-fail': 'prazo:deadline:fast-fail',
   'request-end': 'prazo:call:end',
+  limited: 'prazo:overload:limited',
+  'concurrency-limit': 'prazo:overload:concurrency-limit',
   policy: 'prazo:policy',
   requeue: 'prazo:requeue',
   'instance-ejected': 'prazo:instance:ejected',

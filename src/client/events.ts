@@ -110,6 +110,39 @@ export interface FastFailEvent {
   beforeAttempt: boolean;
 }
 
+/**
+ * A call was refused locally by an overload protection, before any attempt: the adaptive
+ * concurrency limit (`reason: 'concurrency'`, error `CONCURRENCY_LIMITED`) or adaptive throttling
+ * (`reason: 'throttle'`, error `THROTTLED`). The retry budget counts it as refused, not as an original.
+ */
+export type LimitedEvent =
+  | {
+      dependency: string;
+      requestId: number;
+      reason: 'concurrency';
+      /** The concurrency limit in force. */
+      limit: number;
+      /** Calls waiting for a slot, this one excluded. */
+      queued: number;
+      /** Time that was left before the deadline, in ms. */
+      remainingMs: number;
+    }
+  | {
+      dependency: string;
+      requestId: number;
+      reason: 'throttle';
+      /** The local rejection probability in force. */
+      probability: number;
+      remainingMs: number;
+    };
+
+/** The adaptive concurrency limit changed (at most once per sample window). */
+export interface ConcurrencyLimitEvent {
+  dependency: string;
+  /** The new limit, calls in flight. */
+  limit: number;
+}
+
 /** A call ended (the caller got a response or an error). */
 export interface RequestEndEvent {
   dependency: string;
@@ -194,6 +227,8 @@ export interface DependencyEvents {
   'budget-exhausted': BudgetExhaustedEvent;
   'fast-fail': FastFailEvent;
   'request-end': RequestEndEvent;
+  limited: LimitedEvent;
+  'concurrency-limit': ConcurrencyLimitEvent;
   policy: PolicyEvent;
   requeue: RequeueEvent;
   /** Too many failures in a row, or a failure ratio far above its peers' (or a failed probe). */
@@ -240,6 +275,8 @@ export class EventHub {
     'budget-exhausted': [],
     'fast-fail': [],
     'request-end': [],
+    limited: [],
+    'concurrency-limit': [],
     policy: [],
     requeue: [],
     'instance-ejected': [],

@@ -73,9 +73,16 @@ export class HedgedTry implements TimerEntry {
     const now = ctx.clock.now();
     const instance = ctx.balancer.pickHedge(this.first === null ? -1 : this.first.instance, now);
     if (instance === -1) return;
+    // A copy needs a slot of the concurrency limit of its own: none free, no copy (docs/overload.md).
+    const gate = ctx.concurrency;
+    if (gate !== null && !gate.tryAcquire()) {
+      ctx.balancer.finished(instance, 'neutral', 0, now);
+      return;
+    }
     if (!ctx.budget.tryConsume()) {
       // The pick counted a call in flight that will not be sent.
       ctx.balancer.finished(instance, 'neutral', 0, now);
+      gate?.release(undefined, now, now);
       if (ctx.events.has('budget-exhausted'))
         ctx.events.emit('budget-exhausted', { dependency: ctx.name, requestId: call.id, purpose: 'hedge' });
       return;
@@ -89,8 +96,12 @@ export class HedgedTry implements TimerEntry {
     this.#copy = call.lastStarted;
     this.#copyPromise = promise;
     promise.then(
-      (response) => this.#copyAnswered(response),
+      (response) => {
+        gate?.release(undefined, now, ctx.clock.now());
+        this.#copyAnswered(response);
+      },
       () => {
+        gate?.release(undefined, now, ctx.clock.now());
         this.#copyDone = true;
       },
     );

@@ -1,4 +1,4 @@
-import type { PrazoError } from '../errors.js';
+import { CancelledError, type PrazoError } from '../errors.js';
 import type { Call } from './call.js';
 import type { AttemptRecord } from './response.js';
 
@@ -25,4 +25,9 @@ export function withHistory<E extends Error>(error: E, call: Call, dependency: s
     writable: true,
   });
   return error;
+}
+
+/** The error a closed dependency fails calls with (the owner of the dependency gave up on them). */
+export function closedError(name: string): Error {
+  return new CancelledError(`Dependency ${name} is closed.`);
 }

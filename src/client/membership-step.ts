@@ -1,9 +1,9 @@
 import { DeadlineExceededError } from '../errors.js';
 import type { OriginPoller } from '../membership/origin-poller.js';
 import type { Call, DependencyResponse } from './call.js';
-import { withHistory } from './history.js';
+import { closedError, withHistory } from './history.js';
 import type { DependencyContext, Handler, Step } from './pipeline.js';
-import { closedError, sleep } from './retry.js';
+import { sleep } from './retry.js';
 
 /**
  * Holds a call until the resolver of `origins` has answered a first set, for no longer than the

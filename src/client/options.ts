@@ -6,9 +6,19 @@ import { systemClock } from '../clock.js';
 import { InvalidOptionError } from '../errors.js';
 import type { FleetLatencySource } from '../fleet/fleet-latency-feed.js';
 import type { OriginResolver } from '../membership/origin-resolver.js';
+import {
+  type AdaptiveThrottleOptions,
+  type NormalizedAdaptiveThrottleOptions,
+  normalizeAdaptiveThrottleOptions,
+} from '../policy/adaptive-throttle.js';
 import type { CalibrationOptions } from '../policy/calibrate.js';
 import { CALIBRATION_DEFAULTS } from '../policy/calibrate.js';
 import type { RetryBudget, RetryBudgetOptions } from '../policy/retry-budget.js';
+import {
+  type ConcurrencyOptions,
+  type NormalizedConcurrencyOptions,
+  normalizeConcurrencyOptions,
+} from './concurrency-gate.js';
 import type { FetchFunction } from './fetch.js';
 import { type NormalizedRequeueOptions, normalizeRequeueOptions, type RequeueOptions } from './requeue.js';
 
@@ -87,9 +97,22 @@ export interface DependencyOptions {
    * caller's attempts (see {@link RequeueOptions}); `false`: none. @default REQUEUE_DEFAULTS
    */
   requeue?: RequeueOptions | false;
+  /**
+   * Adaptive concurrency limit (the gradient algorithm, see docs/overload.md): at most `limit` calls
+   * in flight, the limit learnt from latency against the no-load latency; calls beyond it wait in a
+   * bounded queue while they can still start in time for the p99, else fail with
+   * `CONCURRENCY_LIMITED`. `true`: the defaults ({@link ConcurrencyOptions}). @default false
+   */
+  concurrency?: ConcurrencyOptions | boolean;
+  /**
+   * Adaptive throttling (Google SRE book): over a sliding window, reject calls locally with
+   * probability max(0, (requests − K × accepts) / (requests + 1)), failing with `THROTTLED`
+   * (see docs/overload.md). `true`: K = 2 over 10 s. @default false
+   */
+  throttle?: AdaptiveThrottleOptions | boolean;
   /** @default systemClock */
   clock?: Clock;
-  /** Uniform source in [0, 1) for backoff jitter. @default Math.random */
+  /** Uniform source in [0, 1) for backoff jitter, throttling and probe jitter. @default Math.random */
   random?: () => number;
   /**
    * Resolves the origins' host names when a connection opens, as `net.connect` takes it (service
@@ -109,6 +132,8 @@ export const DEPENDENCY_DEFAULTS = Object.freeze({
   attempts: CALIBRATION_DEFAULTS.attempts,
   connections: 64,
   hedge: false as const,
+  concurrency: false as const,
+  throttle: false as const,
   liveMinSamples: 200,
   liveRefreshMs: 1_000,
   originsRefreshMs: 30_000,
@@ -141,6 +166,8 @@ export interface NormalizedDependencyOptions {
   fleetLatency: FleetLatencySource | undefined;
   balancer: Omit<BalancerOptions, 'onTransition'>;
   requeue: NormalizedRequeueOptions | false;
+  concurrency: NormalizedConcurrencyOptions | false;
+  throttle: NormalizedAdaptiveThrottleOptions | false;
   clock: Clock;
   random: () => number;
   lookup: LookupFunction | undefined;
@@ -214,6 +241,8 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
     );
   normalizeBalancerOptions(balancer);
   const requeue = normalizeRequeueOptions(options.requeue);
+  const concurrency = enabled('concurrency', options.concurrency ?? DEPENDENCY_DEFAULTS.concurrency);
+  const throttle = enabled('throttle', options.throttle ?? DEPENDENCY_DEFAULTS.throttle);
   const retryBudget = options.retryBudget ?? {};
   if (typeof retryBudget !== 'object' || retryBudget === null)
     throw new InvalidOptionError('retryBudget', 'retry budget options or a RetryBudget', retryBudget);
@@ -236,6 +265,8 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
     fleetLatency,
     balancer,
     requeue,
+    concurrency: concurrency === false ? false : normalizeConcurrencyOptions(concurrency, 'concurrency.'),
+    throttle: throttle === false ? false : normalizeAdaptiveThrottleOptions(throttle, 'throttle.'),
     clock,
     random,
     lookup,
@@ -316,6 +347,15 @@ function normalizeHedge(hedge: unknown): NormalizedDependencyOptions['hedge'] {
   if (max !== undefined && max !== 1) throw new InvalidOptionError('hedge.max', '1', max);
   if (at === 'p95') return { at };
   return { at: positive('hedge.at', at) };
+}
+
+/** `false`, or the options object of a protection that is on (`true` means its defaults). */
+function enabled<T extends object>(option: string, value: T | boolean): T | false {
+  if (value === false) return false;
+  if (value === true) return {} as T;
+  if (typeof value !== 'object' || value === null)
+    throw new InvalidOptionError(option, 'true, false or an object of options', value);
+  return value;
 }
 
 function positive(option: string, value: unknown): number {

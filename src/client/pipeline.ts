@@ -4,6 +4,7 @@ import type { CalibratedPolicy } from '../policy/calibrate.js';
 import type { RetryBudget } from '../policy/retry-budget.js';
 import type { Call, DependencyResponse } from './call.js';
 import type { CoarseTimer } from './coarse-timer.js';
+import type { ConcurrencyGate } from './concurrency-gate.js';
 import type { EventHub } from './events.js';
 import type { LiveLatency } from './live-latency.js';
 import type { NormalizedRequeueOptions } from './requeue.js';
@@ -45,6 +46,8 @@ export interface DependencyContext {
   /** Connect/read timeouts and attempts in force (swapped atomically by `setPolicy`). */
   policy: CalibratedPolicy;
   readonly hedge: { at: 'p95' | number } | false;
+  /** The adaptive concurrency limit's slots, or null when `concurrency` is off. */
+  readonly concurrency: ConcurrencyGate | null;
   readonly userDeadlineMs: number;
   readonly localMaxMs: number;
   /** Calls waiting out a retry delay (woken by `close()`). */

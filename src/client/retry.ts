@@ -11,7 +11,7 @@ import { type AttemptOutcome, type Classification, classify, timeoutOfCode } fro
 import { planRetry } from '../policy/plan-retry.js';
 import { codeOf } from './attempt.js';
 import type { Call, DependencyResponse } from './call.js';
-import { withHistory } from './history.js';
+import { closedError, withHistory } from './history.js';
 import type { DependencyContext, Handler, Step } from './pipeline.js';
 import { mayRequeue } from './requeue.js';
 import { discard } from './response.js';
@@ -169,11 +169,6 @@ export function sleep(ctx: DependencyContext, call: Call, ms: number): Promise<v
     call.wake = wake;
     ctx.sleepers.add(call);
   });
-}
-
-/** The error a closed dependency fails calls with (the owner of the dependency gave up on them). */
-export function closedError(name: string): Error {
-  return new CancelledError(`Dependency ${name} is closed.`);
 }
 
 /** The answer a retry was refused after, as an error (the `cause` of `RETRY_AFTER_EXCEEDS_DEADLINE`). */

@@ -19,7 +19,8 @@ export type MetricLabel =
   | 'quantile'
   | 'direction'
   | 'state'
-  | 'instance';
+  | 'instance'
+  | 'reason';
 
 /** How the metric behaves. */
 export type MetricType = 'counter' | 'gauge' | 'histogram';
@@ -53,6 +54,7 @@ export const OTEL_ATTRIBUTES: Readonly<Record<MetricLabel, string>> = Object.fre
   direction: 'prazo.drift.direction',
   state: 'prazo.instance.state',
   instance: 'prazo.instance',
+  reason: 'prazo.limit.reason',
 });
 
 /**
@@ -74,6 +76,7 @@ export const LABEL_VALUES = Object.freeze({
   quantile: Object.freeze(['0.95', '0.99'] as const),
   direction: Object.freeze(['timeout-too-tight', 'timeout-too-generous'] as const),
   state: Object.freeze(['up', 'down', 'ejected', 'probing', 'draining'] as const),
+  reason: Object.freeze(['concurrency', 'throttle'] as const),
 });
 
 /**
@@ -285,6 +288,46 @@ export const METRICS = Object.freeze({
     unit: 's',
     help: 'Peak-EWMA latency the balancer holds for each instance, in seconds (the first 10 instances, the largest of the rest as instance="other").',
     labels: ['dependency', 'instance'],
+  },
+  limited: {
+    prometheus: 'prazo_requests_limited_total',
+    otel: 'prazo.client.requests.limited',
+    type: 'counter',
+    unit: '{request}',
+    help: 'Calls refused locally by an overload protection before any attempt, by reason: concurrency (CONCURRENCY_LIMITED) or throttle (THROTTLED). Never sent, and not counted as originals by the retry budget.',
+    labels: ['dependency', 'reason'],
+  },
+  concurrencyLimit: {
+    prometheus: 'prazo_concurrency_limit',
+    otel: 'prazo.client.concurrency.limit',
+    type: 'gauge',
+    unit: '{request}',
+    help: 'The adaptive concurrency limit in force: calls a dependency may have in flight (absent when the limit is off).',
+    labels: ['dependency'],
+  },
+  concurrencyInFlight: {
+    prometheus: 'prazo_concurrency_in_flight',
+    otel: 'prazo.client.concurrency.in_flight',
+    type: 'gauge',
+    unit: '{request}',
+    help: 'Calls holding a slot of the adaptive concurrency limit (absent when the limit is off).',
+    labels: ['dependency'],
+  },
+  concurrencyQueued: {
+    prometheus: 'prazo_concurrency_queued',
+    otel: 'prazo.client.concurrency.queued',
+    type: 'gauge',
+    unit: '{request}',
+    help: 'Calls waiting for a slot of the adaptive concurrency limit (absent when the limit is off).',
+    labels: ['dependency'],
+  },
+  throttleProbability: {
+    prometheus: 'prazo_throttle_probability',
+    otel: 'prazo.client.throttle.probability',
+    type: 'gauge',
+    unit: '1',
+    help: 'Probability that adaptive throttling rejects a new call locally: max(0, (requests − K × accepts) / (requests + 1)) over its window (absent when throttling is off).',
+    labels: ['dependency'],
   },
 } as const satisfies Record<string, MetricDefinition>);
 

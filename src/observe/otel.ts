@@ -134,6 +134,11 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
     timeoutP99Ratio: gauge(METRICS.timeoutP99Ratio),
     fleetLatencyAge: gauge(METRICS.fleetLatencyAge),
     fleetLatencyStale: gauge(METRICS.fleetLatencyStale),
+    limited: counter(METRICS.limited),
+    concurrencyLimit: gauge(METRICS.concurrencyLimit),
+    concurrencyInFlight: gauge(METRICS.concurrencyInFlight),
+    concurrencyQueued: gauge(METRICS.concurrencyQueued),
+    throttleProbability: gauge(METRICS.throttleProbability),
   };
   const A = OTEL_ATTRIBUTES;
 
@@ -205,6 +210,15 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
         }
       }
       observer.observe(o.membershipRefreshFailures, tally.membershipFailures, base);
+      for (const reason of LABEL_VALUES.reason)
+        observer.observe(o.limited, tally.limited[reason], at(A.reason, reason));
+      const overload = dependency.overload?.();
+      if (overload?.concurrency) {
+        observer.observe(o.concurrencyLimit, overload.concurrency.limit, base);
+        observer.observe(o.concurrencyInFlight, overload.concurrency.inFlight, base);
+        observer.observe(o.concurrencyQueued, overload.concurrency.queued, base);
+      }
+      if (overload?.throttle) observer.observe(o.throttleProbability, overload.throttle.probability, base);
 
       observer.observe(o.retryRatio, dependency.budget().ratio, base);
       const policy = dependency.policy();

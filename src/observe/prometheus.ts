@@ -31,7 +31,12 @@ import {
   PROMETHEUS_PREFIX,
   prometheusName,
 } from './metric-names.js';
-import { type InstrumentableDependency, type InstrumentTarget, toDependencies } from './source.js';
+import {
+  type InstrumentableDependency,
+  type InstrumentTarget,
+  type OverloadView,
+  toDependencies,
+} from './source.js';
 import {
   countDrift,
   createTally,
@@ -111,7 +116,8 @@ type CounterKey =
   | 'recalibrations'
   | 'requeues'
   | 'instanceEjections'
-  | 'membershipRefreshFailures';
+  | 'membershipRefreshFailures'
+  | 'limited';
 
 const states = new WeakMap<Registry, Map<string, RegistryState>>();
 const PREFIX_PATTERN = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -224,6 +230,7 @@ function attach(state: RegistryState, dependency: InstrumentableDependency): Att
   add('requeues', {}, () => tally.requeues);
   add('instanceEjections', {}, () => tally.ejections);
   add('membershipRefreshFailures', {}, () => tally.membershipFailures);
+  for (const reason of LABEL_VALUES.reason) add('limited', { reason }, () => tally.limited[reason]);
   return a;
 }
 
@@ -324,6 +331,7 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
       requeues: counter(METRICS.requeues),
       instanceEjections: counter(METRICS.instanceEjections),
       membershipRefreshFailures: counter(METRICS.membershipRefreshFailures),
+      limited: counter(METRICS.limited),
     },
     durations,
   };
@@ -374,6 +382,17 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
   instanceGauge(METRICS.instanceShare, (s) => s.share);
   instanceGauge(METRICS.instanceInFlight, (s) => s.inFlight);
   instanceGauge(METRICS.instanceLatency, (s) => s.latencySeconds);
+  // Overload gauges: absent for a dependency whose protection is off.
+  const overloadGauge = (def: MetricDefinition, read: (o: OverloadView) => number | undefined): void =>
+    gauge(def, (g, a) => {
+      const view = a.dependency.overload?.();
+      const value = view === undefined ? undefined : read(view);
+      if (value !== undefined) g.set({ dependency: a.dependency.name }, value);
+    });
+  overloadGauge(METRICS.concurrencyLimit, (o) => o.concurrency?.limit);
+  overloadGauge(METRICS.concurrencyInFlight, (o) => o.concurrency?.inFlight);
+  overloadGauge(METRICS.concurrencyQueued, (o) => o.concurrency?.queued);
+  overloadGauge(METRICS.throttleProbability, (o) => o.throttle?.probability);
   const feedGauge = (def: MetricDefinition, read: (r: FleetFeedReading) => number | undefined): void =>
     collectedGauge(def, (g) => {
       for (const r of readFleetFeeds([...feeds])) {

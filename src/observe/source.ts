@@ -22,6 +22,14 @@ export interface InstrumentableDependency {
   window(): LatencyWindowView;
   /** The state of each instance (`dependency.instances()`); without it no per-instance metric. */
   instances?(): readonly InstanceView[];
+  /** The overload protections (`dependency.overload()`); without it no concurrency or throttle gauge. */
+  overload?(): OverloadView;
+}
+
+/** The overload protections as the metrics read them (a subset of `dependency.overload()`). */
+export interface OverloadView {
+  concurrency: { limit: number; inFlight: number; queued: number } | null;
+  throttle: { probability: number } | null;
 }
 
 /** One instance as the per-instance metrics read it (a subset of the balancer's snapshot). */

@@ -4,6 +4,7 @@ import type {
   FastFailEvent,
   HedgeEvent,
   InstanceEvent,
+  LimitedEvent,
   MembershipErrorEvent,
   RequestEndEvent,
 } from '../client/events.js';
@@ -34,6 +35,8 @@ export interface Tally {
   ejections: number;
   /** Failed resolutions of a live set of origins (`membership-error`). */
   membershipFailures: number;
+  /** Calls refused locally by an overload protection (`limited`), by reason. */
+  readonly limited: { concurrency: number; throttle: number };
   /** Unsubscribes from the dependency. Idempotent. */
   detach(): void;
 }
@@ -104,6 +107,9 @@ export function createTally(
   const onEjected = (_e: InstanceEvent): void => {
     tally.ejections++;
   };
+  const onLimited = (e: LimitedEvent): void => {
+    tally.limited[e.reason === 'throttle' ? 'throttle' : 'concurrency']++;
+  };
 
   let attached = true;
   const tally: Tally = {
@@ -118,6 +124,7 @@ export function createTally(
     requeues: 0,
     ejections: 0,
     membershipFailures: 0,
+    limited: { concurrency: 0, throttle: 0 },
     detach() {
       if (!attached) return;
       attached = false;
@@ -129,6 +136,7 @@ export function createTally(
       dependency.off('requeue', onRequeue);
       dependency.off('instance-ejected', onEjected);
       dependency.off('membership-error', onMembershipError);
+      dependency.off('limited', onLimited);
     },
   };
   dependency.on('request-end', onRequestEnd);
@@ -139,6 +147,7 @@ export function createTally(
   dependency.on('requeue', onRequeue);
   dependency.on('instance-ejected', onEjected);
   dependency.on('membership-error', onMembershipError);
+  dependency.on('limited', onLimited);
   return tally;
 }
 

@@ -1,0 +1,78 @@
+import {
+  AggregationTemporality,
+  type DataPoint,
+  MeterProvider,
+  MetricReader,
+} from '@opentelemetry/sdk-metrics';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { createEventSourceDouble } from '../../test/support/event-source-double.js';
+import { instrument as instrumentOtel } from './otel.js';
+import { instrument as instrumentPrometheus } from './prometheus.js';
+import type { OverloadView } from './source.js';
+
+function overloadDouble(view: OverloadView) {
+  const dep = createEventSourceDouble('payments');
+  return Object.assign(dep, { overload: () => view });
+}
+
+const both: OverloadView = {
+  concurrency: { limit: 17, inFlight: 15, queued: 4 },
+  throttle: { probability: 0.25 },
+};
+
+const limited = (reason: 'concurrency' | 'throttle') =>
+  ({ requestId: 1, reason, remainingMs: 900, limit: 17, queued: 4, probability: 0.25 }) as never;
+
+describe('overload metrics', () => {
+  it('Prometheus: calls refused locally by reason, the limit, calls in flight and waiting, the throttle probability', async () => {
+    const registry = new Registry();
+    const dep = overloadDouble(both);
+    instrumentPrometheus(dep, { registry });
+    dep.emit('limited', limited('throttle'));
+    dep.emit('limited', limited('throttle'));
+    dep.emit('limited', limited('concurrency'));
+    const text = await registry.metrics();
+    expect(text).toContain('prazo_requests_limited_total{dependency="payments",reason="throttle"} 2');
+    expect(text).toContain('prazo_requests_limited_total{dependency="payments",reason="concurrency"} 1');
+    expect(text).toContain('prazo_concurrency_limit{dependency="payments"} 17');
+    expect(text).toContain('prazo_concurrency_in_flight{dependency="payments"} 15');
+    expect(text).toContain('prazo_concurrency_queued{dependency="payments"} 4');
+    expect(text).toContain('prazo_throttle_probability{dependency="payments"} 0.25');
+  });
+
+  it('Prometheus: no overload gauge for a dependency whose protections are off, the counters at 0', async () => {
+    const registry = new Registry();
+    instrumentPrometheus(overloadDouble({ concurrency: null, throttle: null }), { registry });
+    const text = await registry.metrics();
+    expect(text).not.toMatch(/^prazo_(concurrency_limit|concurrency_queued|throttle_probability)\{/m);
+    expect(text).toContain('prazo_requests_limited_total{dependency="payments",reason="concurrency"} 0');
+  });
+
+  it('OpenTelemetry: the same figures under prazo.limit.reason', async () => {
+    class Reader extends MetricReader {
+      constructor() {
+        super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
+      }
+      protected override async onForceFlush(): Promise<void> {}
+      protected override async onShutdown(): Promise<void> {}
+    }
+    const reader = new Reader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const dep = overloadDouble(both);
+    instrumentOtel(dep, { meterProvider: provider });
+    dep.emit('limited', limited('concurrency'));
+    const { resourceMetrics } = await reader.collect();
+    const data = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
+    const points = (name: string) =>
+      (data.find((m) => m.descriptor.name === name)?.dataPoints ?? []) as DataPoint<number>[];
+    expect(
+      points('prazo.client.requests.limited').find(
+        (p) => p.attributes['prazo.limit.reason'] === 'concurrency',
+      )?.value,
+    ).toBe(1);
+    expect(points('prazo.client.concurrency.limit')[0]?.value).toBe(17);
+    expect(points('prazo.client.concurrency.queued')[0]?.value).toBe(4);
+    expect(points('prazo.client.throttle.probability')[0]?.value).toBe(0.25);
+  });
+});

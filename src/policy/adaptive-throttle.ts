@@ -1,0 +1,181 @@
+import { InvalidOptionError } from '../errors.js';
+
+/** Options of {@link createAdaptiveThrottle}. */
+export interface AdaptiveThrottleOptions {
+  /**
+   * The multiplier K of the SRE book: the client keeps sending while requests ≤ K × accepts, and
+   * beyond that sends about K times what the dependency accepts. Lower is more aggressive (1.1
+   * wastes little of the dependency's capacity on rejections but reacts late to its recovery). @default 2
+   */
+  k?: number;
+  /** Length of the sliding window over which requests and accepts are counted, in ms. @default 10000 */
+  windowMs?: number;
+  /** Slots the window is cut into (it moves one slot at a time). @default 50 */
+  bucketCount?: number;
+}
+
+/** {@link AdaptiveThrottleOptions} with every default applied. */
+export type NormalizedAdaptiveThrottleOptions = Readonly<Required<AdaptiveThrottleOptions>>;
+
+/** Defaults of {@link AdaptiveThrottleOptions} (K = 2 as the SRE book recommends). */
+export const ADAPTIVE_THROTTLE_DEFAULTS: NormalizedAdaptiveThrottleOptions = Object.freeze({
+  k: 2,
+  windowMs: 10_000,
+  bucketCount: 50,
+});
+
+/** What the throttle's window holds. */
+export interface AdaptiveThrottleState {
+  /** Requests in the window: calls that ended, the ones rejected locally included. */
+  requests: number;
+  /** Requests the dependency accepted. */
+  accepts: number;
+  /** The local rejection probability now: max(0, (requests − K × accepts) / (requests + 1)). */
+  probability: number;
+}
+
+/**
+ * Client-side adaptive throttling. Pure: time comes in as `nowMs`, randomness as a number.
+ */
+export interface AdaptiveThrottle {
+  /** The probability of rejecting a new request locally now. */
+  probability(nowMs: number): number;
+  /**
+   * Decides whether to reject a new request locally, given a uniform `random` in [0, 1): returns 0
+   * to send it, or the rejection probability it was rejected with (> 0). A rejection is counted as a
+   * request at once.
+   */
+  reject(nowMs: number, random: number): number;
+  /** Counts a request that reached the dependency, and whether the dependency accepted it. */
+  record(accepted: boolean, nowMs: number): void;
+  state(nowMs: number): AdaptiveThrottleState;
+}
+
+/**
+ * Whether an answer with `status` counts as accepted by the dependency: every status except 429,
+ * 502, 503 and 504 (the answers of a server, or of a proxy in front of it, that refused the work or
+ * could not get it done). A 500 is accepted: the dependency took the work, and a bug is not overload.
+ */
+export function acceptedStatus(status: number): boolean {
+  return status !== 429 && status !== 503 && status !== 502 && status !== 504;
+}
+
+/**
+ * Validates {@link AdaptiveThrottleOptions} and applies {@link ADAPTIVE_THROTTLE_DEFAULTS}.
+ * @param optionPath prefix of the option names in error messages (`'throttle.'`).
+ * @throws {InvalidOptionError} naming the first unusable option.
+ */
+export function normalizeAdaptiveThrottleOptions(
+  options: AdaptiveThrottleOptions = {},
+  optionPath = '',
+): NormalizedAdaptiveThrottleOptions {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError(optionPath.replace(/\.$/, '') || 'options', 'an object', options);
+  const d = ADAPTIVE_THROTTLE_DEFAULTS;
+  const k = options.k ?? d.k;
+  if (typeof k !== 'number' || !(k >= 1 && k <= 100))
+    throw new InvalidOptionError(`${optionPath}k`, 'a number from 1 to 100', k);
+  const windowMs = options.windowMs ?? d.windowMs;
+  if (typeof windowMs !== 'number' || !(windowMs >= 1 && windowMs <= 86_400_000))
+    throw new InvalidOptionError(`${optionPath}windowMs`, 'a number of ms from 1 to 86400000', windowMs);
+  const bucketCount = options.bucketCount ?? d.bucketCount;
+  if (!Number.isInteger(bucketCount) || bucketCount < 1 || bucketCount > 10_000)
+    throw new InvalidOptionError(`${optionPath}bucketCount`, 'an integer from 1 to 10000', bucketCount);
+  return Object.freeze({ k, windowMs, bucketCount });
+}
+
+/**
+ * Creates the adaptive throttle of one dependency (Google SRE book, "Handling Overload",
+ * client-side throttling): over a sliding window the client counts `requests` (every request the
+ * application made, the ones it rejected locally included) and `accepts` (those the dependency
+ * accepted), and rejects a new request locally with probability
+ *
+ *     max(0, (requests − K × accepts) / (requests + 1))
+ *
+ * While the dependency accepts everything the probability is 0 (requests ≤ accepts < K × accepts).
+ * When it accepts only a fraction, the client keeps sending about K × accepts: enough to notice
+ * its recovery, little enough that rejected work stops costing it. Counting the local rejections
+ * as requests is what makes the probability rise as the dependency accepts less.
+ *
+ * **Recovery.** Once the dependency accepts everything again, old counts slide out of the window
+ * and new accepts come in, so the probability reaches 0 within one `windowMs` (sooner the less it
+ * was rejecting); the property test checks this bound.
+ *
+ * The window is a ring of `bucketCount` slots: memory is fixed and every operation O(1) amortised.
+ *
+ * @see Beyer et al., *Site Reliability Engineering* (O'Reilly 2016), ch. 21 "Handling Overload",
+ *   section "Client-side throttling": https://sre.google/sre-book/handling-overload/
+ * @example
+ * const throttle = createAdaptiveThrottle({ k: 2 });
+ * const p = throttle.reject(Date.now(), Math.random());
+ * if (p > 0) throw new ThrottledError('inventory', p);
+ * throttle.record(response.status !== 503 && response.status !== 429, Date.now());
+ */
+export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): AdaptiveThrottle {
+  const { k, windowMs, bucketCount } = normalizeAdaptiveThrottleOptions(options);
+  const slotMs = windowMs / bucketCount;
+  const requestsBySlot = new Float64Array(bucketCount);
+  const acceptsBySlot = new Float64Array(bucketCount);
+  let requests = 0;
+  let accepts = 0;
+  let head = Number.NaN; // absolute index of the newest slot
+  let last = 0;
+
+  /** Moves the window to `nowMs` and returns the ring position of its slot. */
+  const at = (nowMs: number): number => {
+    // Time never runs backwards inside the window; NaN or ±Infinity holds the last sane instant.
+    const now = nowMs >= last && nowMs <= Number.MAX_VALUE ? nowMs : last;
+    last = now;
+    const index = Math.floor(now / slotMs);
+    if (index !== head) {
+      if (index - head < bucketCount) {
+        for (let i = head + 1; i <= index; i++) {
+          const slot = i % bucketCount;
+          requests -= requestsBySlot[slot]!;
+          accepts -= acceptsBySlot[slot]!;
+          requestsBySlot[slot] = 0;
+          acceptsBySlot[slot] = 0;
+        }
+      } else {
+        requestsBySlot.fill(0);
+        acceptsBySlot.fill(0);
+        requests = 0;
+        accepts = 0;
+      }
+      head = index;
+    }
+    return index % bucketCount;
+  };
+  const probability = (nowMs: number): number => {
+    at(nowMs);
+    const p = (requests - k * accepts) / (requests + 1);
+    return Math.max(p, 0);
+  };
+
+  return {
+    probability,
+    reject(nowMs, random) {
+      // The common case, the dependency accepting: one comparison after moving the window.
+      if (requests <= k * accepts && Math.floor(nowMs / slotMs) === head) return 0;
+      const p = probability(nowMs);
+      if (random >= p) return 0;
+      const slot = at(nowMs);
+      requestsBySlot[slot]! += 1;
+      requests += 1;
+      return p;
+    },
+    record(accepted, nowMs) {
+      const slot = at(nowMs);
+      requestsBySlot[slot]! += 1;
+      requests += 1;
+      if (accepted) {
+        acceptsBySlot[slot]! += 1;
+        accepts += 1;
+      }
+    },
+    state(nowMs) {
+      const p = probability(nowMs);
+      return { requests, accepts, probability: p };
+    },
+  };
+}

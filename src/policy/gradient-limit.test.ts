@@ -1,0 +1,240 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createRandom } from '../lab/random.js';
+import {
+  createGradientLimit,
+  GRADIENT_LIMIT_DEFAULTS,
+  type GradientLimitOptions,
+  PROBE_WINDOWS,
+} from './gradient-limit.js';
+
+/**
+ * A supplier of `workers` workers, each busy `serviceMs` per call, with a FIFO queue in front, and
+ * `callers` callers that send again as soon as they get an answer, gated by the limit. Simulated in
+ * 1 ms steps; `serviceMs` may change over time. Returns the limit at every ms.
+ */
+function simulate(opts: {
+  workers: number;
+  serviceMs: (t: number) => number;
+  callers: (t: number) => number;
+  durationMs: number;
+  limit?: GradientLimitOptions;
+  random?: () => number;
+}): number[] {
+  const gl = createGradientLimit({ probeIntervalMs: 10_000, ...opts.limit }, opts.random ?? createRandom(1));
+  const queue: number[] = []; // start times of calls queued at the supplier
+  const busy: Array<{ start: number; until: number }> = [];
+  let inFlight = 0;
+  const limits: number[] = [];
+  for (let t = 0; t < opts.durationMs; t++) {
+    // Completions.
+    for (let i = busy.length - 1; i >= 0; i--) {
+      const job = busy[i]!;
+      if (job.until <= t) {
+        busy.splice(i, 1);
+        gl.sample(t - job.start, job.start, t, inFlight);
+        inFlight--;
+      }
+    }
+    // Admissions, as far as the limit and the callers allow.
+    while (inFlight < gl.limit() && inFlight < opts.callers(t)) {
+      inFlight++;
+      queue.push(t);
+    }
+    while (busy.length < opts.workers && queue.length > 0)
+      busy.push({ start: queue.shift()!, until: t + opts.serviceMs(t) });
+    limits.push(gl.limit());
+  }
+  return limits;
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+describe('createGradientLimit', () => {
+  it('settles within 25 % of the Little’s-law concurrency of a supplier under 3× overload', () => {
+    for (const workers of [8, 10, 16, 32, 64]) {
+      const limits = simulate({
+        workers,
+        serviceMs: () => 20,
+        callers: () => workers * 3,
+        durationMs: 20_000,
+      });
+      const settled = median(limits.slice(10_000));
+      expect(
+        Math.abs(settled - workers) / workers,
+        `workers ${workers}: limit ${settled}`,
+      ).toBeLessThanOrEqual(0.25);
+    }
+  });
+
+  it('shrinks when the supplier slows down and grows back after the overload', () => {
+    const slow = (t: number): number => (t >= 10_000 && t < 20_000 ? 60 : 20);
+    const limits = simulate({ workers: 16, serviceMs: slow, callers: () => 48, durationMs: 40_000 });
+    const before = median(limits.slice(6_000, 10_000));
+    const during = median(limits.slice(16_000, 20_000));
+    const after = median(limits.slice(34_000, 40_000));
+    expect(Math.abs(before - 16)).toBeLessThanOrEqual(4);
+    // Three times slower for the same workers: the probe re-learns the no-load latency, the
+    // limit stays near the same Little's-law concurrency (W) rather than collapsing to the floor.
+    expect(during).toBeGreaterThanOrEqual(GRADIENT_LIMIT_DEFAULTS.minLimit);
+    expect(Math.abs(after - 16)).toBeLessThanOrEqual(4);
+  });
+
+  it('recovers after an overload that pushed it to the floor', () => {
+    // 40 callers for 10 s; then the callers drop to 8, then back up to 40.
+    const callers = (t: number): number => (t < 10_000 ? 40 : t < 20_000 ? 8 : 40);
+    const limits = simulate({ workers: 20, serviceMs: () => 25, callers, durationMs: 35_000 });
+    expect(Math.abs(median(limits.slice(5_000, 10_000)) - 20)).toBeLessThanOrEqual(5);
+    expect(Math.abs(median(limits.slice(28_000)) - 20)).toBeLessThanOrEqual(5);
+  });
+
+  it('keeps the floor when every call is slow', () => {
+    const gl = createGradientLimit({ minLimit: 3, initialLimit: 10, windowSamples: 1, windowMs: 1 });
+    gl.sample(10, 0, 1, 1);
+    for (let t = 2; t < 500; t++) gl.sample(10_000, t - 1, t, 10);
+    expect(gl.state()).toMatchObject({ limit: 3, probing: false });
+  });
+
+  it('does not grow while less than half of the limit is in use (a quiet caller proves nothing)', () => {
+    const gl = createGradientLimit({ initialLimit: 20, windowSamples: 1, windowMs: 1 });
+    for (let t = 1; t < 1000; t++) gl.sample(5, t - 1, t, 3);
+    expect(gl.limit()).toBe(20);
+  });
+
+  it('grows by its headroom while latency stays at the no-load level and the limit is used', () => {
+    const gl = createGradientLimit({ initialLimit: 10, windowSamples: 1, windowMs: 1 });
+    for (let t = 1; t < 100; t++) gl.sample(5, t - 1, t, gl.limit());
+    expect(gl.limit()).toBeGreaterThan(30);
+  });
+
+  it('starts with a no-load probe at the floor, then uses the initial limit', () => {
+    const gl = createGradientLimit({ initialLimit: 10, minLimit: 3, windowSamples: 2, windowMs: 10 });
+    expect(gl.state()).toMatchObject({ limit: 3, probing: true, noLoadMs: undefined });
+    // Three windows; the first pays for a cold start, the lowest mean wins.
+    const means = [60, 25, 30];
+    means.forEach((mean, w) => {
+      gl.sample(mean - 5, w * 20, w * 20, 1);
+      gl.sample(mean + 5, w * 20 + 5, w * 20 + 10, 1);
+      expect(gl.state().probing).toBe(w < PROBE_WINDOWS - 1);
+    });
+    expect(gl.state()).toMatchObject({ limit: 10, probing: false, noLoadMs: 25, rttMs: 30 });
+  });
+
+  it('re-measures the no-load latency at the floor after the probe interval, ignoring calls started before', () => {
+    const gl = createGradientLimit(
+      { initialLimit: 10, windowSamples: 2, windowMs: 10, probeIntervalMs: 1000, probeJitter: 0 },
+      () => 0.5,
+    );
+    let t = 0;
+    for (; t < 1000; t += 5) gl.sample(20, t - 20, t, 5);
+    expect(gl.state()).toMatchObject({ noLoadMs: 20, probing: false });
+    while (!gl.state().probing && t < 2000) {
+      t += 5;
+      gl.sample(20, t - 20, t, 5);
+    }
+    expect(gl.state().probing).toBe(true);
+    expect(gl.limit()).toBe(GRADIENT_LIMIT_DEFAULTS.minLimit);
+    const probeStart = t;
+    gl.sample(500, probeStart - 1, t + 1, 5); // started before the probe: ignored
+    for (let w = 0; w < PROBE_WINDOWS; w++) {
+      t += 20;
+      gl.sample(40, t - 10, t, 2);
+      t += 20;
+      gl.sample(40, t - 10, t, 2);
+    }
+    const state = gl.state();
+    expect(state.probing).toBe(false);
+    expect(state.noLoadMs).toBe(40);
+    expect(state.limit).toBe(Math.floor(state.estimate));
+  });
+
+  it('stays an integer within [minLimit, maxLimit] whatever it is fed', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 0, max: 50 }),
+        fc.array(
+          fc.record({
+            rtt: fc.oneof(fc.double({ min: 0, max: 1e6 }), fc.constant(Number.NaN), fc.constant(-1)),
+            dt: fc.integer({ min: 0, max: 5000 }),
+            inFlight: fc.integer({ min: 0, max: 200 }),
+          }),
+          { maxLength: 300 },
+        ),
+        (minLimit, extra, samples) => {
+          const maxLimit = minLimit + extra;
+          const gl = createGradientLimit(
+            {
+              minLimit,
+              maxLimit,
+              initialLimit: minLimit,
+              windowSamples: 2,
+              windowMs: 10,
+              probeIntervalMs: 2000,
+            },
+            () => 0.3,
+          );
+          let now = 0;
+          for (const s of samples) {
+            now += s.dt;
+            gl.sample(s.rtt, now - 1, now, s.inFlight);
+            const limit = gl.limit();
+            expect(Number.isInteger(limit)).toBe(true);
+            expect(limit).toBeGreaterThanOrEqual(minLimit);
+            expect(limit).toBeLessThanOrEqual(maxLimit);
+          }
+        },
+      ),
+    );
+  });
+
+  it('never more than halves per window, and never grows while latency is above the tolerance', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: 1, max: 1000, noNaN: true }), { minLength: 2, maxLength: 200 }),
+        (rtts) => {
+          const gl = createGradientLimit({
+            initialLimit: 200,
+            windowSamples: 1,
+            windowMs: 1,
+            probeIntervalMs: 8e7,
+          });
+          let t = 0;
+          for (const rtt of rtts) {
+            const before = gl.state();
+            t++;
+            gl.sample(rtt, t - 1, t, 1000);
+            const after = gl.state();
+            if (before.probing || after.rttMs === before.rttMs) continue;
+            expect(after.estimate).toBeGreaterThanOrEqual(
+              Math.max(GRADIENT_LIMIT_DEFAULTS.minLimit, before.estimate * 0.9) - 1e-9,
+            );
+            if (after.rttMs! > after.noLoadMs! * 1.05 + 1)
+              expect(after.estimate).toBeLessThanOrEqual(before.estimate);
+          }
+        },
+      ),
+    );
+  });
+
+  it('refuses unusable options, naming them', () => {
+    const bad: Array<[GradientLimitOptions, string]> = [
+      [{ minLimit: 0 }, 'minLimit'],
+      [{ maxLimit: 2, minLimit: 3 }, 'maxLimit'],
+      [{ initialLimit: 2, minLimit: 4 }, 'initialLimit'],
+      [{ tolerance: 0.9 }, 'tolerance'],
+      [{ noiseMs: -1 }, 'noiseMs'],
+      [{ smoothing: 0 }, 'smoothing'],
+      [{ windowMs: Number.NaN }, 'windowMs'],
+      [{ windowSamples: 1.5 }, 'windowSamples'],
+      [{ probeIntervalMs: -1 }, 'probeIntervalMs'],
+      [{ probeJitter: 1 }, 'probeJitter'],
+    ];
+    for (const [options, option] of bad) {
+      expect(() => createGradientLimit(options), option).toThrow(
+        expect.objectContaining({ code: 'INVALID_OPTION', option }),
+      );
+    }
+    expect(createGradientLimit({ maxLimit: 8, minLimit: 2 }).state().estimate).toBe(8);
+  });
+});

@@ -1,0 +1,298 @@
+import { InvalidOptionError } from '../errors.js';
+
+/**
+ * Options of {@link createGradientLimit}. Durations in ms; limits in calls in flight.
+ */
+export interface GradientLimitOptions {
+  /** Limit once the first windows (a no-load probe at `minLimit`) have measured the no-load latency. @default 20 */
+  initialLimit?: number;
+  /**
+   * The floor: the limit never goes below it, so a quiet or briefly slow dependency keeps working
+   * (and the no-load probe runs at it). @default 4
+   */
+  minLimit?: number;
+  /** The ceiling. @default 1000 */
+  maxLimit?: number;
+  /**
+   * How much slower than the no-load latency a window's latency may be before it counts as
+   * queueing (1.05: up to 5 % above), with `noiseMs`. It absorbs measurement noise; the limit
+   * settles near `tolerance ×` the dependency's Little's-law concurrency. @default 1.05
+   */
+  tolerance?: number;
+  /**
+   * Latency above the no-load latency, in ms, that is never taken for queueing whatever the ratio:
+   * the jitter of the caller's own event loop and of the network, which is no sign of a queue at a
+   * dependency that answers in a millisecond. @default 1
+   */
+  noiseMs?: number;
+  /** Weight of a new estimate against the current limit (exponential smoothing), 0 … 1. @default 0.2 */
+  smoothing?: number;
+  /**
+   * Shortest sample window, in ms: the limit changes at most once per window (a probe's windows
+   * close on `windowSamples` alone). @default 100
+   */
+  windowMs?: number;
+  /** Round trips a window needs before it closes (a quiet dependency updates less often). @default 10 */
+  windowSamples?: number;
+  /**
+   * Time between two re-measurements of the no-load latency, in ms: the limit is held at
+   * `minLimit` for {@link PROBE_WINDOWS} windows and the lowest of their latencies becomes the
+   * no-load latency (it may rise: the dependency got slower for good). @default 60000
+   */
+  probeIntervalMs?: number;
+  /** Relative jitter of `probeIntervalMs` (0.15: ± 15 %), so that clients do not probe together. @default 0.15 */
+  probeJitter?: number;
+}
+
+/**
+ * Windows a no-load probe lasts; the lowest of their latencies is the no-load latency. More than one,
+ * so that the costs of a cold start (connections opening, code not yet optimised) that fall in the
+ * first one do not pass for the dependency's latency.
+ */
+export const PROBE_WINDOWS = 3;
+
+/**
+ * Round trips a window keeps (a uniform sample of them when there are more). The window's latency
+ * is their mean without the outliers above {@link OUTLIER_FACTOR} × their median: a stall (a GC
+ * pause, a starved event loop) does not drag it up as it would a plain mean, and unlike a median
+ * (Envoy's default aggregate) it still moves when a third of the calls queue.
+ */
+export const RESERVOIR_SIZE = 64;
+
+/** Round trips slower than this many times the window's median are left out of its latency. */
+export const OUTLIER_FACTOR = 3;
+
+/** {@link GradientLimitOptions} with every default applied. */
+export type NormalizedGradientLimitOptions = Readonly<Required<GradientLimitOptions>>;
+
+/** Defaults of {@link GradientLimitOptions}. */
+export const GRADIENT_LIMIT_DEFAULTS: NormalizedGradientLimitOptions = Object.freeze({
+  initialLimit: 20,
+  minLimit: 4,
+  maxLimit: 1000,
+  tolerance: 1.05,
+  noiseMs: 1,
+  smoothing: 0.2,
+  windowMs: 100,
+  windowSamples: 10,
+  probeIntervalMs: 60_000,
+  probeJitter: 0.15,
+});
+
+/** What a gradient limit holds now. */
+export interface GradientLimitState {
+  /** The limit in force (an integer ≥ `minLimit`; `minLimit` while probing). */
+  limit: number;
+  /** The estimate behind it, before rounding. */
+  estimate: number;
+  /** The no-load latency (the lowest window latency since the last probe), ms; undefined before the first window. */
+  noLoadMs: number | undefined;
+  /** Mean latency of the last closed window, ms; undefined before the first. */
+  rttMs: number | undefined;
+  /** Whether the limit is held at `minLimit` to re-measure the no-load latency. */
+  probing: boolean;
+}
+
+/** A concurrency limit learnt from latency. Pure: time comes in as arguments, randomness is injected. */
+export interface GradientLimit {
+  /** The limit in force now (calls in flight). */
+  limit(): number;
+  /**
+   * Feeds one round trip of `rttMs` that started at `startedMs` and ended at `nowMs`, with
+   * `inFlight` calls in flight when it ended (this one included).
+   */
+  sample(rttMs: number, startedMs: number, nowMs: number, inFlight: number): void;
+  /** The latency of the last window, else the no-load latency, else undefined (nothing measured yet), in ms. */
+  latencyMs(): number | undefined;
+  state(): GradientLimitState;
+}
+
+/**
+ * Validates {@link GradientLimitOptions} and applies {@link GRADIENT_LIMIT_DEFAULTS}.
+ * @param optionPath prefix of the option names in error messages (`'concurrency.'`).
+ * @throws {InvalidOptionError} naming the first unusable option.
+ */
+export function normalizeGradientLimitOptions(
+  options: GradientLimitOptions = {},
+  optionPath = '',
+): NormalizedGradientLimitOptions {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError(optionPath.replace(/\.$/, '') || 'options', 'an object', options);
+  const d = GRADIENT_LIMIT_DEFAULTS;
+  const int = (name: keyof GradientLimitOptions, min: number): number => {
+    const value = options[name] ?? d[name];
+    if (!Number.isInteger(value) || value < min || value > 1_000_000)
+      throw new InvalidOptionError(`${optionPath}${name}`, `an integer from ${min} to 1000000`, value);
+    return value;
+  };
+  const num = (name: keyof GradientLimitOptions, min: number, max: number, expected: string): number => {
+    const value = options[name] ?? d[name];
+    if (typeof value !== 'number' || !(value >= min && value <= max))
+      throw new InvalidOptionError(`${optionPath}${name}`, expected, value);
+    return value;
+  };
+  const minLimit = int('minLimit', 1);
+  const maxLimit = int('maxLimit', 1);
+  if (maxLimit < minLimit)
+    throw new InvalidOptionError(`${optionPath}maxLimit`, `an integer ≥ minLimit (${minLimit})`, maxLimit);
+  const initialLimit = options.initialLimit ?? Math.min(maxLimit, Math.max(minLimit, d.initialLimit));
+  if (!Number.isInteger(initialLimit) || initialLimit < minLimit || initialLimit > maxLimit)
+    throw new InvalidOptionError(
+      `${optionPath}initialLimit`,
+      `an integer from minLimit (${minLimit}) to maxLimit (${maxLimit})`,
+      initialLimit,
+    );
+  return Object.freeze({
+    initialLimit,
+    minLimit,
+    maxLimit,
+    tolerance: num('tolerance', 1, 10, 'a number from 1 to 10'),
+    noiseMs: num('noiseMs', 0, 60_000, 'a number of ms from 0 to 60000'),
+    smoothing: num('smoothing', Number.MIN_VALUE, 1, 'a number > 0 and ≤ 1'),
+    windowMs: num('windowMs', 1, 3_600_000, 'a number of ms from 1 to 3600000'),
+    windowSamples: int('windowSamples', 1),
+    probeIntervalMs: num('probeIntervalMs', 1, 86_400_000, 'a number of ms from 1 to 86400000'),
+    probeJitter: num('probeJitter', 0, 0.99, 'a number from 0 to 0.99'),
+  });
+}
+
+/**
+ * Creates an adaptive concurrency limit computed from latency: the **gradient** algorithm of
+ * Envoy's adaptive concurrency filter and Netflix's concurrency-limits (`GradientLimit`).
+ *
+ * Round trips are gathered in windows (at least `windowMs` and `windowSamples`). When a window
+ * closes, its latency `rtt` (the mean of a uniform sample of {@link RESERVOIR_SIZE} round trips,
+ * outliers above 3 × their median left out) is compared with the no-load latency `noLoad` (the lowest window
+ * latency since the last probe):
+ *
+ *     gradient = clamp((noLoad × tolerance + noiseMs) / rtt, 0.5, 1)
+ *     target   = limit × gradient + (gradient = 1 and the limit was used ? √limit : 0)
+ *     limit    = clamp(limit × (1 − smoothing) + target × smoothing, minLimit, maxLimit)
+ *
+ * Latency at no-load level (gradient 1) lets the limit grow by a headroom of √limit, but only when
+ * at least half of it was in use (a quiet caller proves nothing about capacity). Queueing (latency
+ * above `noLoad × tolerance + noiseMs`) shrinks the limit in proportion, halving it at most per window. By
+ * Little's law a dependency with W workers and service time S answers in S × C / W once C > W calls
+ * are in flight, so the gradient is W × tolerance / C and the limit settles at about
+ * `tolerance × W`, its concurrency at capacity. Envoy and Netflix add the headroom on every update,
+ * which settles at W × tolerance + √W (a standing queue of √W); prazo adds it only when no queueing is
+ * measured, so the queue it keeps at the dependency is the tolerance alone.
+ *
+ * **No-load probe.** The minimum only goes down between probes. Every `probeIntervalMs` (± jitter)
+ * the limit is held at `minLimit` for {@link PROBE_WINDOWS} windows of calls started after the probe
+ * began (as Envoy pins its concurrency to measure its minRTT); the lowest of their latencies replaces
+ * the no-load latency, so a dependency that became slower for good is not mistaken for a queue
+ * forever. The first windows are such a probe too: until they close the limit is `minLimit`, then
+ * `initialLimit`, from where it adapts.
+ *
+ * @see Envoy, "Adaptive Concurrency" filter (gradient controller, minRTT calculation):
+ *   https://www.envoyproxy.io/docs/envoy/latest/configuration/http/http_filters/adaptive_concurrency_filter
+ * @see Netflix concurrency-limits, `GradientLimit` / `Gradient2Limit`: https://github.com/Netflix/concurrency-limits
+ * @example
+ * const limit = createGradientLimit({ minLimit: 4 }, Math.random);
+ * limit.sample(rttMs, startedMs, Date.now(), inFlight);
+ * if (inFlight < limit.limit()) send();
+ */
+export function createGradientLimit(
+  options: GradientLimitOptions = {},
+  random: () => number = Math.random,
+): GradientLimit {
+  const o = normalizeGradientLimitOptions(options);
+  let estimate = o.initialLimit;
+  // The first window is a probe (every sample counts): a no-load latency measured while the
+  // initial limit already queues calls at a small dependency would be a queueing latency.
+  let limit = o.minLimit;
+  let noLoad: number | undefined;
+  let rtt: number | undefined;
+  // The open window.
+  let windowStart = Number.NaN;
+  // A uniform sample of the window's round trips (Algorithm R).
+  const reservoir = new Float64Array(RESERVOIR_SIZE);
+  let count = 0;
+  let peak = 0;
+  let probeAt = Number.NaN;
+  let probeStart = Number.NEGATIVE_INFINITY;
+  let probeLow = Number.POSITIVE_INFINITY;
+  let probeWindows = 0;
+
+  const nextProbe = (nowMs: number): number =>
+    nowMs + o.probeIntervalMs * (1 + o.probeJitter * (2 * random() - 1));
+  const open = (nowMs: number): void => {
+    windowStart = nowMs;
+    count = 0;
+    peak = 0;
+  };
+  const apply = (value: number): void => {
+    estimate = Math.min(o.maxLimit, Math.max(o.minLimit, value));
+    limit = Math.floor(estimate);
+  };
+
+  const close = (nowMs: number): void => {
+    const latency = robustMean(reservoir, Math.min(count, RESERVOIR_SIZE));
+    rtt = latency;
+    if (!Number.isNaN(probeStart)) {
+      // A probe's window: the lowest of its windows is the no-load latency now, higher or lower.
+      probeLow = Math.min(probeLow, latency);
+      if (++probeWindows === PROBE_WINDOWS) {
+        noLoad = probeLow;
+        probeStart = Number.NaN;
+        probeAt = nextProbe(nowMs);
+        limit = Math.floor(estimate);
+      }
+      open(nowMs);
+      return;
+    }
+    if (noLoad === undefined || latency < noLoad) noLoad = latency;
+    const gradient = Math.min(1, Math.max(0.5, (noLoad * o.tolerance + o.noiseMs) / latency));
+    const used = peak * 2 >= limit;
+    if (gradient < 1 || used) {
+      const target = estimate * gradient + (gradient === 1 ? Math.sqrt(estimate) : 0);
+      apply(estimate * (1 - o.smoothing) + target * o.smoothing);
+    }
+    if (nowMs >= probeAt) {
+      probeStart = nowMs;
+      probeLow = Number.POSITIVE_INFINITY;
+      probeWindows = 0;
+      limit = o.minLimit;
+    }
+    open(nowMs);
+  };
+
+  return {
+    limit: () => limit,
+    sample(rttMs, startedMs, nowMs, inFlight) {
+      if (!(rttMs >= 0) || !Number.isFinite(rttMs) || !Number.isFinite(nowMs)) return;
+      // While probing, only calls admitted under the probe's limit measure the no-load latency.
+      if (!Number.isNaN(probeStart) && startedMs < probeStart) return;
+      if (Number.isNaN(windowStart)) open(nowMs);
+      if (count < RESERVOIR_SIZE) reservoir[count] = rttMs;
+      else {
+        const slot = Math.floor(random() * (count + 1));
+        if (slot < RESERVOIR_SIZE) reservoir[slot] = rttMs;
+      }
+      count++;
+      if (inFlight > peak) peak = inFlight;
+      // A probe's windows need no time: they close on samples alone, so that a probe (the first
+      // one, at start, above all) holds the limit at the floor for as short a time as it can.
+      if (count >= o.windowSamples && (!Number.isNaN(probeStart) || nowMs - windowStart >= o.windowMs))
+        close(nowMs);
+    },
+    latencyMs: () => rtt ?? noLoad,
+    state: () => ({ limit, estimate, noLoadMs: noLoad, rttMs: rtt, probing: !Number.isNaN(probeStart) }),
+  };
+}
+
+/**
+ * The mean of the first `n` values of `values` that are at most {@link OUTLIER_FACTOR} × their
+ * median (sorts them in place).
+ */
+function robustMean(values: Float64Array, n: number): number {
+  const sorted = values.subarray(0, n).sort();
+  const mid = n >> 1;
+  const median = n % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  const cap = median * OUTLIER_FACTOR;
+  let sum = 0;
+  let kept = 0;
+  while (kept < n && sorted[kept]! <= cap) sum += sorted[kept++]!;
+  return sum / kept;
+}

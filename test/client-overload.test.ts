@@ -1,0 +1,205 @@
+import type http from 'node:http';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type Dependency, dependency } from '../src/client/dependency.js';
+import { isPrazoError } from '../src/errors.js';
+import { reply, startServer, type TestServer, warmUp } from './support/servers.js';
+
+beforeAll(warmUp);
+
+let server: TestServer | undefined;
+let dep: Dependency | undefined;
+let stop: (() => void) | undefined;
+afterEach(async () => {
+  stop?.();
+  await dep?.close();
+  await server?.close();
+  dep = undefined;
+  server = undefined;
+  stop = undefined;
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const median = (xs: number[]): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+
+/**
+ * A supplier of known capacity: `workers()` workers, each busy `serviceMs` per request, and a FIFO
+ * queue in front of them (a thread pool). Its Little's-law concurrency is `workers()`.
+ */
+async function supplier(workers: () => number, serviceMs: number): Promise<TestServer> {
+  let busy = 0;
+  const queue: http.ServerResponse[] = [];
+  const serve = (res: http.ServerResponse): void => {
+    busy++;
+    setTimeout(() => {
+      busy--;
+      if (!res.destroyed) reply(res, 200);
+      while (busy < workers() && queue.length > 0) serve(queue.shift()!);
+    }, serviceMs);
+  };
+  return startServer((req, res) => {
+    req.resume();
+    if (busy < workers()) serve(res);
+    else queue.push(res);
+  });
+}
+
+/** `callers` loops that call again as soon as they get an answer, until `stop()`. */
+function closedLoop(target: Dependency, callers: number): { stop(): void; done: Promise<unknown> } {
+  let running = true;
+  const loops = Array.from({ length: callers }, async () => {
+    while (running) {
+      try {
+        const res = await target.request({ path: '/work' });
+        await res.body.dump();
+      } catch {
+        await sleep(5); // CONCURRENCY_LIMITED: try again a little later
+      }
+    }
+  });
+  return {
+    stop() {
+      running = false;
+    },
+    done: Promise.all(loops),
+  };
+}
+
+/** Reads the concurrency limit every 50 ms for `ms`. */
+async function watchLimit(target: Dependency, ms: number): Promise<number[]> {
+  const limits: number[] = [];
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    await sleep(50);
+    limits.push(target.overload().concurrency!.limit);
+  }
+  return limits;
+}
+
+describe('adaptive concurrency against a supplier of known capacity', () => {
+  it('settles within 25 % of its Little’s-law concurrency under 3× load, follows a capacity drop and recovers after it', async () => {
+    const W = 16;
+    const S = 40;
+    let workers = W;
+    server = await supplier(() => workers, S);
+    dep = dependency({
+      name: 'supplier',
+      origins: [server.origin],
+      latency: { p99Ms: 400 },
+      userDeadlineMs: 5_000,
+      attempts: 1,
+      concurrency: { minLimit: 2, initialLimit: 20, windowMs: 100 },
+    });
+    const load = closedLoop(dep, 3 * W);
+    stop = load.stop;
+
+    // 3× the supplier's concurrency: the limit comes down from 20 to about W.
+    const settled = median((await watchLimit(dep, 5_000)).slice(-40));
+    // The overload: the supplier loses three quarters of its workers.
+    workers = W / 4;
+    const degraded = median((await watchLimit(dep, 4_000)).slice(-30));
+    // Its capacity comes back.
+    workers = W;
+    const recovered = median((await watchLimit(dep, 4_000)).slice(-30));
+    load.stop();
+    await load.done;
+
+    const summary = `limit: settled ${settled}, with ${W / 4} workers ${degraded}, recovered ${recovered}`;
+    expect(Math.abs(settled - W) / W, summary).toBeLessThanOrEqual(0.25);
+    expect(degraded, summary).toBeLessThanOrEqual(W / 2);
+    expect(Math.abs(recovered - W) / W, summary).toBeLessThanOrEqual(0.25);
+    expect(dep.overload().concurrency).toMatchObject({ inFlight: 0, queued: 0 });
+  }, 30_000);
+});
+
+/**
+ * A dependency that can accept `capacity()` calls a second (a token bucket) and answers 503 to the
+ * rest. Counts what it received and what it accepted.
+ */
+async function rationed(capacity: () => number): Promise<{ server: TestServer; accepted: () => number }> {
+  let tokens = 0;
+  let last = performance.now();
+  let accepted = 0;
+  const s = await startServer((req, res) => {
+    req.resume();
+    const now = performance.now();
+    const c = capacity();
+    tokens = Math.min(Math.max(1, c / 10), tokens + ((now - last) * c) / 1000);
+    last = now;
+    if (tokens >= 1) {
+      tokens -= 1;
+      accepted++;
+      reply(res, 200);
+    } else reply(res, 503);
+  });
+  return { server: s, accepted: () => accepted };
+}
+
+describe('adaptive throttling against a dependency that rejects 90 % of the calls', () => {
+  it('sends at most about 2× what it accepts (K = 2), then returns to full rate within the documented time', async () => {
+    const offeredPerSecond = 400;
+    const windowMs = 2_000;
+    let capacity = offeredPerSecond / 10;
+    const ration = await rationed(() => capacity);
+    server = ration.server;
+    dep = dependency({
+      name: 'rationed',
+      origins: [server.origin],
+      latency: { p99Ms: 100 },
+      userDeadlineMs: 1_000,
+      attempts: 1,
+      throttle: { k: 2, windowMs },
+    });
+    // Open-loop load: 10 calls every 25 ms, whatever the answers.
+    const outcomes: Array<{ atMs: number; throttled: boolean }> = [];
+    const t0 = performance.now();
+    let running = true;
+    const pending = new Set<Promise<void>>();
+    const driver = (async () => {
+      for (let tick = 0; running; tick++) {
+        for (let i = 0; i < 10; i++) {
+          const p = dep!.request({ path: '/' }).then(
+            (res) => res.body.dump(),
+            (error: unknown) => {
+              outcomes.push({ atMs: performance.now() - t0, throttled: isPrazoError(error, 'THROTTLED') });
+            },
+          );
+          const tracked = p.then(() => {
+            pending.delete(tracked);
+          });
+          pending.add(tracked);
+        }
+        const wait = t0 + (tick + 1) * 25 - performance.now();
+        await sleep(Math.max(0, wait));
+      }
+    })();
+    stop = () => {
+      running = false;
+    };
+
+    // Let the throttle's window fill, then measure 4 s at 90 % rejection.
+    await sleep(windowMs + 500);
+    const received0 = server.seen.total;
+    const accepted0 = ration.accepted();
+    const offered0 = outcomes.length;
+    await sleep(4_000);
+    const received = server.seen.total - received0;
+    const accepted = ration.accepted() - accepted0;
+
+    // The dependency accepts everything again.
+    capacity = 1e9;
+    const recoveredAt = performance.now() - t0;
+    const bound = windowMs * (1 + Math.log(1 / (2 * 0.1)) / 2); // docs/overload.md: ≈ 3.6 s
+    await sleep(bound + 1_500);
+    running = false;
+    await driver;
+    await Promise.all(pending);
+
+    const lastThrottled = Math.max(...outcomes.filter((o) => o.throttled).map((o) => o.atMs));
+    const summary = `received ${received}, accepted ${accepted} (${(received / accepted).toFixed(2)}×), throttled locally ${outcomes.length - offered0}; full rate again after ${Math.round(lastThrottled - recoveredAt)} ms (bound ${Math.round(bound)} ms)`;
+    // Without throttling it would receive the offered 400/s, 10× what it accepts.
+    expect(accepted, summary).toBeGreaterThan(100);
+    expect(received / accepted, summary).toBeLessThanOrEqual(2.5);
+    expect(lastThrottled - recoveredAt, summary).toBeLessThanOrEqual(bound + 500);
+  }, 30_000);
+});
