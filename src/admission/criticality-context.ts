@@ -34,3 +34,12 @@ export function withAmbientCriticality(pairs: string[] | null): string[] | null 
   pairs.push(CRITICALITY_HEADER, ambient);
   return pairs;
 }
+
+/**
+ * Runs `fn` under `criticality` when it says something (`critical` or `sheddable`); a `default`
+ * request runs as is, so that it costs nothing.
+ * @internal Used by the server adapters.
+ */
+export function withRequestCriticality<T>(criticality: Criticality, fn: () => T): T {
+  return criticality === 'default' ? fn() : storage.run(criticality, fn);
+}
