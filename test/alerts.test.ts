@@ -24,6 +24,7 @@ describe('alert rules', () => {
       'PrazoDeadlineFastFailsRising',
       'PrazoHedgeWinRateCollapsed',
       'PrazoInstancesEjected',
+      'PrazoServerShedding',
     ]);
   });
 
