@@ -3,7 +3,7 @@
  * served bare, behind prazo's deadline adapter, behind the adapter plus `createAdmission()` with its
  * defaults (the arrival check against the route's live service time), and with an in-flight limit
  * high enough never to queue (slot counting and CoDel bookkeeping on every request). The servers run
- * in a child process (pinned to CPU 1 when `taskset` is there), the closed-loop undici client here
+ * in a child process each (pinned to CPU 1 when `taskset` is there), the closed-loop undici client here
  * (CPU 0). The cost is the server process's CPU time per request (`process.cpuUsage()` around each
  * measurement, only one server loaded at a time): on a shared machine the closed-loop req/s mostly
  * says how busy the client's CPU was, while CPU per request is what the server pays. Rounds alternate
@@ -12,7 +12,7 @@
  *   node --import tsx bench/server-admission.bench.ts [--rounds 7] [--seconds 2] [--concurrency 32]
  *     [--only express|fastify] [--no-pin]
  */
-import { execFileSync, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -77,13 +77,14 @@ interface Target {
   port: number;
 }
 
-if (process.argv.includes('--serve')) {
-  const targets: Target[] = [];
-  for (const variant of VARIANTS) {
-    targets.push({ framework: 'express', variant, port: await expressServer(variant) });
-    targets.push({ framework: 'fastify', variant, port: await fastifyServer(variant) });
-  }
-  process.send?.(targets);
+const serveAt = process.argv.indexOf('--serve');
+if (serveAt !== -1) {
+  // One server per process: the variants share no JIT state (the adapters' code is the same
+  // functions in every instance, and a shared hook sees every variant's paths).
+  const framework = process.argv[serveAt + 1] as Target['framework'];
+  const variant = process.argv[serveAt + 2] as Variant;
+  const port = framework === 'express' ? await expressServer(variant) : await fastifyServer(variant);
+  process.send?.({ framework, variant, port } satisfies Target);
   // The parent asks for the server's CPU time around each measurement.
   process.on('message', () => {
     const { user, system } = process.cpuUsage();
@@ -98,29 +99,34 @@ if (process.argv.includes('--serve')) {
   const rounds = arg('--rounds', 7);
   const seconds = arg('--seconds', 2);
   const concurrency = arg('--concurrency', 32);
-  const child = fork(fileURLToPath(import.meta.url), ['--serve'], {
-    execArgv: [
-      '--import',
-      'tsx',
-      ...(process.env.PRAZO_BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.PRAZO_BENCH_PROF] : []),
-    ],
-    stdio: 'inherit',
-  });
-  const [all] = (await once(child, 'message')) as [Target[]];
   const onlyAt = process.argv.indexOf('--only');
-  const targets = onlyAt === -1 ? all : all.filter((t) => t.framework === process.argv[onlyAt + 1]);
-  let pinned = false;
-  if (!process.argv.includes('--no-pin') && os.availableParallelism() >= 2 && child.pid !== undefined) {
+  const frameworks = (['express', 'fastify'] as const).filter(
+    (f) => onlyAt === -1 || process.argv[onlyAt + 1] === f,
+  );
+  const pin = !process.argv.includes('--no-pin') && os.availableParallelism() >= 2;
+  const taskset = (cpu: string, pid: number): boolean => {
     try {
-      execFileSync('taskset', ['-a', '-p', '-c', '1', String(child.pid)], { stdio: 'ignore' });
-      execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
-      pinned = true;
+      execFileSync('taskset', ['-a', '-p', '-c', cpu, String(pid)], { stdio: 'ignore' });
+      return true;
     } catch {
-      // no taskset: unpinned
+      return false; // no taskset: unpinned
     }
-  }
+  };
+  const pinned = pin && taskset('0', process.pid);
+  const children = new Map<Target, ChildProcess>();
+  for (const framework of frameworks)
+    for (const variant of VARIANTS) {
+      const child = fork(fileURLToPath(import.meta.url), ['--serve', framework, variant], {
+        execArgv: ['--import', 'tsx'],
+        stdio: 'inherit',
+      });
+      const [target] = (await once(child, 'message')) as [Target];
+      if (pinned && child.pid !== undefined) taskset('1', child.pid);
+      children.set(target, child);
+    }
+  const targets = [...children.keys()];
 
-  const serverCpuUs = async (): Promise<number> => {
+  const serverCpuUs = async (child: ChildProcess): Promise<number> => {
     child.send('cpu');
     const [us] = (await once(child, 'message')) as [number];
     return us;
@@ -128,8 +134,8 @@ if (process.argv.includes('--serve')) {
   /** Server CPU time per request of the last {@link measure}, in µs. */
   let lastCpuPerRequest = 0;
   /** Requests per second of a closed loop of `concurrency` callers for `seconds`. */
-  const measure = async (pool: Pool): Promise<number> => {
-    const cpuBefore = await serverCpuUs();
+  const measure = async (pool: Pool, child: ChildProcess): Promise<number> => {
+    const cpuBefore = await serverCpuUs(child);
     const stopAt = performance.now() + seconds * 1000;
     let done = 0;
     const loop = async (): Promise<void> => {
@@ -143,20 +149,20 @@ if (process.argv.includes('--serve')) {
     const started = performance.now();
     await Promise.all(Array.from({ length: concurrency }, loop));
     const rate = done / ((performance.now() - started) / 1000);
-    lastCpuPerRequest = ((await serverCpuUs()) - cpuBefore) / done;
+    lastCpuPerRequest = ((await serverCpuUs(child)) - cpuBefore) / done;
     return rate;
   };
 
   const pools = new Map(
     targets.map((t) => [t, new Pool(`http://127.0.0.1:${t.port}`, { connections: concurrency })]),
   );
-  for (const pool of pools.values()) await measure(pool); // warm-up
+  for (const [t, pool] of pools) await measure(pool, children.get(t)!); // warm-up
   const rates = new Map<Target, number[]>(targets.map((t) => [t, []]));
   const cpu = new Map<Target, number[]>(targets.map((t) => [t, []]));
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 === 0 ? targets : [...targets].reverse();
     for (const t of order) {
-      rates.get(t)!.push(await measure(pools.get(t)!));
+      rates.get(t)!.push(await measure(pools.get(t)!, children.get(t)!));
       cpu.get(t)!.push(lastCpuPerRequest);
     }
   }
@@ -184,7 +190,7 @@ if (process.argv.includes('--serve')) {
     }
   }
   for (const pool of pools.values()) await pool.close();
-  child.disconnect();
+  for (const child of children.values()) child.disconnect();
 
   // The admission's own work per request, without HTTP: offer, run, release (which records the
   // service time), against the same deadline; with and without an in-flight limit.
