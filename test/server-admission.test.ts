@@ -253,3 +253,36 @@ describe.each(Object.keys(adapters))('%s with admission', (name) => {
     expect(admission.queueLength).toBe(0);
   });
 });
+
+describe('prazo/express admissionMiddleware', () => {
+  it('keys an app-wide mount by its routeKey, and refuses to run without deadlineMiddleware', async () => {
+    const admission = createAdmission({ maxInFlight: 1, maxQueue: 0 });
+    const errors: unknown[] = [];
+    const app = express();
+    app.get('/bare', admissionMiddleware(admission), (_req, res) => {
+      res.json({ ok: true });
+    });
+    app.use(deadlineMiddleware(OPTIONS));
+    app.use(admissionMiddleware(admission, { routeKey: (req) => `${req.method} /items/:id` }));
+    app.get('/items/:id', (_req, res) => {
+      res.json({ ok: true });
+    });
+    app.use((error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      errors.push(error);
+      res.status(500).json({ error: (error as { code?: string }).code });
+    });
+    const server = createServer(app);
+    const base = (await listen(server)).replace('/work', '');
+    try {
+      expect((await call(`${base}/items/1`)).status).toBe(200);
+      expect((await call(`${base}/items/2`)).status).toBe(200);
+      expect([...admission.routes()].map((r) => r.key)).toEqual(['GET /items/:id']);
+      const bare = await call(`${base}/bare`);
+      expect(bare.status).toBe(500);
+      expect(bare.body).toEqual({ error: 'INVALID_OPTION' });
+      expect(() => admissionMiddleware({} as Admission)).toThrow(/createAdmission/);
+    } finally {
+      await closeServer(server);
+    }
+  });
+});
