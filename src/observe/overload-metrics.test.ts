@@ -49,7 +49,7 @@ describe('overload metrics', () => {
     expect(text).toContain('prazo_requests_limited_total{dependency="payments",reason="concurrency"} 0');
   });
 
-  it('OpenTelemetry: the same figures under prazo.limit.reason', async () => {
+  it('OpenTelemetry: the same figures under prazo.reason', async () => {
     class Reader extends MetricReader {
       constructor() {
         super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
@@ -67,9 +67,8 @@ describe('overload metrics', () => {
     const points = (name: string) =>
       (data.find((m) => m.descriptor.name === name)?.dataPoints ?? []) as DataPoint<number>[];
     expect(
-      points('prazo.client.requests.limited').find(
-        (p) => p.attributes['prazo.limit.reason'] === 'concurrency',
-      )?.value,
+      points('prazo.client.requests.limited').find((p) => p.attributes['prazo.reason'] === 'concurrency')
+        ?.value,
     ).toBe(1);
     expect(points('prazo.client.concurrency.limit')[0]?.value).toBe(17);
     expect(points('prazo.client.concurrency.queued')[0]?.value).toBe(4);
