@@ -11,7 +11,7 @@ const SHORT = {
   // A smaller pool fills within the short degradation, as 50 slots do at 100 rps in the real drill.
   pool: 25,
   preWarmMs: 2000,
-  phases: { warmupMs: 2500, degradeMs: 3500, burstMs: 3000, tailMs: 1000, recoveryMs: 500 },
+  phases: { warmupMs: 2500, fleetMs: 3000, degradeMs: 3500, burstMs: 3000, tailMs: 1000, recoveryMs: 500 },
 };
 
 const alive = (pid: number): boolean => {
@@ -60,8 +60,16 @@ describe('the drill', () => {
     });
 
     expect(report.format).toBe('prazo-drill-report');
-    expect(report.phases.map((p) => p.name)).toEqual(['warmup', 'degrade', 'burst', 'tail', 'recovery']);
-    expect(pids).toHaveLength(12);
+    expect(report.phases.map((p) => p.name)).toEqual([
+      'warmup',
+      'fleet',
+      'degrade',
+      'burst',
+      'tail',
+      'recovery',
+    ]);
+    // Per configuration: three supplier instances, inventory, orders, the shop and the users.
+    expect(pids).toHaveLength(14);
     const { naive, prazo } = report.configs;
     for (const figures of [naive, prazo]) {
       expect(figures.checkout.sent).toBeGreaterThan(100);
@@ -84,6 +92,19 @@ describe('the drill', () => {
       expect(naive.burstAmplification!).toBeGreaterThan(1.5);
       expect(prazo.burstAmplification!).toBeLessThan(1.3);
       expect(prazo.burstAmplification!).toBeLessThan(naive.burstAmplification!);
+      // One instance of three sick (503), one slow. Counted on the instances: round-robin gives the
+      // sick one its third and more (its failures are retried in turn); prazo ejects it after a few.
+      expect(naive.fleet.instanceRequests).toHaveLength(3);
+      expect(naive.fleet.sickShare!).toBeGreaterThan(0.25);
+      expect(prazo.fleet.sickShare!).toBeLessThan(0.2);
+      expect(prazo.fleet.sickShare!).toBeLessThan(naive.fleet.sickShare! / 2);
+      expect(prazo.fleet.slowShare!).toBeLessThan(naive.fleet.slowShare!);
+      // prazo's success there is not above naive's: the slow instance answers past prazo's calibrated
+      // timeout, keeps about a fifth of the calls, and the retry budget cannot retry every timeout
+      // (docs/drill.md). Bounded so that a collapse would show.
+      const fleetSuccess = (f: typeof naive) => f.byPhase.fleet.checkout.successRate!;
+      expect(fleetSuccess(naive)).toBeGreaterThan(0.85);
+      expect(fleetSuccess(prazo)).toBeGreaterThan(fleetSuccess(naive) - 0.1);
     } else {
       console.warn('drill test: the machine could not serve the warm-up; comparisons skipped', {
         naive: served(naive),
