@@ -74,6 +74,7 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
       const metrics = await (await fetch(`${dashboard.url}metrics`)).text();
       expect(metrics).toContain('prazo_drill_pool_in_use{config="naive"}');
       expect(metrics).toContain('prazo_drill_retry_ratio{config="prazo"}');
+      expect(metrics).toContain('prazo_drill_supplier_instance_requests{config="prazo",instance="2"}');
       mkdirSync('reports', { recursive: true });
       await page.screenshot({ path: 'reports/drill-browser.png', fullPage: true });
 
