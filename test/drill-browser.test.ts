@@ -33,7 +33,14 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
       const running = runDrill(
         {
           rps: 40,
-          phases: { warmupMs: 1500, degradeMs: 1500, burstMs: 1500, tailMs: 1500, recoveryMs: 1000 },
+          phases: {
+            warmupMs: 1500,
+            fleetMs: 1500,
+            degradeMs: 1500,
+            burstMs: 1500,
+            tailMs: 1500,
+            recoveryMs: 1000,
+          },
         },
         { onReady: (context) => dashboard.attach(context) },
       );
@@ -45,7 +52,8 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
         if (!request.url().startsWith(dashboard.url)) external.push(request.url());
       });
       await page.goto(dashboard.url);
-      // Every chart (5 figures × naive and prazo) must have drawn points from the live timeline (a second of it at least).
+      // Every chart (6 figures × naive and prazo) must have drawn points from the live timeline (a second
+      // of it at least; the per-instance shares, of the fleet phase alone).
       await page.waitForFunction(
         () => {
           // Runs in the page; the project compiles without the DOM library, hence the local type.
@@ -53,7 +61,7 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
             document: { querySelectorAll(s: string): ArrayLike<{ getAttribute(n: string): string | null }> };
           };
           const charts = Array.from((globalThis as unknown as Page).document.querySelectorAll('svg.chart'));
-          return charts.length === 10 && charts.every((c) => Number(c.getAttribute('data-points')) >= 2);
+          return charts.length === 12 && charts.every((c) => Number(c.getAttribute('data-points')) >= 2);
         },
         null,
         { timeout: 60_000, polling: 500 },
@@ -66,6 +74,7 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
       const metrics = await (await fetch(`${dashboard.url}metrics`)).text();
       expect(metrics).toContain('prazo_drill_pool_in_use{config="naive"}');
       expect(metrics).toContain('prazo_drill_retry_ratio{config="prazo"}');
+      expect(metrics).toContain('prazo_drill_supplier_instance_requests{config="prazo",instance="2"}');
       mkdirSync('reports', { recursive: true });
       await page.screenshot({ path: 'reports/drill-browser.png', fullPage: true });
 

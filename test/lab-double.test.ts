@@ -68,10 +68,19 @@ describe('the dependency double', () => {
     });
   });
 
-  it('refuses to bind anywhere but 127.0.0.1', async () => {
-    const error = await failure(startDouble({ host: '0.0.0.0' }));
-    expect(isPrazoError(error, 'INVALID_OPTION')).toBe(true);
-    expect(error.message).toContain('`host`');
+  it('refuses to bind anywhere but a loopback address', async () => {
+    for (const host of ['0.0.0.0', '10.0.0.1', '127.0.0.256', 'localhost', '::1']) {
+      const error = await failure(startDouble({ host }));
+      expect(isPrazoError(error, 'INVALID_OPTION')).toBe(true);
+      expect(error.message).toContain('`host`');
+    }
+  });
+
+  it('binds another loopback address for another instance of a fleet', async () => {
+    await withDouble({ host: '127.0.0.2' }, async (double) => {
+      expect(double.url).toBe(`http://127.0.0.2:${double.port}`);
+      expect((await send(double.url)).status).toBe(200);
+    });
   });
 
   it('answers at the configured instant, not before', async () => {

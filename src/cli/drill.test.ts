@@ -27,6 +27,7 @@ describe('prazo drill (arguments)', () => {
     for (const flag of [
       '--quick',
       '--warmup',
+      '--fleet',
       '--rps',
       '--pool',
       '--json',
@@ -37,6 +38,9 @@ describe('prazo drill (arguments)', () => {
     ])
       expect(out.stdout).toContain(flag);
     // The peers are named, and how to get the one that is not an npm package.
+    // The fleet phase and where its instances listen.
+    expect(out.stdout).toContain('one instance sick');
+    expect(out.stdout).toContain('127.0.0.3');
     for (const peer of ['cockatiel', 'opossum', 'interceptors.retry', 'HAProxy', 'apt-get install haproxy'])
       expect(out.stdout).toContain(peer);
   });
@@ -54,5 +58,8 @@ describe('prazo drill (arguments)', () => {
     const second = capture();
     expect(await runCli(['drill', '--pool', '2.5', '--no-page'], second.io)).toBe(2);
     expect(second.out.stderr).toContain('--pool');
+    const third = capture();
+    expect(await runCli(['drill', '--fleet', '0.1', '--no-page'], third.io)).toBe(2);
+    expect(third.out.stderr).toContain('--fleet expects a number in [0.5, 600]');
   });
 });

@@ -13,9 +13,10 @@ const HELP = `Usage: prazo drill [options]
 
 Degrades a dependency under load and compares, on the same traffic, a service with naive settings
 (30 s timeout, 3 attempts, no budget, no deadline, no hedging) and one calibrated by prazo.
-Each service runs in its own process on 127.0.0.1. Phases: healthy warm-up (prazo is calibrated from
-it) → full degradation (the supplier answers at the naive timeout) → error burst (503s) → one slow
-instance (tail) → recovery. About 90 s by default, 30 s with --quick.
+Each service runs in its own process on 127.0.0.1; the supplier's three instances on 127.0.0.1,
+127.0.0.2 and 127.0.0.3. Phases: healthy warm-up (prazo is calibrated from it) → one instance sick
+(503), one slow (+150 ms) → full degradation (the supplier answers at the naive timeout) → error
+burst (503s) → one slow instance (tail) → recovery. About 90 s by default, 31 s with --quick.
 
 With --peers the same traffic also runs against the alternatives, each set up as its own
 documentation recommends (docs/drill.md cites the pages): cockatiel 3.x (retry with exponential
@@ -26,9 +27,9 @@ and a plain statement of every row where a peer matches or beats prazo. HAProxy 
 (apt-get install haproxy); when it is not, the drill says so and skips that column only.
 
 Options:
-  --quick              short phases (about 30 s in all)
+  --quick              short phases (about 31 s in all)
   --peers              also run cockatiel, opossum, undici's retry interceptor and HAProxy
-  --warmup S           warm-up length, seconds (also --degrade, --burst, --tail, --recovery)
+  --warmup S           warm-up length, seconds (also --fleet, --degrade, --burst, --tail, --recovery)
   --rps N              offered load per configuration, requests per second (default 100)
   --pool N             slots of the shop's shared pool (default 50)
   --seed N             seed of the supplier doubles (default 1)
@@ -56,6 +57,7 @@ interface ParsedArgs {
 
 const PHASE_FLAGS: Record<string, keyof PhaseLengths> = {
   '--warmup': 'warmupMs',
+  '--fleet': 'fleetMs',
   '--degrade': 'degradeMs',
   '--burst': 'burstMs',
   '--tail': 'tailMs',

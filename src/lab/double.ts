@@ -23,7 +23,10 @@ import { createRandom, type Random } from './random.js';
 
 /** Options of {@link startDouble}. */
 export interface DoubleOptions {
-  /** Interface to bind. Only `'127.0.0.1'` is accepted: the double is a lab tool. @default '127.0.0.1' */
+  /**
+   * Interface to bind: an IPv4 loopback address (127.0.0.0/8, e.g. `'127.0.0.2'` for a second
+   * instance of a fleet); nothing else is accepted: the double is a lab tool. @default '127.0.0.1'
+   */
   host?: string;
   /** Port to listen on; 0 picks a free one. @default 0 */
   port?: number;
@@ -101,16 +104,23 @@ export interface NormalizedDoubleOptions {
   instance: number;
 }
 
+/** 127.0.0.0/8, written as four decimal octets. */
+const LOOPBACK_V4 = /^127\.(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){2}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
 /**
  * Validates {@link DoubleOptions} and fills in defaults.
  *
- * @throws InvalidOptionError naming the option (e.g. `host` when it is not 127.0.0.1).
+ * @throws InvalidOptionError naming the option (e.g. `host` when it is not a loopback address).
  * @throws InvalidInputError when `behaviour` is invalid.
  */
 export function normalizeDoubleOptions(options: DoubleOptions = {}): NormalizedDoubleOptions {
   const host = options.host ?? DEFAULT_DOUBLE_OPTIONS.host;
-  if (host !== '127.0.0.1')
-    throw new InvalidOptionError('host', '"127.0.0.1" (the double binds to loopback only)', host);
+  if (typeof host !== 'string' || !LOOPBACK_V4.test(host))
+    throw new InvalidOptionError(
+      'host',
+      'an IPv4 loopback address such as "127.0.0.1" (the double binds to loopback only)',
+      host,
+    );
   const port = options.port ?? DEFAULT_DOUBLE_OPTIONS.port;
   checkPort('port', port);
   const adminPort = options.adminPort ?? DEFAULT_DOUBLE_OPTIONS.adminPort;

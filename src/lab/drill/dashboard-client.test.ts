@@ -74,6 +74,8 @@ function data(): DashboardData {
       retryRatio: i / 100,
       liveP99Ms: 180,
       timeoutMs: i < 5 ? 30_000 : 252,
+      // Requests each supplier instance received: even in the warm-up, the sick one starved after.
+      instanceRequests: i < 5 ? [20, 20, 20] : [i === 5 ? 6 : 1, 9, 40],
     };
   });
   return {
@@ -84,8 +86,12 @@ function data(): DashboardData {
     sampleMs: 1000,
     poolSize: 50,
     retryRatioAlert: 0.05,
-    phases: [{ name: 'warmup', label: 'healthy warm-up', startMs: 0, endMs: 10_000 }],
+    phases: [
+      { name: 'warmup', label: 'healthy warm-up', startMs: 0, endMs: 5_000 },
+      { name: 'fleet', label: 'one instance sick, one slow', startMs: 5_000, endMs: 10_000 },
+    ],
     samples: { naive: samples, prazo: samples },
+    instanceLabels: ['#0 sick (503)', '#1 slow (+150 ms)', '#2 healthy'],
     summary: [
       ['/checkout goodput, degradation', '4.80 %', '0.30 %', 'Checkouts that reached the user <in time>.'],
     ],
@@ -117,6 +123,34 @@ describe('the dashboard page', () => {
     expect(chart('supplier-naive').attributes.get('data-ticks')).toBe('0 20 40 60'); // 55 originals/s
     expect(chart('ratio-naive').attributes.get('data-ticks')).toBe('0 0.05 0.1'); // ratio up to 0.09
     expect(chart('timeout-naive').attributes.get('data-ticks')).toBe('100 1000 10000 100000');
+  });
+
+  it('draws each instance’s share of the supplier requests over the fleet phase alone', () => {
+    const { chart } = draw();
+    const shares = chart('instances-prazo');
+    // The five samples that end within the phase (6 s … 10 s), one line per instance.
+    expect(shares.attributes.get('data-points')).toBe('15');
+    expect(shares.attributes.get('data-ticks')).toBe('0 50 100');
+    const legends = [] as string[];
+    shares.find((n) => {
+      if (n.tag === 'text' && n.textContent?.startsWith('■')) legends.push(n.textContent);
+      return false;
+    });
+    expect(legends).toEqual(['■ #0 sick (503)', '■ #1 slow (+150 ms)', '■ #2 healthy']);
+    // The sick instance's line: 6 of 55 (10.9 %), then 1 of 50 (2 %), starting at the phase's left edge.
+    const sick = shares.find((n) => n.tag === 'path' && n.attributes.get('stroke') === '#e03131')!;
+    const d = sick.attributes.get('d')!;
+    expect(d.match(/[ML]/g)).toHaveLength(5);
+    const [first, second] = [...d.matchAll(/[ML]([\d.]+),([\d.]+)/g)].map((m): [number, number] => [
+      Number(m[1]),
+      Number(m[2]),
+    ]);
+    // 6 s is 1 s into the 5 s phase (a fifth of the plot's 406 px after its 46 px margin), not 6 s
+    // into the run.
+    expect(first![0]).toBeCloseTo(46 + 406 / 5, 0);
+    expect(first![1]).toBeLessThan(second![1]); // 10.9 % is higher on the chart than 2 %
+    // Outside the phase nothing is drawn, whatever the samples say.
+    expect(chart('instances-naive').attributes.get('data-points')).toBe('15');
   });
 
   it('explains each summary row on the page, escaped', () => {

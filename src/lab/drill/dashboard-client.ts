@@ -3,6 +3,9 @@
  * must be self-contained: no imports, no references to anything outside its body.
  */
 
+/** One field of a sample: a figure, the phase's name, or per-instance counts. */
+export type SampleValue = number | string | null | number[];
+
 /** What the page draws (the `/data` endpoint, or the data embedded in the HTML report). */
 export interface DashboardData {
   title: string;
@@ -13,7 +16,9 @@ export interface DashboardData {
   poolSize: number;
   retryRatioAlert: number;
   phases: Array<{ name: string; label: string; startMs: number; endMs: number }>;
-  samples: Record<string, Array<Record<string, number | string | null>>>;
+  samples: Record<string, Array<Record<string, SampleValue>>>;
+  /** The supplier instances, by index, as the per-instance chart names them (`#0 sick (503)` …). */
+  instanceLabels?: string[];
   /** The configurations drawn, in column order (naive, prazo, then the peers that ran). */
   columns?: string[];
   /** Summary rows once the drill has finished: [label, one figure per column, what the row means]. */
@@ -57,18 +62,26 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     ratio: '#e03131',
     timeout: '#495057',
     p99: '#2f9e44',
+    // Per instance in the fleet phase: the sick one, the slow one, the healthy ones.
+    instance0: '#e03131',
+    instance1: '#f08c00',
+    instance2: '#2f9e44',
+    instance3: '#1971c2',
   };
   type Point = [number, number];
   /** `gaps` holds the indexes of points that follow a missing sample: the line breaks there. */
   type Series = { key: string; label: string; points: Point[]; gaps: Set<number> };
+  type Sample = Record<string, SampleValue>;
   type Spec = {
     id: string;
     title: string;
     unit: string;
     log?: boolean;
     yMax?: number;
+    /** Draw this phase only (its start to its end on the x axis) instead of the whole run. */
+    phase?: string;
     lines?: Array<{ y: number; label: string }>;
-    series: (samples: Array<Record<string, number | string | null>>, data: DashboardData) => Series[];
+    series: (samples: Sample[], data: DashboardData) => Series[];
   };
   const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
   // Users keep arriving at a fixed rate: an interval in which no request ended is one in which nobody
@@ -100,10 +113,10 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
   };
   const tickLabel = (t: number): string => String(Number(t.toPrecision(6)));
   const series = (
-    samples: Array<Record<string, number | string | null>>,
+    samples: Sample[],
     key: string,
     label: string,
-    value: (s: Record<string, number | string | null>) => number | null,
+    value: (s: Sample) => number | null,
   ): Series => {
     const points: Point[] = [];
     const gaps = new Set<number>();
@@ -116,6 +129,14 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     return { key, label, points, gaps };
   };
   const perSecond = (data: DashboardData) => 1000 / data.sampleMs;
+  /** Instance `i`'s share of the requests the instances received in a sample interval, in %. */
+  const instanceShare = (s: Sample, i: number): number | null => {
+    const counts = s['instanceRequests'];
+    if (!Array.isArray(counts)) return null;
+    let total = 0;
+    for (const n of counts) total += n;
+    return total > 0 ? (100 * (counts[i] ?? 0)) / total : null;
+  };
   const SPECS: Spec[] = [
     {
       id: 'success',
@@ -155,6 +176,17 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
       series: (s) => [series(s, 'ratio', 'retry ratio', (x) => num(x['retryRatio']))],
     },
     {
+      id: 'instances',
+      title: 'Share of supplier requests per instance, one sick + one slow',
+      unit: '%',
+      yMax: 100,
+      phase: 'fleet',
+      series: (s, d) =>
+        (d.instanceLabels ?? []).map((label, i) =>
+          series(s, `instance${i}`, label, (x) => instanceShare(x, i)),
+        ),
+    },
+    {
       id: 'timeout',
       title: 'Configured timeout vs live p99 (supplier)',
       unit: 'ms',
@@ -181,7 +213,15 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     const B = 22;
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
-    const all = spec.series(data.samples[config] ?? [], data);
+    const only = spec.phase === undefined ? undefined : data.phases.find((p) => p.name === spec.phase);
+    const xMin = only ? only.startMs : 0;
+    const xMax = only ? Math.max(only.endMs, xMin + 1) : Math.max(data.totalMs, 1);
+    // A sample covers the interval that ends at its `tMs`: those ending within the phase are drawn.
+    const inRange = (s: Sample) => {
+      const t = num(s['tMs']);
+      return only === undefined || (t !== null && t > xMin && t <= xMax);
+    };
+    const all = spec.series((data.samples[config] ?? []).filter(inRange), data);
     const lines =
       spec.id === 'ratio'
         ? [{ y: data.retryRatioAlert, label: 'alert' }]
@@ -207,8 +247,7 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
       ticks = roundTicks(max);
       max = ticks[ticks.length - 1]!;
     }
-    const xMax = Math.max(data.totalMs, 1);
-    const sx = (x: number) => L + ((W - L - R) * x) / xMax;
+    const sx = (x: number) => L + ((W - L - R) * (x - xMin)) / (xMax - xMin);
     const sy = (y: number) => {
       const f = spec.log
         ? (Math.log10(Math.max(y, min)) - Math.log10(min)) / (Math.log10(max) - Math.log10(min))
@@ -216,6 +255,7 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
       return H - B - (H - T - B) * Math.min(1, Math.max(0, f));
     };
     data.phases.forEach((p, i) => {
+      if (only && p !== only) return;
       svg.appendChild(
         el('rect', {
           x: sx(p.startMs),
@@ -256,7 +296,7 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
       text.textContent = `${l.label} ${l.y}`;
       svg.appendChild(text);
     }
-    if (data.elapsedMs > 0 && !data.done)
+    if (data.elapsedMs > xMin && data.elapsedMs < xMax && !data.done)
       svg.appendChild(
         el('line', { x1: sx(data.elapsedMs), x2: sx(data.elapsedMs), y1: T, y2: H - B, stroke: '#adb5bd' }),
       );

@@ -4,6 +4,7 @@ import type { DashboardData } from './dashboard-client.js';
 import { renderDashboardPage } from './dashboard-page.js';
 import { createDrillMetrics, type DrillMetrics } from './drill-metrics.js';
 import type { DrillReport } from './drill-report.js';
+import { fleetInstanceLabels } from './phase-plan.js';
 import { reportRows } from './report-table.js';
 import type { DrillContext } from './run-drill.js';
 
@@ -31,6 +32,7 @@ export function dashboardData(context: DrillContext, report: DrillReport | null)
     retryRatioAlert: context.options.retryRatioAlert,
     phases: [...context.phases],
     samples,
+    instanceLabels: fleetInstanceLabels(context.options),
     columns,
     summary: report ? reportRows(report) : null,
     comparison: report ? report.peerComparison : [],

@@ -39,6 +39,11 @@ export async function createDrillMetrics(): Promise<DrillMetrics | null> {
     'prazo_drill_retry_ratio',
     'Retries and hedges over originals at the supplier, over the alert window.',
   );
+  const perInstance = gauge(
+    'prazo_drill_supplier_instance_requests',
+    'Requests each supplier instance received since the drill started (instance: 0 sick, 1 slow, 2 healthy in the fleet phase).',
+    ['config', 'instance'],
+  );
   const afterDeadline = gauge(
     'prazo_drill_supplier_after_deadline',
     'Supplier requests that arrived after the user deadline, since start.',
@@ -61,7 +66,11 @@ export async function createDrillMetrics(): Promise<DrillMetrics | null> {
         let retries = 0;
         let hedges = 0;
         let late = 0;
+        const byInstance: number[] = [];
         for (const s of samples) {
+          s.instanceRequests.forEach((n, i) => {
+            byInstance[i] = (byInstance[i] ?? 0) + n;
+          });
           originals += s.originals;
           retries += s.retries;
           hedges += s.hedges;
@@ -71,6 +80,9 @@ export async function createDrillMetrics(): Promise<DrillMetrics | null> {
         supplier.set({ config, kind: 'retry' }, retries);
         supplier.set({ config, kind: 'hedge' }, hedges);
         afterDeadline.set({ config }, late);
+        byInstance.forEach((n, i) => {
+          perInstance.set({ config, instance: String(i) }, n);
+        });
         ratio.set({ config }, last.retryRatio ?? 0);
         timeout.set({ config }, last.timeoutMs / 1000);
         if (last.liveP99Ms !== null) p99.set({ config }, last.liveP99Ms / 1000);

@@ -4,6 +4,8 @@ import { InvalidOptionError } from '../../errors.js';
 export interface PhaseLengths {
   /** Healthy traffic; the prazo policy is calibrated from what it measures. */
   warmupMs: number;
+  /** Of the three supplier instances, one answers 503 (sick), one is slower, one is healthy. */
+  fleetMs: number;
   /** The supplier answers at the naive timeout (30 s): effectively hung. */
   degradeMs: number;
   /** The supplier answers a share of 503s. */
@@ -16,7 +18,7 @@ export interface PhaseLengths {
 
 /** Options of the drill (`prazo drill`). Durations in ms. */
 export interface DrillOptions {
-  /** Shorter phases (≈ 30 s in all) instead of the default ≈ 90 s. @default false */
+  /** Shorter phases (≈ 31 s in all) instead of the default ≈ 90 s. @default false */
   quick?: boolean;
   /** Phase lengths; those given override the (quick or default) lengths. */
   phases?: Partial<PhaseLengths>;
@@ -45,6 +47,13 @@ export interface DrillOptions {
   healthyP99Ms?: number;
   /** Share of 503s at the height of the error burst. @default 0.95 */
   burstShare?: number;
+  /** Share of its requests the sick instance answers with 503 in the fleet phase. @default 1 */
+  fleetSickShare?: number;
+  /**
+   * How much later than the healthy ones the slow instance answers in the fleet phase, in ms: its
+   * median and p99 are the healthy ones plus this. @default 150
+   */
+  fleetSlowExtraMs?: number;
   /**
    * Share of the requests, on every instance, that are slow in the tail phase. @default 0.025 (enough
    * to own the p99, too few to move the p95 that triggers hedges)
@@ -69,22 +78,24 @@ export interface DrillOptions {
   peers?: boolean;
 }
 
-/** Default phase lengths: ≈ 90 s. */
+/** Default phase lengths: 90 s. */
 export const DEFAULT_PHASES: Readonly<PhaseLengths> = Object.freeze({
   warmupMs: 15_000,
+  fleetMs: 10_000,
   degradeMs: 20_000,
   burstMs: 20_000,
   tailMs: 20_000,
-  recoveryMs: 15_000,
+  recoveryMs: 5_000,
 });
 
-/** Phase lengths of `--quick`: ≈ 30 s. */
+/** Phase lengths of `--quick`: 31 s. */
 export const QUICK_PHASES: Readonly<PhaseLengths> = Object.freeze({
   warmupMs: 5_000,
+  fleetMs: 5_000,
   degradeMs: 6_000,
   burstMs: 6_000,
   tailMs: 7_000,
-  recoveryMs: 4_000,
+  recoveryMs: 2_000,
 });
 
 /** Defaults of {@link DrillOptions}, taken from the article where it gives a figure. */
@@ -103,6 +114,8 @@ export const DRILL_DEFAULTS = Object.freeze({
   healthyMedianMs: 40,
   healthyP99Ms: 180,
   burstShare: 0.95,
+  fleetSickShare: 1,
+  fleetSlowExtraMs: 150,
   tailShare: 0.025,
   tailMs: 1000,
   retryRatioAlert: 0.05,
@@ -144,6 +157,7 @@ export function normalizeDrillOptions(options: DrillOptions = {}): NormalizedDri
   positive('healthyMedianMs', 10_000);
   positive('healthyP99Ms', 60_000);
   positive('tailMs', 60_000);
+  positive('fleetSlowExtraMs', 60_000);
   positive('alertWindowMs', 60_000);
   positive('poolAcquireTimeoutMs', 60_000);
   if (!Number.isFinite(merged.preWarmMs) || merged.preWarmMs < 0 || merged.preWarmMs > 60_000)
@@ -151,6 +165,7 @@ export function normalizeDrillOptions(options: DrillOptions = {}): NormalizedDri
   for (const name of [
     'checkoutShare',
     'burstShare',
+    'fleetSickShare',
     'tailShare',
     'retryRatioAlert',
     'errorRateAlert',

@@ -24,6 +24,11 @@ export interface Sample {
   hedges: number;
   /** Supplier requests in the interval that arrived after the user's deadline. */
   afterDeadline: number;
+  /**
+   * Requests each supplier instance received in the interval (index = instance), counted by the
+   * instance itself; an HAProxy sidecar's health checks are left out.
+   */
+  instanceRequests: number[];
   /** (retries + hedges) / originals over the alert window, at the supplier; null with no original. */
   retryRatio: number | null;
   /** p99 of the supplier calls over the last seconds, as the edge service measures them (ms). */
@@ -42,6 +47,8 @@ export interface RouteTally {
 /** Cumulative counters of a configuration at an instant, for differences between two instants. */
 export interface Mark {
   supplier: SupplierCounts;
+  /** Requests each supplier instance has received (see {@link ConfigReading.instanceRequests}). */
+  instanceRequests: number[];
   byVariant: TierStats['byVariant'];
 }
 
@@ -50,6 +57,17 @@ export interface ConfigReading {
   gateway: TierStats;
   inventory: TierStats;
   suppliers: SupplierCounts[];
+  /**
+   * Requests each supplier instance has received from the configuration's client, cumulative, by
+   * instance: `received − unknownKind` (a request without an attempt header is an HAProxy health
+   * check). Kept per instance when `suppliers` is summed.
+   */
+  instanceRequests: number[];
+}
+
+/** What each instance of {@link ConfigReading.instanceRequests} counts, from its counters. */
+export function instanceRequests(suppliers: readonly SupplierCounts[]): number[] {
+  return suppliers.map((s) => s.received - s.unknownKind);
 }
 
 type Bucketed = { sent: number; failed: number };
@@ -118,6 +136,7 @@ export function createDrillRecorder(
         marks: new Map<string, Mark>(),
         pending: { checkoutOk: 0, checkoutFailed: 0, catalogOk: 0, catalogFailed: 0 },
         last: null as SupplierCounts | null,
+        lastInstances: null as number[] | null,
         tallies: new Map<string, RouteTally>(),
         bySent: [] as Bucketed[],
       },
@@ -174,6 +193,8 @@ export function createDrillRecorder(
         const supplier = sumSuppliers(current.suppliers);
         const last = s.last ?? { ...supplier, originals: 0, retries: 0, hedges: 0, afterDeadline: 0 };
         s.last = supplier;
+        const lastInstances = s.lastInstances ?? current.instanceRequests.map(() => 0);
+        s.lastInstances = current.instanceRequests;
         const pool = current.gateway.pool;
         const sample: Sample = {
           tMs,
@@ -186,6 +207,7 @@ export function createDrillRecorder(
           retries: supplier.retries - last.retries,
           hedges: supplier.hedges - last.hedges,
           afterDeadline: supplier.afterDeadline - last.afterDeadline,
+          instanceRequests: current.instanceRequests.map((n, i) => n - (lastInstances[i] ?? 0)),
           retryRatio: null,
           liveP99Ms: Number.isFinite(current.inventory.liveP99Ms) ? current.inventory.liveP99Ms : null,
           timeoutMs: current.inventory.timeoutMs,
@@ -196,13 +218,18 @@ export function createDrillRecorder(
       }
     },
     baseline(readings) {
-      for (const config of configs) state(config).last = sumSuppliers(reading(readings, config).suppliers);
+      for (const config of configs) {
+        const current = reading(readings, config);
+        state(config).last = sumSuppliers(current.suppliers);
+        state(config).lastInstances = current.instanceRequests;
+      }
     },
     mark(name, readings) {
       for (const config of configs) {
         const current = reading(readings, config);
         state(config).marks.set(name, {
           supplier: sumSuppliers(current.suppliers),
+          instanceRequests: current.instanceRequests,
           byVariant: current.inventory.byVariant,
         });
       }

@@ -1,9 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { windowRatio } from './drill-recorder.js';
-import { acceptanceChecks, budgetAmplificationBound, type ConfigFigures } from './drill-report.js';
+import { type Mark, windowRatio } from './drill-recorder.js';
+import {
+  acceptanceChecks,
+  budgetAmplificationBound,
+  type ConfigFigures,
+  type FleetFigures,
+  fleetFigures,
+} from './drill-report.js';
+import { ZERO_SUPPLIER_COUNTS } from './supplier-service.js';
+
+/** The fleet phase of a configuration: its checkout success and the sick instance's share. */
+const fleet = (successRate: number, sickShare: number) => ({
+  byPhase: {
+    fleet: { checkout: { sent: 250, successRate, p50Ms: 50, p99Ms: 300 } },
+  } as unknown as ConfigFigures['byPhase'],
+  fleet: { sickShare } as FleetFigures,
+});
 
 const figures = (over: Partial<ConfigFigures>): ConfigFigures =>
   ({
+    ...fleet(1, 0.03),
     independentSuccessDuringDegradation: 1,
     burstAmplification: 1,
     burstAmplificationBound: 1.1025,
@@ -32,6 +48,7 @@ describe('the drill report', () => {
         independentSuccessDuringDegradation: 0.2,
         burstAmplification: 2.8,
         afterDeadline: 300,
+        ...fleet(0.96, 0.4),
       }),
       prazo: figures({ independentSuccessDuringDegradation: 1, burstAmplification: 1.101 }),
     });
@@ -51,6 +68,45 @@ describe('the drill report', () => {
     expect(failed).toContain('prazo 98 %');
     expect(failed).toContain('prazo 1.300× (bound 1.103×)');
     expect(failed).toContain('prazo 2');
+  });
+
+  it('checks that prazo keeps its success with one sick instance and sends it less than naive does', () => {
+    const check = (naive: [number, number], prazo: [number, number]) =>
+      acceptanceChecks({ naive: figures(fleet(...naive)), prazo: figures(fleet(...prazo)) }).filter((c) =>
+        c.name.startsWith('one instance sick'),
+      );
+    expect(check([0.96, 0.4], [1, 0.03]).map((c) => c.pass)).toEqual([true, true]);
+    // Below naive's success, or a share over 15 % or over naive's: each fails its own check.
+    const [success, share] = check([0.999, 0.1], [0.985, 0.2]);
+    expect(success).toMatchObject({ pass: false, detail: 'prazo 98.5 %, naive 99.9 %' });
+    expect(share).toMatchObject({ pass: false, detail: 'prazo 20 %, naive 10 %' });
+    expect(check([0.9, 0.5], [0.92, 0.16]).map((c) => c.pass)).toEqual([true, false]);
+    expect(check([0.9, 0.05], [0.995, 0.06]).map((c) => c.pass)).toEqual([true, false]);
+  });
+
+  it('counts the fleet phase’s requests on each instance, between the phase’s marks', () => {
+    const mark = (instanceRequests: number[], originals: number, retries: number): Mark => ({
+      supplier: { ...ZERO_SUPPLIER_COUNTS, originals, retries },
+      instanceRequests,
+      byVariant: {},
+    });
+    const marks = new Map([
+      ['fleet', mark([100, 100, 100], 280, 20)],
+      ['degrade', mark([105, 130, 365], 520, 80)],
+    ]);
+    const figures = fleetFigures(marks, 'degrade');
+    expect(figures.instanceRequests).toEqual([5, 30, 265]);
+    expect(figures.sickShare).toBeCloseTo(5 / 300, 12);
+    expect(figures.slowShare).toBeCloseTo(30 / 300, 12);
+    expect(figures.instanceShares[2]).toBeCloseTo(265 / 300, 12);
+    expect(figures.amplification).toBeCloseTo(300 / 240, 12);
+    expect(fleetFigures(new Map(), 'degrade')).toEqual({
+      instanceRequests: [],
+      instanceShares: [],
+      sickShare: null,
+      slowShare: null,
+      amplification: null,
+    });
   });
 
   it('compares the exact amplification with the bound, never a rounded one, and shows three decimals', () => {

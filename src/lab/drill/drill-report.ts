@@ -3,7 +3,7 @@ import { budgetWindowMs } from './calibrate-hop.js';
 import type { NormalizedDrillOptions } from './drill-options.js';
 import type { DrillRecorder, Mark, Sample } from './drill-recorder.js';
 import { comparePeers } from './peer-comparison.js';
-import { burstRampStartMs, type Phase, type PhaseName } from './phase-plan.js';
+import { burstRampStartMs, FLEET_ROLES, type Phase, type PhaseName } from './phase-plan.js';
 import type { DrillConfig, PerConfig, TierMeasurement, TierPolicy } from './service-spec.js';
 
 /** Success and latency of one route over some requests (latencies in ms, rates in [0, 1]). */
@@ -63,6 +63,25 @@ export interface ConfigFigures {
   };
   /** Per-attempt timeout at the edge at the end of the run, in ms. */
   edgeTimeoutMs: number | null;
+  /** The fleet phase: one supplier instance sick (503), one slow, the others healthy. */
+  fleet: FleetFigures;
+}
+
+/**
+ * What the supplier instances received during the fleet phase, counted on the instances themselves
+ * (an HAProxy sidecar's health checks left out). The phase's `/checkout` success is in `byPhase.fleet`.
+ */
+export interface FleetFigures {
+  /** Requests each instance received, by instance index (sick first, then slow, then healthy). */
+  instanceRequests: number[];
+  /** Each instance's share of them, in [0, 1]; `null` when none was received. */
+  instanceShares: Array<number | null>;
+  /** The sick instance's share (see {@link FLEET_ROLES}). */
+  sickShare: number | null;
+  /** The slow instance's share. */
+  slowShare: number | null;
+  /** Requests the instances received per original sent by the edge (originals + retries + hedges). */
+  amplification: number | null;
 }
 
 /** One acceptance check of the drill. */
@@ -123,6 +142,26 @@ function delta(marks: ReadonlyMap<string, Mark>, from: string, to: string) {
       const y = b.byVariant[name] ?? { original: 0, retry: 0, hedge: 0 };
       return { original: y.original - x.original, retry: y.retry - x.retry, hedge: y.hedge - x.hedge };
     },
+  };
+}
+
+/**
+ * The fleet phase's figures from the marks at its start (`fleet`) and at the start of the next phase
+ * (`next`): what each instance received in between, and its share.
+ */
+export function fleetFigures(marks: ReadonlyMap<string, Mark>, next: string): FleetFigures {
+  const a = marks.get('fleet');
+  const b = marks.get(next);
+  const instanceRequests = a && b ? b.instanceRequests.map((n, i) => n - (a.instanceRequests[i] ?? 0)) : [];
+  const total = instanceRequests.reduce((sum, n) => sum + n, 0);
+  const instanceShares = instanceRequests.map((n) => (total > 0 ? n / total : null));
+  const d = delta(marks, 'fleet', next);
+  return {
+    instanceRequests,
+    instanceShares,
+    sickShare: instanceShares[FLEET_ROLES.sick] ?? null,
+    slowShare: instanceShares[FLEET_ROLES.slow] ?? null,
+    amplification: amplification(d),
   };
 }
 
@@ -198,6 +237,7 @@ export function buildDrillReport(
   const phases = [...recorder.phases];
   const byName = (name: PhaseName) => phases.find((p) => p.name === name)!;
   const burst = byName('burst');
+  const afterFleet = phases[phases.findIndex((p) => p.name === 'fleet') + 1]?.name ?? 'end';
   const rampStart = burstRampStartMs(burst);
   const windowPoints = Math.max(1, Math.round(options.alertWindowMs / recorder.sampleMs));
   const configs = {} as PerConfig<ConfigFigures>;
@@ -275,6 +315,7 @@ export function buildDrillReport(
         supplierHedges: tailDelta?.hedges ?? 0,
       },
       edgeTimeoutMs: last?.timeoutMs ?? null,
+      fleet: fleetFigures(marks, afterFleet),
     };
   }
 
@@ -340,6 +381,24 @@ export function acceptanceChecks(configs: PerConfig<ConfigFigures>): DrillCheck[
     'hedged tail p99 well below unhedged at the edge (≤ 0.75×)',
     h !== null && u !== null && h <= 0.75 * u,
     `hedged ${h ?? 'n/a'} ms vs unhedged ${u ?? 'n/a'} ms`,
+  );
+  // The fleet phase: one sick instance must not make the dependency sick. The sick instance's share
+  // is the balancer's own figure (≤ 15 %, as with two instances in the client's tests); the success
+  // is the user's, here with a slow instance beside the sick one.
+  const pf = prazo.byPhase.fleet?.checkout.successRate ?? null;
+  const nf = naive.byPhase.fleet?.checkout.successRate ?? null;
+  add(
+    'one instance sick, one slow: prazo’s /checkout success ≥ naive’s',
+    pf !== null && nf !== null && pf >= nf,
+    `prazo ${pct(pf)}, naive ${pct(nf)}`,
+  );
+  add(
+    'one instance sick: prazo sends it ≤ 15 % of the supplier requests, less than naive',
+    prazo.fleet.sickShare !== null &&
+      naive.fleet.sickShare !== null &&
+      prazo.fleet.sickShare <= 0.15 &&
+      prazo.fleet.sickShare < naive.fleet.sickShare,
+    `prazo ${pct(prazo.fleet.sickShare)}, naive ${pct(naive.fleet.sickShare)}`,
   );
   add(
     'hedging costs ≤ 10 % extra attempts',

@@ -4,7 +4,7 @@ import type { PeerSettings } from './peer-settings.js';
 export interface HaproxyConfigInput extends Pick<PeerSettings, 'connectMs' | 'readMs' | 'attempts'> {
   /** Port HAProxy listens on, on 127.0.0.1. */
   port: number;
-  /** The supplier instances, `http://127.0.0.1:PORT` each. */
+  /** The supplier instances, `http://127.0.0.N:PORT` each (127.0.0.1, 127.0.0.2 …). */
   servers: readonly string[];
   /** Path of the health check (a real request of the route, so a slow instance fails it). */
   checkPath: string;

@@ -7,6 +7,7 @@ const figures = (overrides: {
   p99Ms?: number;
   afterDeadline?: number;
   pool?: number;
+  sickShare?: number;
 }): ConfigFigures => {
   const route = { sent: 100, successRate: 0.5, p50Ms: 300, p99Ms: overrides.p99Ms ?? 1000 };
   const phase = { checkout: route, catalog: route };
@@ -14,7 +15,7 @@ const figures = (overrides: {
     independentSuccessDuringDegradation: overrides.catalog ?? 1,
     checkout: route,
     catalog: route,
-    byPhase: { warmup: phase, degrade: phase, burst: phase, tail: phase, recovery: phase },
+    byPhase: { warmup: phase, fleet: phase, degrade: phase, burst: phase, tail: phase, recovery: phase },
     burstAmplification: 1.1,
     burstAmplificationBound: null,
     burstPlateauAmplification: 1.1,
@@ -36,6 +37,13 @@ const figures = (overrides: {
       supplierHedges: 0,
     },
     edgeTimeoutMs: 252,
+    fleet: {
+      instanceRequests: [1, 2, 97],
+      instanceShares: [0.01, 0.02, 0.97],
+      sickShare: overrides.sickShare ?? 0.01,
+      slowShare: 0.02,
+      amplification: 1,
+    },
   } as ConfigFigures;
 };
 
@@ -56,6 +64,26 @@ describe('comparePeers', () => {
     expect(lines[0]).not.toContain('peak pool occupancy');
   });
 
+  it('says where a peer sends the sick instance as little as prazo, or less', () => {
+    const lines = comparePeers(
+      {
+        naive: figures({ sickShare: 0.4 }),
+        prazo: figures({ sickShare: 0.03 }),
+        haproxy: figures({ sickShare: 0.005 }),
+        opossum: figures({ sickShare: 0.035 }),
+        cockatiel: figures({ sickShare: 0.33 }),
+      },
+      ['naive', 'prazo', 'haproxy', 'opossum', 'cockatiel'],
+    );
+    expect(lines[0]).toContain(
+      'beats prazo on share of supplier requests sent to the sick instance (0.50 % vs 3.00 %)',
+    );
+    expect(lines[1]).toContain(
+      'matches prazo on share of supplier requests sent to the sick instance (3.50 % vs 3.00 %)',
+    );
+    expect(lines[2]).not.toContain('sick instance');
+  });
+
   it('says so when a peer matches or beats prazo on no row', () => {
     const worse = figures({ catalog: 0.4, p99Ms: 5000, afterDeadline: 50, pool: 50 });
     const all = {
@@ -65,9 +93,11 @@ describe('comparePeers', () => {
         ...worse.byPhase,
         degrade: { ...worse.byPhase.degrade, checkout: { ...worse.checkout, successRate: 0 } },
         burst: { ...worse.byPhase.burst, checkout: { ...worse.checkout, successRate: 0 } },
+        fleet: { ...worse.byPhase.fleet, checkout: { ...worse.checkout, successRate: 0.2 } },
       },
       burstAmplification: 3,
       peakRetryRatio: 2,
+      fleet: { ...worse.fleet, sickShare: 0.4, slowShare: 0.3 },
     };
     expect(
       comparePeers({ naive: worse, prazo: figures({}), cockatiel: all }, ['naive', 'prazo', 'cockatiel']),

@@ -3,17 +3,20 @@ import { normalizeDrillOptions } from './drill-options.js';
 import {
   burstPlateauStartMs,
   burstRampStartMs,
+  fleetInstanceLabels,
   phaseAt,
   planPhases,
+  SUPPLIER_INSTANCES,
   supplierBehaviour,
 } from './phase-plan.js';
+import { supplierHost } from './service-set.js';
 
 describe('the drill phases', () => {
   const options = normalizeDrillOptions({ quick: true });
   const phases = planPhases(options.phases);
 
-  it('lay warm-up, degradation, burst, tail and recovery end to end in about 30 s with --quick', () => {
-    expect(phases.map((p) => p.name)).toEqual(['warmup', 'degrade', 'burst', 'tail', 'recovery']);
+  it('lay warm-up, fleet, degradation, burst, tail and recovery end to end in about 30 s with --quick', () => {
+    expect(phases.map((p) => p.name)).toEqual(['warmup', 'fleet', 'degrade', 'burst', 'tail', 'recovery']);
     for (let i = 1; i < phases.length; i++) expect(phases[i]!.startMs).toBe(phases[i - 1]!.endMs);
     expect(phases[phases.length - 1]!.endMs).toBeGreaterThanOrEqual(25_000);
     expect(phases[phases.length - 1]!.endMs).toBeLessThanOrEqual(32_000);
@@ -22,7 +25,8 @@ describe('the drill phases', () => {
 
   it('find the phase an instant falls in, the last one past the end', () => {
     expect(phaseAt(phases, 0).name).toBe('warmup');
-    expect(phaseAt(phases, phases[1]!.startMs).name).toBe('degrade');
+    expect(phaseAt(phases, phases[1]!.startMs).name).toBe('fleet');
+    expect(phaseAt(phases, phases[2]!.startMs).name).toBe('degrade');
     expect(phaseAt(phases, 10 ** 9).name).toBe('recovery');
   });
 
@@ -42,6 +46,27 @@ describe('the drill phases', () => {
     expect(burstRampStartMs(burst)).toBeGreaterThan(burst.startMs);
     expect(burstPlateauStartMs(burst)).toBeGreaterThan(burstRampStartMs(burst));
     expect(burstPlateauStartMs(burst)).toBeLessThan(burst.endMs);
+  });
+
+  it('make one instance of three sick and one slow in the fleet phase, for a few seconds with --quick', () => {
+    const fleet = phases.find((p) => p.name === 'fleet')!;
+    expect(fleet.startMs).toBe(options.phases.warmupMs);
+    expect(fleet.endMs - fleet.startMs).toBeLessThanOrEqual(6_000);
+    expect(SUPPLIER_INSTANCES).toBe(3);
+    expect(supplierBehaviour('fleet', 0, 0.5, options)).toMatchObject({
+      statuses: [{ status: 503, share: 1 }],
+    });
+    expect(supplierBehaviour('fleet', 1, 0.5, options)).toEqual({
+      latency: {
+        type: 'lognormal',
+        medianMs: options.healthyMedianMs + 150,
+        p99Ms: options.healthyP99Ms + 150,
+      },
+    });
+    expect(supplierBehaviour('fleet', 2, 0.5, options)).toEqual(supplierBehaviour('warmup', 2, 0, options));
+    expect(fleetInstanceLabels(options)).toEqual(['#0 sick (503)', '#1 slow (+150 ms)', '#2 healthy']);
+    expect(supplierHost(0)).toBe('127.0.0.1');
+    expect(supplierHost(2)).toBe('127.0.0.3');
   });
 
   it('slow down every instance alike in the tail phase, so that balancing cannot route around it', () => {

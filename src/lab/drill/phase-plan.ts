@@ -2,7 +2,7 @@ import type { BehaviourInput } from '../behaviour.js';
 import type { NormalizedDrillOptions, PhaseLengths } from './drill-options.js';
 
 /** The drill's phases, in order. */
-export type PhaseName = 'warmup' | 'degrade' | 'burst' | 'tail' | 'recovery';
+export type PhaseName = 'warmup' | 'fleet' | 'degrade' | 'burst' | 'tail' | 'recovery';
 
 /** One phase on the drill's timeline (ms since the drill's traffic started). */
 export interface Phase {
@@ -14,6 +14,7 @@ export interface Phase {
 
 const ORDER: ReadonlyArray<[PhaseName, keyof PhaseLengths, string]> = [
   ['warmup', 'warmupMs', 'healthy warm-up'],
+  ['fleet', 'fleetMs', 'one instance sick, one slow'],
   ['degrade', 'degradeMs', 'full degradation'],
   ['burst', 'burstMs', 'error burst'],
   ['tail', 'tailMs', 'slow tail on every instance'],
@@ -21,11 +22,54 @@ const ORDER: ReadonlyArray<[PhaseName, keyof PhaseLengths, string]> = [
 ];
 
 /**
+ * How many supplier instances each configuration gets: three, for the fleet phase's sick, slow and
+ * healthy one (hedging, too, needs another instance).
+ */
+export const SUPPLIER_INSTANCES = 3;
+
+/**
+ * The supplier instances' roles in the fleet phase, by index: the sick one answers 503, the slow one
+ * answers later than the others, the rest are healthy.
+ */
+export const FLEET_ROLES = Object.freeze({ sick: 0, slow: 1 });
+
+/** What instance `instance` is in the fleet phase (for labels: `#0 sick`, `#1 slow`, `#2 healthy`). */
+export function fleetRole(instance: number): 'sick' | 'slow' | 'healthy' {
+  return instance === FLEET_ROLES.sick ? 'sick' : instance === FLEET_ROLES.slow ? 'slow' : 'healthy';
+}
+
+/** How the report names each supplier instance: `#0 sick (503)`, `#1 slow (+150 ms)`, `#2 healthy`. */
+export function fleetInstanceLabels(
+  options: Pick<NormalizedDrillOptions, 'fleetSlowExtraMs'>,
+  instances = SUPPLIER_INSTANCES,
+): string[] {
+  return Array.from({ length: instances }, (_, i) => {
+    const role = fleetRole(i);
+    const what =
+      role === 'sick' ? 'sick (503)' : role === 'slow' ? `slow (+${options.fleetSlowExtraMs} ms)` : role;
+    return `#${i} ${what}`;
+  });
+}
+
+/**
  * Shape of the error burst, as shares of its length: first the supplier, restarted at the end of the
  * degradation, answers normally while the leftovers of the degradation clear (`settle`); then the 503
  * share ramps up (`ramp`); then it holds at its height (the plateau, where amplification is measured).
  */
 export const BURST_SHAPE = Object.freeze({ settle: 0.1, ramp: 0.25 });
+
+/**
+ * Share of the warm-up after which prazo is calibrated. The calibrated client then runs on the
+ * healthy supplier for the rest of the warm-up, so that the next phase meets a client that has been
+ * running — its balancer has seen every instance answer, its retry budget has originals in its window
+ * — as a client in production has, instead of one created at the instant an instance falls sick.
+ */
+export const CALIBRATE_AT = 0.8;
+
+/** When prazo is calibrated, in ms since the start (see {@link CALIBRATE_AT}). */
+export function calibrationAtMs(warmup: Phase): number {
+  return warmup.startMs + Math.round((warmup.endMs - warmup.startMs) * CALIBRATE_AT);
+}
 
 /** Lays the phases end to end. */
 export function planPhases(lengths: PhaseLengths): Phase[] {
@@ -54,9 +98,11 @@ export function burstPlateauStartMs(burst: Phase): number {
 
 /**
  * What supplier instance `instance` does at `progress` (0–1) through `phase`.
- * Healthy: log-normal with the article's p99 (180 ms). Degradation: answers at the naive timeout,
- * the article's load-test double. Burst: a 503 share ramping up to `burstShare`. Tail: every
- * instance is slow on `tailShare` of its requests, at random (a GC pause, a cold cache).
+ * Healthy: log-normal with the article's p99 (180 ms). Fleet: instance 0 answers 503 (to
+ * `fleetSickShare` of its requests), instance 1 answers `fleetSlowExtraMs` later (median and p99 both
+ * shifted), the others stay healthy. Degradation: answers at the naive timeout, the article's
+ * load-test double. Burst: a 503 share ramping up to `burstShare`. Tail: every instance is slow on
+ * `tailShare` of its requests, at random (a GC pause, a cold cache).
  */
 export function supplierBehaviour(
   phase: PhaseName,
@@ -70,6 +116,20 @@ export function supplierBehaviour(
     p99Ms: options.healthyP99Ms,
   };
   switch (phase) {
+    case 'fleet': {
+      const role = fleetRole(instance);
+      if (role === 'sick')
+        return { latency: healthy, statuses: [{ status: 503, share: options.fleetSickShare }] };
+      if (role === 'slow')
+        return {
+          latency: {
+            type: 'lognormal',
+            medianMs: options.healthyMedianMs + options.fleetSlowExtraMs,
+            p99Ms: options.healthyP99Ms + options.fleetSlowExtraMs,
+          },
+        };
+      return { latency: healthy };
+    }
     case 'degrade':
       return { answerAtMs: options.naiveTimeoutMs };
     case 'burst': {

@@ -10,7 +10,10 @@ const config = (over: Partial<ConfigFigures>): ConfigFigures => ({
   checkout: route,
   catalog: route,
   byPhase: Object.fromEntries(
-    ['warmup', 'degrade', 'burst', 'tail', 'recovery'].map((p) => [p, { checkout: route, catalog: route }]),
+    ['warmup', 'fleet', 'degrade', 'burst', 'tail', 'recovery'].map((p) => [
+      p,
+      { checkout: route, catalog: route },
+    ]),
   ) as ConfigFigures['byPhase'],
   burstAmplification: 1.1012345,
   burstAmplificationBound: 1.10251,
@@ -33,6 +36,13 @@ const config = (over: Partial<ConfigFigures>): ConfigFigures => ({
     supplierHedges: 20,
   },
   edgeTimeoutMs: 252,
+  fleet: {
+    instanceRequests: [10, 40, 200],
+    instanceShares: [0.04, 0.16, 0.8],
+    sickShare: 0.04,
+    slowShare: 0.16,
+    amplification: 1.02,
+  },
   ...over,
 });
 
@@ -40,7 +50,17 @@ const config = (over: Partial<ConfigFigures>): ConfigFigures => ({
 const report = {
   options: normalizeDrillOptions(),
   configs: {
-    naive: config({ burstAmplification: 2.8765, burstAmplificationBound: null }),
+    naive: config({
+      burstAmplification: 2.8765,
+      burstAmplificationBound: null,
+      fleet: {
+        instanceRequests: [120, 80, 80],
+        instanceShares: [3 / 7, 2 / 7, 2 / 7],
+        sickShare: 3 / 7,
+        slowShare: 2 / 7,
+        amplification: 1.4,
+      },
+    }),
     prazo: config({}),
   },
   checks: [],
@@ -65,6 +85,20 @@ describe('the drill report rows', () => {
     for (const r of reportRows(report)) expect(r[r.length - 1]!.length, r[0]).toBeGreaterThan(40);
     const goodput = rowsByLabel().get('/checkout goodput, degradation')!;
     expect(goodput[3]).toContain('within the user’s 2000 ms deadline');
+  });
+
+  it('show the success and the share each configuration sent to the sick and the slow instance', () => {
+    const rows = rowsByLabel();
+    expect(rows.get('/checkout success, one instance sick, one slow')?.slice(1, 3)).toEqual([
+      '50.00 %',
+      '50.00 %',
+    ]);
+    expect(rows.get('share of supplier requests sent to the sick instance')?.slice(1, 3)).toEqual([
+      '42.86 %',
+      '4.00 %',
+    ]);
+    expect(rows.get('share sent to the slow instance')?.slice(1, 3)).toEqual(['28.57 %', '16.00 %']);
+    expect(rows.get('/checkout success, one instance sick, one slow')![3]).toContain('answered 503 to 100 %');
   });
 
   it('print amplification with three decimals, and the bound it is checked against', () => {

@@ -1,5 +1,6 @@
 import { budgetWindowMs } from './calibrate-hop.js';
 import type { ConfigFigures, DrillReport } from './drill-report.js';
+import { SUPPLIER_INSTANCES } from './phase-plan.js';
 import type { DrillConfig } from './service-spec.js';
 
 const pct = (v: number | null) => (v === null ? '–' : `${(Math.round(v * 10_000) / 100).toFixed(2)} %`);
@@ -61,6 +62,26 @@ export function reportRows(report: DrillReport): ReportRow[] {
       '/checkout success, whole run',
       'Checkouts over the whole run that got a 200 before the user gave up, every phase together.',
       (c) => pct(c.checkout.successRate),
+    ),
+    row(
+      '/checkout success, one instance sick, one slow',
+      `Checkouts sent while one of the ${SUPPLIER_INSTANCES} supplier instances answered 503 to ${Math.round(o.fleetSickShare * 100)} % of its requests and another answered ${o.fleetSlowExtraMs} ms later than the healthy one, that got a 200 before the user gave up. Naive and the libraries take the instances in turn; prazo balances by latency and ejects the sick one; HAProxy balances by its own configuration, with health checks.`,
+      (c) => pct(c.byPhase.fleet?.checkout.successRate ?? null),
+    ),
+    row(
+      'share of supplier requests sent to the sick instance',
+      `Of the requests the supplier instances received during that phase (counted by the instances themselves), the share the sick one got: round-robin gives it its third and more, since its failures are retried; a balancer that ejects it gives it a few probes.`,
+      (c) => pct(c.fleet?.sickShare ?? null),
+    ),
+    row(
+      'share sent to the slow instance',
+      `The same for the instance ${o.fleetSlowExtraMs} ms slower than the healthy one.`,
+      (c) => pct(c.fleet?.slowShare ?? null),
+    ),
+    row(
+      'user-facing /checkout p99, one instance sick, one slow',
+      'How long users waited for a checkout during that phase (p99; a failure counts at the time the user saw it).',
+      (c) => ms(c.byPhase.fleet?.checkout.p99Ms ?? null),
     ),
     row(
       'user-facing /checkout p50 / p99 (whole run)',

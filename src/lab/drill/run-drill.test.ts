@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ConfigReading } from './drill-recorder.js';
+import { type ConfigReading, instanceRequests } from './drill-recorder.js';
 import { drillConfigs, throughProxy } from './run-drill.js';
 import type { TierStats } from './service-spec.js';
 import { type SupplierCounts, ZERO_SUPPLIER_COUNTS } from './supplier-service.js';
@@ -48,8 +48,27 @@ describe('throughProxy', () => {
         supplier({ received: 80, originals: 80, unknownKind: 5, afterDeadline: 2 }),
         supplier({ received: 60, originals: 60, unknownKind: 5 }),
       ],
+      instanceRequests: [75, 55],
     } satisfies ConfigReading;
-    const [total] = throughProxy(reading).suppliers;
-    expect(total).toMatchObject({ received: 130, originals: 100, retries: 30, hedges: 0, afterDeadline: 2 });
+    const proxied = throughProxy(reading);
+    expect(proxied.suppliers[0]).toMatchObject({
+      received: 130,
+      originals: 100,
+      retries: 30,
+      hedges: 0,
+      afterDeadline: 2,
+    });
+    // Each instance's own count, health checks left out, stays per instance.
+    expect(proxied.instanceRequests).toEqual([75, 55]);
+  });
+
+  it('counts on each instance what the client sent it, without the health checks', () => {
+    expect(
+      instanceRequests([
+        supplier({ received: 80, unknownKind: 5 }),
+        supplier({ received: 3 }),
+        supplier({ received: 0 }),
+      ]),
+    ).toEqual([75, 3, 0]);
   });
 });

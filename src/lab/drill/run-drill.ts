@@ -5,6 +5,7 @@ import {
   type ConfigReading,
   createDrillRecorder,
   type DrillRecorder,
+  instanceRequests,
   sumSuppliers,
 } from './drill-recorder.js';
 import { buildDrillReport, type DrillReport } from './drill-report.js';
@@ -12,6 +13,7 @@ import { findHaproxy, HAPROXY_INSTALL_HINT } from './haproxy-sidecar.js';
 import { PEER_CONFIGS } from './peer-settings.js';
 import {
   burstPlateauStartMs,
+  calibrationAtMs,
   type Phase,
   type PhaseName,
   phaseAt,
@@ -62,7 +64,7 @@ export interface DrillContext {
   elapsedMs(): number;
   /** Process ids of every service, for leak checks. */
   pids(): number[];
-  /** The calibration so far (empty until warm-up ends). */
+  /** The calibration so far (empty until prazo is calibrated, 80 % into the warm-up). */
   calibration: DrillReport['calibration'];
   /** The Prometheus metrics the services' clients publish (prazo's own `prazo_*` metrics), text format. */
   serviceMetrics(): Promise<string>;
@@ -75,8 +77,8 @@ const SCHEDULER_MS = 100;
 
 /**
  * Runs the drill: starts the naive and the prazo service sets, drives the same open-loop traffic at
- * both through the phases (warm-up → degradation → error burst → slow tail → recovery),
- * calibrates prazo from the warm-up, and returns the measured report. Leaves no process behind,
+ * both through the phases (warm-up → one instance sick, one slow → degradation → error burst → slow
+ * tail → recovery), calibrates prazo from the first 80 % of the warm-up (`CALIBRATE_AT`), and returns the measured report. Leaves no process behind,
  * also when `hooks.signal` aborts.
  *
  * @throws CancelledError when `hooks.signal` aborts; InvalidOptionError for a bad option.
@@ -123,7 +125,12 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
             set.inventory.call<TierStats>('stats'),
             ...set.suppliers.map((s) => s.call<SupplierCounts>('counts')),
           ]);
-          const reading: ConfigReading = { gateway, inventory, suppliers };
+          const reading: ConfigReading = {
+            gateway,
+            inventory,
+            suppliers,
+            instanceRequests: instanceRequests(suppliers),
+          };
           return [set.config, set.sidecar ? throughProxy(reading) : reading] as const;
         }),
       );
@@ -201,6 +208,8 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     let current: Phase = phases[0]!;
     const lastBehaviour = new Map<string, string>();
     let plateauMarked = false;
+    let calibrated = false;
+    const calibrateAt = calibrationAtMs(phases[0]!);
     let work: Promise<void> = Promise.resolve();
     const enqueue = (step: () => Promise<void>) => {
       work = work.then(step).catch((error: unknown) => {
@@ -222,7 +231,6 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
       );
     };
     const enter = async (from: Phase, to: Phase) => {
-      if (from.name === 'warmup') await calibrate(sets, options, calibration);
       // The degraded supplier is restarted, already with the next phase's behaviour: its stuck
       // connections reset, as a restarted dependency's would, and the retries they cause are answered.
       if (from.name === 'degrade') {
@@ -248,6 +256,10 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
         const from = current;
         current = phase;
         enqueue(() => enter(from, phase));
+      }
+      if (!calibrated && elapsed >= calibrateAt) {
+        calibrated = true;
+        enqueue(() => calibrate(sets, options, calibration));
       }
       if (elapsed < totalMs) enqueue(() => applyBehaviours(phase, elapsed));
       const burst = phases.find((p) => p.name === 'burst')!;
@@ -328,7 +340,8 @@ export function drillConfigs(
  * The supplier's counters as the drill reports them when an HAProxy sidecar stands in front of it.
  * HAProxy resends a request unchanged, so its retries arrive with the edge's `original` attempt header,
  * and its health checks arrive with none. The originals are what the edge sent (one attempt per call);
- * everything else that reached the instances, checks excluded, is a retry.
+ * everything else that reached the instances, checks excluded, is a retry. The per-instance counts
+ * (`instanceRequests`, checks already excluded) are kept as they are.
  */
 export function throughProxy(reading: ConfigReading): ConfigReading {
   if (reading.suppliers.length === 0) return reading;

@@ -131,7 +131,7 @@ export async function startServiceProcess(
     name,
     pid: child.pid!,
     port,
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${spec.role === 'supplier' ? spec.host : '127.0.0.1'}:${port}`,
     call<T>(method: string, params?: unknown, timeoutMs = 15_000): Promise<T> {
       if (exited || !child.connected) return Promise.reject(new Error(`service ${name} has exited`));
       const id = nextId++;

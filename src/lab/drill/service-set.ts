@@ -1,7 +1,7 @@
 import type { NormalizedDrillOptions } from './drill-options.js';
 import { type HaproxySidecar, startHaproxy } from './haproxy-sidecar.js';
 import { peerSettings } from './peer-settings.js';
-import { supplierBehaviour } from './phase-plan.js';
+import { SUPPLIER_INSTANCES, supplierBehaviour } from './phase-plan.js';
 import { type ServiceProcess, startServiceProcess } from './service-process.js';
 import type { DrillConfig, TierSpec } from './service-spec.js';
 
@@ -24,12 +24,15 @@ export interface ServiceSet {
   kill(): void;
 }
 
-/** How many supplier instances each configuration gets (≥ 2: hedging needs another instance). */
-export const SUPPLIER_INSTANCES = 2;
+/** The loopback address supplier instance `instance` listens on: 127.0.0.1, 127.0.0.2, 127.0.0.3 … */
+export function supplierHost(instance: number): string {
+  return `127.0.0.${instance + 1}`;
+}
 
 /**
  * Starts the services of one configuration, each in its own process so that one busy event loop
- * cannot slow another: `SUPPLIER_INSTANCES` supplier doubles, then inventory → orders → gateway.
+ * cannot slow another: `SUPPLIER_INSTANCES` supplier doubles (each on its own loopback address, as
+ * the instances of a fleet are on their own hosts), then inventory → orders → gateway.
  * `track` receives every process as soon as it exists, so an interrupted start can still kill it.
  */
 export async function startServiceSet(
@@ -48,6 +51,7 @@ export async function startServiceSet(
       started(`supplier-${instance}`, {
         role: 'supplier',
         instance,
+        host: supplierHost(instance),
         seed: options.seed + instance,
         behaviour: supplierBehaviour('warmup', instance, 0, options),
       }),

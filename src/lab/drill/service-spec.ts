@@ -18,6 +18,8 @@ export type PerConfig<T> = Record<CoreConfig, T> & Partial<Record<PeerConfig, T>
 export interface SupplierSpec {
   role: 'supplier';
   instance: number;
+  /** Loopback address it listens on (127.0.0.1, 127.0.0.2 …). */
+  host: string;
   seed: number;
   behaviour: BehaviourInput;
 }

@@ -40,9 +40,10 @@ export const ZERO_SUPPLIER_COUNTS: SupplierCounts = Object.freeze({
   byStatus: {},
 });
 
-/** Starts one supplier instance (a double on 127.0.0.1, port 0). */
+/** Starts one supplier instance (a double on its loopback address, port 0). */
 export async function startSupplier(spec: SupplierSpec): Promise<SupplierService> {
   let double: Double = await startDouble({
+    host: spec.host,
     instance: spec.instance,
     seed: spec.seed,
     behaviour: spec.behaviour,
@@ -79,6 +80,7 @@ export async function startSupplier(spec: SupplierSpec): Promise<SupplierService
       await double.close();
       generation++;
       double = await startDouble({
+        host: spec.host,
         port,
         instance: spec.instance,
         seed: spec.seed + 1000 * generation,

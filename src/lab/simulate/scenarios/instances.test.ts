@@ -28,6 +28,16 @@ describe('simulateInstances', { timeout: 60_000 }, () => {
     expect(prazo!.shareByKind.sick).toBeLessThanOrEqual(0.15);
   });
 
+  it('keeps the sick and the slow instance of three, as in the drill, to a sliver of the load', () => {
+    const { naive, prazo } = byName({ ...short, instances: 3, sick: 1, slow: 1 });
+    expect(naive!.shareByKind.sick).toBeCloseTo(1 / 3, 2);
+    expect(naive!.shareByKind.slow).toBeCloseTo(1 / 3, 2);
+    expect(prazo!.shareByKind.sick).toBeLessThan(0.01);
+    expect(prazo!.shareByKind.slow).toBeLessThan(0.02);
+    expect(prazo!.success).toBeGreaterThan(naive!.success);
+    expect(prazo!.perInstance).toHaveLength(3);
+  });
+
   it('holds at 100 instances with 10 sick and 10 slow', () => {
     const { naive, prazo } = byName({ ...short, instances: 100, sick: 10, slow: 10, rps: 2_000 });
     expect(naive!.shareByKind.sick).toBeCloseTo(0.1, 2);
