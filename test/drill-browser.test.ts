@@ -41,6 +41,7 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
             tailMs: 1500,
             recoveryMs: 1000,
           },
+          overloadMs: 1_500,
         },
         { onReady: (context) => dashboard.attach(context) },
       );
@@ -81,6 +82,8 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
       const report = await running;
       dashboard.finish(report);
       await page.waitForSelector('#summary table', { timeout: 10_000 });
+      // The overload experiment: one bar per configuration.
+      expect(await page.getAttribute('#summary svg.overload', 'data-bars')).toBe('3');
       expect(await page.textContent('#status')).toContain('Finished');
       expect(errors).toEqual([]);
       expect(external).toEqual([]);

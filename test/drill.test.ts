@@ -12,6 +12,8 @@ const SHORT = {
   pool: 25,
   preWarmMs: 2000,
   phases: { warmupMs: 2500, fleetMs: 3000, degradeMs: 3500, burstMs: 3000, tailMs: 1000, recoveryMs: 500 },
+  // The overload experiment, short (its figures: test/overload-experiment.test.ts).
+  overloadMs: 2_000,
 };
 
 const alive = (pid: number): boolean => {
@@ -114,6 +116,10 @@ describe('the drill', () => {
       });
     }
     expect(report.calibration['inventory']?.policy.readMs).toBeGreaterThan(0);
+    // The overload experiment ran after the phases, for the three configurations, with its checks.
+    expect(report.overload?.map((f) => f.config)).toEqual(['naive', 'prazo', 'prazo-protected']);
+    for (const f of report.overload!) expect(f.capacityRps).toBe(320);
+    expect(report.checks.filter((c) => c.name.startsWith('overload'))).toHaveLength(3);
     // Everything was stopped.
     for (const pid of pids) expect(alive(pid)).toBe(false);
   }, 120_000);

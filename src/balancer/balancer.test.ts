@@ -50,6 +50,17 @@ describe('Balancer: latency', () => {
     expect(run.received(B) / 60).toBeLessThanOrEqual(0.25);
   });
 
+  it('takes a timed-out attempt at twice its timeout in the latency estimate, an answer at its latency', () => {
+    // A timeout says the attempt would have taken longer, not how much: at its timeout it would make
+    // an instance that times out half the time look no slower than the timeout itself.
+    const { balancer, clock } = setup([A, B]);
+    const [a, b] = [balancer.indexOf(A), balancer.indexOf(B)];
+    balancer.finished(a, 'success', 200, clock.now());
+    balancer.finished(b, 'timeout', 200, clock.now());
+    expect(stateOf(balancer, A, clock.now()).ewmaMs).toBeCloseTo(200, 5);
+    expect(stateOf(balancer, B, clock.now()).ewmaMs).toBeCloseTo(400, 5);
+  });
+
   it('sends a 150 ms slower instance at most 25 % of the calls at 32 in flight', () => {
     const { balancer, clock, random } = setup([A, B]);
     // The fast one slows down with its queue, as a real server does: 5 ms + 0.5 ms per call in flight.

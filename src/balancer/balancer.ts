@@ -23,6 +23,9 @@ const UNKNOWN_PENALTY = 1e15;
 /** Random draws tried before a linear scan finds an acceptable candidate (rare: see `#draw`). */
 const DRAWS = 8;
 
+/** A timed-out attempt enters the latency estimate at this multiple of its duration (see `finished`). */
+const TIMEOUT_SAMPLE_FACTOR = 2;
+
 export type { InstanceState, InstanceTransition, TransitionReason } from './instance-transition.js';
 
 const STATE_NAMES: readonly (InstanceState | undefined)[] = [
@@ -201,7 +204,11 @@ export class Balancer {
       this.#emit(index, SLOT.draining, SLOT.free, 'drained', nowMs, origin);
       return true;
     }
-    if (outcome === 'success' || outcome === 'timeout') this.#sample(index, latencyMs, nowMs);
+    if (outcome === 'success') this.#sample(index, latencyMs, nowMs);
+    // A timed-out attempt would have taken longer than it was allowed, by how much nobody knows:
+    // taken at its timeout it would make an instance that times out half the time look no slower
+    // than the timeout. Twice the timeout makes it look as slow as it is to the calls it strands.
+    else if (outcome === 'timeout') this.#sample(index, latencyMs * TIMEOUT_SAMPLE_FACTOR, nowMs);
     // Answers to calls sent before the ejection say nothing about the instance now.
     if (state === SLOT.ejected) return false;
     if (state === SLOT.probing) {

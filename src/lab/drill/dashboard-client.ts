@@ -26,6 +26,11 @@ export interface DashboardData {
   /** Where a peer matches or beats prazo, in sentences (empty without peers). */
   comparison?: string[];
   checks: Array<{ name: string; pass: boolean; detail: string }> | null;
+  /**
+   * The overload experiment once it ran: its heading, the configurations, their goodput as a share of
+   * the supplier's capacity, and its rows ([label, one figure per configuration, what it means]).
+   */
+  overload?: { heading: string; configs: string[]; goodputShares: number[]; rows: string[][] } | null;
 }
 
 /**
@@ -376,7 +381,38 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
         .join('');
       const comparison = (data.comparison ?? []).map((line) => `<li>${esc(line)}</li>`).join('');
       const head = columns.map((c) => `<th>${esc(c)}</th>`).join('');
-      summary.innerHTML = `<table><tr><th></th>${head}</tr>${rows}</table><ul>${checks}</ul>${
+      const o = data.overload;
+      let overload = '';
+      if (o) {
+        // Goodput as a share of capacity, one bar per configuration, with the 80 % mark.
+        const barH = 26;
+        const height = o.configs.length * barH + 24;
+        const bars = o.configs
+          .map((name, i) => {
+            const share = Math.max(0, Math.min(1.2, o.goodputShares[i] ?? 0));
+            const y = 8 + i * barH;
+            return `<text x="0" y="${y + 15}" font-size="12">${esc(name)}</text><rect x="130" y="${y}" width="${Math.round(
+              share * 400,
+            )}" height="18" fill="#2b6cb0"></rect><text x="${136 + Math.round(share * 400)}" y="${y + 14}" font-size="12">${Math.round(
+              share * 100,
+            )} %</text>`;
+          })
+          .join('');
+        const mark = `<line x1="${130 + 320}" y1="0" x2="${130 + 320}" y2="${height}" stroke="#c53030" stroke-dasharray="4 3"></line><line x1="530" y1="0" x2="530" y2="${height}" stroke="#999"></line>`;
+        const chart = `<svg class="overload" data-bars="${o.configs.length}" width="620" height="${height}" role="img" aria-label="goodput as a share of capacity">${bars}${mark}</svg>`;
+        const oHead = o.configs.map((c) => `<th>${esc(c)}</th>`).join('');
+        const oRows = o.rows
+          .map(
+            (r) =>
+              `<tr><th>${esc(r[0] ?? '')}<div class="why">${esc(r[r.length - 1] ?? '')}</div></th>${r
+                .slice(1, o.configs.length + 1)
+                .map((cell) => `<td>${esc(cell)}</td>`)
+                .join('')}</tr>`,
+          )
+          .join('');
+        overload = `<h3>${esc(o.heading)}</h3><p>goodput ÷ capacity (dashed: 80 %, grey: 100 %)</p>${chart}<table><tr><th></th>${oHead}</tr>${oRows}</table>`;
+      }
+      summary.innerHTML = `<table><tr><th></th>${head}</tr>${rows}</table>${overload}<ul>${checks}</ul>${
         comparison ? `<h3>Where a peer matches or beats prazo</h3><ul>${comparison}</ul>` : ''
       }`;
     }

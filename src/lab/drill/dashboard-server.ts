@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { overloadHeading, overloadRows } from '../overload/overload-table.js';
 import type { DashboardData } from './dashboard-client.js';
 import { renderDashboardPage } from './dashboard-page.js';
 import { createDrillMetrics, type DrillMetrics } from './drill-metrics.js';
@@ -37,6 +38,15 @@ export function dashboardData(context: DrillContext, report: DrillReport | null)
     summary: report ? reportRows(report) : null,
     comparison: report ? report.peerComparison : [],
     checks: report ? report.checks : null,
+    overload:
+      report?.overload != null && report.overload.length > 0
+        ? {
+            heading: overloadHeading(report.overload),
+            configs: report.overload.map((f) => f.config),
+            goodputShares: report.overload.map((f) => f.goodputShare),
+            rows: overloadRows(report.overload),
+          }
+        : null,
   };
 }
 

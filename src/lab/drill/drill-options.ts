@@ -76,6 +76,12 @@ export interface DrillOptions {
    * naive and prazo, on the same arrivals. @default false
    */
   peers?: boolean;
+  /**
+   * Length of the overload experiment, per configuration, in ms (3× the capacity of a supplier of
+   * known capacity, offered to naive, prazo and prazo with its overload protections; see
+   * `src/lab/overload/`). 0 leaves it out. @default 9000 (4500 with `quick`)
+   */
+  overloadMs?: number;
 }
 
 /** Default phase lengths: 90 s. */
@@ -124,10 +130,17 @@ export const DRILL_DEFAULTS = Object.freeze({
   seed: 1,
   preWarmMs: 4000,
   peers: false,
+  overloadMs: undefined as number | undefined,
 });
 
+/** The overload experiment's length per configuration, by default and with `quick`. */
+export const OVERLOAD_MS = Object.freeze({ default: 9_000, quick: 4_500 });
+
 /** {@link DrillOptions} with every field present. */
-export type NormalizedDrillOptions = Omit<Required<DrillOptions>, 'phases'> & { phases: PhaseLengths };
+export type NormalizedDrillOptions = Omit<Required<DrillOptions>, 'phases' | 'overloadMs'> & {
+  phases: PhaseLengths;
+  overloadMs: number;
+};
 
 /**
  * Fills in defaults and validates.
@@ -183,8 +196,11 @@ export function normalizeDrillOptions(options: DrillOptions = {}): NormalizedDri
       merged.healthyP99Ms,
     );
   if (!Number.isInteger(merged.seed)) throw new InvalidOptionError('seed', 'an integer', merged.seed);
+  const overloadMs = merged.overloadMs ?? (merged.quick ? OVERLOAD_MS.quick : OVERLOAD_MS.default);
+  if (!(overloadMs === 0 || (Number.isFinite(overloadMs) && overloadMs >= 1_500 && overloadMs <= 120_000)))
+    throw new InvalidOptionError('overloadMs', '0 (none) or a number of ms in [1500, 120000]', overloadMs);
   if (typeof merged.peers !== 'boolean') throw new InvalidOptionError('peers', 'a boolean', merged.peers);
-  return { ...merged, phases };
+  return { ...merged, phases, overloadMs };
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -1,4 +1,5 @@
 import { RETRY_BUDGET_DEFAULTS } from '../../policy/retry-budget.js';
+import type { OverloadFigures } from '../overload/overload-run.js';
 import { budgetWindowMs } from './calibrate-hop.js';
 import type { NormalizedDrillOptions } from './drill-options.js';
 import type { DrillRecorder, Mark, Sample } from './drill-recorder.js';
@@ -112,6 +113,11 @@ export interface DrillReport {
   peerComparison: string[];
   /** The dashboard's timeline (samples of each configuration). */
   timeline: { sampleMs: number; samples: PerConfig<Sample[]> };
+  /**
+   * The overload experiment: 3× a supplier's capacity offered to naive, prazo and prazo with its
+   * overload protections (null when left out, `overloadMs: 0`).
+   */
+  overload: OverloadFigures[] | null;
 }
 
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
@@ -233,6 +239,7 @@ export function buildDrillReport(
   startedAt: Date,
   edgeTail: Partial<Record<DrillConfig, Record<string, number>>> = {},
   skipped: DrillReport['skipped'] = [],
+  overload: OverloadFigures[] | null = null,
 ): DrillReport {
   const phases = [...recorder.phases];
   const byName = (name: PhaseName) => phases.find((p) => p.name === name)!;
@@ -330,13 +337,51 @@ export function buildDrillReport(
     columns: [...recorder.configs],
     configs,
     skipped,
-    checks: acceptanceChecks(configs),
+    checks: [...acceptanceChecks(configs), ...overloadChecks(overload)],
     peerComparison: comparePeers(configs, recorder.configs),
     timeline: { sampleMs: recorder.sampleMs, samples: timelines },
+    overload,
   };
 }
 
 const pct = (value: number | null) => (value === null ? 'n/a' : `${round(value * 100, 2)} %`);
+
+/**
+ * The overload experiment's conditions: with the protections the goodput stays at ≥ 80 % of the
+ * supplier's capacity while the naive setup's falls below 20 %, and the requests prazo admitted
+ * were answered within the user's deadline. None without the experiment.
+ */
+export function overloadChecks(overload: OverloadFigures[] | null): DrillCheck[] {
+  if (overload === null) return [];
+  const of = (config: string) => overload.find((f) => f.config === config);
+  const naive = of('naive');
+  const shielded = of('prazo-protected');
+  const share = (f: OverloadFigures | undefined) =>
+    f === undefined
+      ? 'n/a'
+      : `${Math.round(f.goodputRps)} of ${Math.round(f.capacityRps)} rps (${pct(f.goodputShare)})`;
+  return [
+    {
+      name: 'overload (3× capacity): prazo with its protections keeps goodput ≥ 80 % of capacity',
+      pass: shielded !== undefined && shielded.goodputShare >= 0.8,
+      detail: `prazo-protected ${share(shielded)}`,
+    },
+    {
+      name: 'overload (3× capacity): naive goodput falls below 20 % of capacity',
+      pass: naive !== undefined && naive.goodputShare < 0.2,
+      detail: `naive ${share(naive)}`,
+    },
+    {
+      name: 'overload (3× capacity): what prazo admitted was answered within the user’s deadline',
+      // In time by definition; the late ones (answers the user no longer waited for) stay under 1 %.
+      pass: shielded !== undefined && shielded.inTime > 0 && shielded.lateSuccesses <= 0.01 * shielded.inTime,
+      detail:
+        shielded === undefined
+          ? 'n/a'
+          : `${shielded.inTime} answered in time (p99 ${shielded.admittedP99Ms === null ? 'n/a' : round(shielded.admittedP99Ms)} ms), ${shielded.lateSuccesses} after the deadline`,
+    },
+  ];
+}
 
 /** The issue's acceptance conditions, checked on the measured figures. */
 export function acceptanceChecks(configs: PerConfig<ConfigFigures>): DrillCheck[] {

@@ -1,3 +1,4 @@
+import { formatOverloadTable } from '../overload/overload-table.js';
 import { budgetWindowMs } from './calibrate-hop.js';
 import type { ConfigFigures, DrillReport } from './drill-report.js';
 import { SUPPLIER_INSTANCES } from './phase-plan.js';
@@ -167,6 +168,8 @@ export function formatReportTable(report: DrillReport): string {
     ...rows.slice(1).map(line),
     '',
   ];
+  if (report.overload != null && report.overload.length > 0)
+    out.push(formatOverloadTable(report.overload), '');
   for (const check of report.checks)
     out.push(`${check.pass ? 'PASS' : 'FAIL'}  ${check.name} — ${check.detail}`);
   if ((report.peerComparison ?? []).length > 0) {

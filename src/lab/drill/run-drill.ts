@@ -1,4 +1,5 @@
 import { CancelledError } from '../../errors.js';
+import { type OverloadConfig, runOverload } from '../overload/overload-run.js';
 import { calibrateHop } from './calibrate-hop.js';
 import { type DrillOptions, type NormalizedDrillOptions, normalizeDrillOptions } from './drill-options.js';
 import {
@@ -51,6 +52,8 @@ export interface DrillHooks {
   onReady?: (context: DrillContext) => void | Promise<void>;
   /** Aborting it stops the drill, kills every service and rejects with `CANCELLED`. */
   signal?: AbortSignal;
+  /** Called as each configuration of the overload experiment starts (after the phases). */
+  onOverload?: (config: OverloadConfig) => void;
 }
 
 /** What the dashboard reads while the drill runs. */
@@ -309,7 +312,20 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     recorder.mark('recovery-end', final);
     recorder.mark('end', final);
     check();
-    return buildDrillReport(recorder, options, calibration, startedAt, edgeTail, skipped);
+    // The overload experiment: its own supplier of known capacity and its own clients, in this
+    // process, once the services above are idle.
+    const overload =
+      options.overloadMs === 0
+        ? null
+        : await runOverload({
+            durationMs: options.overloadMs,
+            onProgress: (config, stage) => {
+              if (stage === 'start') hooks.onOverload?.(config);
+            },
+            ...(hooks.signal === undefined ? {} : { signal: hooks.signal }),
+          });
+    check();
+    return buildDrillReport(recorder, options, calibration, startedAt, edgeTail, skipped, overload);
   } finally {
     hooks.signal?.removeEventListener('abort', onAbort);
     for (const cleanup of cleanups) cleanup();

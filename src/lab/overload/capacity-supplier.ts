@@ -1,0 +1,102 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Admission } from '../../admission/admission.js';
+import { withDeadlineHandler } from '../../server/http.js';
+
+/** How the supplier of the overload experiment is built. */
+export interface CapacitySupplierOptions {
+  /** Requests worked on at once (its workers: threads, database connections …). */
+  workers: number;
+  /** Time one request holds a worker, ms. Capacity = workers × 1000 / serviceMs requests per second. */
+  serviceMs: number;
+  /**
+   * How requests reach the workers:
+   * - `'plain'`: a bare `node:http` handler, deadline-blind;
+   * - `'deadline'`: prazo/http without admission (504 when a request arrives expired or outlives
+   *   its deadline; the work it queued is still done);
+   * - an `Admission`: prazo/http with it (refusal on arrival, in-flight limit, CoDel queue).
+   */
+  front: 'plain' | 'deadline' | Admission;
+  /** Address to listen on. @default '127.0.0.1' */
+  host?: string;
+}
+
+/** What the supplier counted. */
+export interface CapacitySupplierStats {
+  /** Requests that reached the handler. */
+  received: number;
+  /** Requests a worker finished. */
+  served: number;
+  /** Of those, finished after the caller had gone (it closed the connection or prazo answered 504). */
+  servedForNobody: number;
+  /** Most requests waiting for a worker at once. */
+  peakQueue: number;
+}
+
+/** A supplier of known capacity, listening. */
+export interface CapacitySupplier {
+  readonly origin: string;
+  /** Requests per second it can serve. */
+  readonly capacityRps: number;
+  stats(): CapacitySupplierStats;
+  close(): Promise<void>;
+}
+
+/**
+ * A dependency of fixed capacity: `workers` workers, each holding a request for `serviceMs`, and an
+ * internal FIFO queue in front of them that knows nothing of deadlines — the queue a thread pool or a
+ * connection pool forms inside a real service. Under more load than it can serve the queue grows
+ * without bound, every request waits longer, and past some point none is answered in time although
+ * every worker is busy: the collapse of goodput the overload experiment shows.
+ */
+export async function startCapacitySupplier(options: CapacitySupplierOptions): Promise<CapacitySupplier> {
+  const { workers, serviceMs, front } = options;
+  const stats: CapacitySupplierStats = { received: 0, served: 0, servedForNobody: 0, peakQueue: 0 };
+  const waiting: Array<() => void> = [];
+  let busy = 0;
+  const release = (): void => {
+    busy--;
+    const next = waiting.shift();
+    if (next !== undefined) next();
+  };
+  const work = (res: http.ServerResponse): void => {
+    busy++;
+    setTimeout(() => {
+      stats.served++;
+      if (res.destroyed || res.writableEnded) stats.servedForNobody++;
+      else res.end('{"ok":true}');
+      release();
+    }, serviceMs);
+  };
+  const handle = (_req: http.IncomingMessage, res: http.ServerResponse): void => {
+    stats.received++;
+    if (busy < workers) {
+      work(res);
+      return;
+    }
+    waiting.push(() => work(res));
+    if (waiting.length > stats.peakQueue) stats.peakQueue = waiting.length;
+  };
+  const listener =
+    front === 'plain'
+      ? handle
+      : withDeadlineHandler(handle, {
+          defaultMs: 10_000,
+          maxMs: 60_000,
+          ...(front === 'deadline' ? {} : { admission: front }),
+        });
+  const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    void listener(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, options.host ?? '127.0.0.1', resolve));
+  const { address, port } = server.address() as AddressInfo;
+  return {
+    origin: `http://${address}:${port}`,
+    capacityRps: (workers * 1000) / serviceMs,
+    stats: () => ({ ...stats }),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { runOverload } from '../src/lab/overload/overload-run.js';
+
+// The overload experiment of the drill, short: 3× the supplier's capacity, offered open loop, to the
+// naive client and to prazo with its overload protections at both ends (real servers, real time:
+// bounds leave room for a busy 2-core machine; the drill reports the exact figures).
+
+describe('3× overload of a supplier of known capacity', () => {
+  it('keeps most of the capacity as goodput with the protections, while the naive setup collapses', async () => {
+    const [naive, protectedRun] = await runOverload({
+      configs: ['naive', 'prazo-protected'],
+      durationMs: 4_500,
+    });
+    expect(naive!.goodputShare).toBeLessThan(0.2);
+    expect(protectedRun!.goodputShare).toBeGreaterThanOrEqual(0.7);
+    // Answers that came back in time did so within the user's deadline, by construction, and almost
+    // none came back late.
+    expect(protectedRun!.admittedP99Ms!).toBeLessThanOrEqual(500);
+    expect(protectedRun!.lateSuccesses).toBeLessThanOrEqual(0.02 * protectedRun!.goodputRps * 3);
+    // The supplier's internal queue never built up behind the admission's in-flight limit.
+    expect(protectedRun!.supplierPeakQueue).toBeLessThanOrEqual(8 * 2);
+    expect(naive!.supplierPeakQueue).toBeGreaterThan(100);
+  }, 60_000);
+});
