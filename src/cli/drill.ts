@@ -20,7 +20,7 @@ burst (503s) → a slow tail on every instance → recovery. About 90 s by defau
 Then the overload experiment: 3× the capacity of a supplier of known capacity (8 workers × 25 ms),
 offered open loop to naive, to prazo, and to prazo with its overload protections at both ends
 (adaptive concurrency and throttling in the client, deadline-aware admission with a CoDel queue in
-the server): goodput and the latency of what was admitted, 9 s per configuration (4.5 s with --quick).
+the server): goodput and the latency of what was admitted, 6 s per configuration (4.5 s with --quick).
 
 With --peers the same traffic also runs against the alternatives, each set up as its own
 documentation recommends (docs/drill.md cites the pages): cockatiel 3.x (retry with exponential

@@ -79,7 +79,7 @@ export interface DrillOptions {
   /**
    * Length of the overload experiment, per configuration, in ms (3× the capacity of a supplier of
    * known capacity, offered to naive, prazo and prazo with its overload protections; see
-   * `src/lab/overload/`). 0 leaves it out. @default 9000 (4500 with `quick`)
+   * `src/lab/overload/`). 0 leaves it out. @default 6000 (4500 with `quick`)
    */
   overloadMs?: number;
 }
@@ -134,7 +134,7 @@ export const DRILL_DEFAULTS = Object.freeze({
 });
 
 /** The overload experiment's length per configuration, by default and with `quick`. */
-export const OVERLOAD_MS = Object.freeze({ default: 9_000, quick: 4_500 });
+export const OVERLOAD_MS = Object.freeze({ default: 6_000, quick: 4_500 });
 
 /** {@link DrillOptions} with every field present. */
 export type NormalizedDrillOptions = Omit<Required<DrillOptions>, 'phases' | 'overloadMs'> & {
