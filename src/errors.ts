@@ -20,6 +20,7 @@ export type PrazoErrorCode =
   | 'RESOLVER_FAILED'
   | 'CONCURRENCY_LIMITED'
   | 'THROTTLED'
+  | 'SERVER_OVERLOADED'
   | PrometheusErrorCode;
 
 /** Codes of the {@link PrometheusError} family: what went wrong reading the Prometheus HTTP API. */
@@ -89,10 +90,12 @@ export class DeadlineInsufficientError extends PrazoError {
   readonly requiredMs: number;
   readonly dependency: string;
 
-  constructor(dependency: string, remainingMs: number, requiredMs: number) {
+  /** `message` replaces the default one, which speaks of a dependency's p99. */
+  constructor(dependency: string, remainingMs: number, requiredMs: number, message?: string) {
     super(
       'DEADLINE_INSUFFICIENT',
-      `Deadline too short for ${dependency}: ${describeTimeLeft(remainingMs)}, its p99 needs ${Math.ceil(requiredMs)} ms.`,
+      message ??
+        `Deadline too short for ${dependency}: ${describeTimeLeft(remainingMs)}, its p99 needs ${Math.ceil(requiredMs)} ms.`,
     );
     this.remainingMs = remainingMs;
     this.requiredMs = requiredMs;
@@ -435,5 +438,23 @@ export class ThrottledError extends PrazoError {
     );
     this.dependency = dependency;
     this.probability = probability;
+  }
+}
+
+/**
+ * A server adapter's admission refused a request because the service is overloaded: its queue was
+ * full, the request was shed for its low criticality, or it waited in the queue longer than the
+ * CoDel target under sustained delay. Answered as 503 with `Retry-After` (see docs/overload.md).
+ */
+export class ServerOverloadedError extends PrazoError {
+  /** Why: `queue-full`, `shed` or `queue-delay`. */
+  readonly reason: 'queue-full' | 'shed' | 'queue-delay';
+  /** The wait the server asks for before a new attempt, in ms (sent as `Retry-After` in seconds). */
+  readonly retryAfterMs: number;
+
+  constructor(reason: 'queue-full' | 'shed' | 'queue-delay', retryAfterMs: number, message: string) {
+    super('SERVER_OVERLOADED', message);
+    this.reason = reason;
+    this.retryAfterMs = retryAfterMs;
   }
 }

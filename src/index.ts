@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 
+export { currentCriticality, withCriticality } from './admission/criticality-context.js';
 export type { InstanceSnapshot, InstanceState, TransitionReason } from './balancer/balancer.js';
 export type { BalancerOptions } from './balancer/balancer-options.js';
 export { BALANCER_DEFAULTS } from './balancer/balancer-options.js';
@@ -98,6 +99,7 @@ export {
   ResolverError,
   RetryAfterExceedsDeadlineError,
   RetryBudgetExhaustedError,
+  ServerOverloadedError,
   ThrottledError,
 } from './errors.js';
 export type { InstantSample, NativeHistogramSample, RangeSeries } from './fleet/api-response.js';
@@ -282,3 +284,5 @@ export {
 } from './policy/retry-budget.js';
 export type { FakeClock } from './testing/fake-clock.js';
 export { createFakeClock } from './testing/fake-clock.js';
+export type { Criticality } from './wire/criticality-header.js';
+export { CRITICALITY_HEADER, CRITICALITY_LEVELS, parseCriticality } from './wire/criticality-header.js';

@@ -25,6 +25,7 @@ describe('alert rules', () => {
       'PrazoHedgeWinRateCollapsed',
       'PrazoInstancesEjected',
       'PrazoCallsShedByClient',
+      'PrazoServerShedding',
     ]);
   });
 

@@ -2,10 +2,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { createAdmission } from '../src/admission/admission.js';
 import { dependency } from '../src/client/dependency.js';
+import { Deadline } from '../src/deadline/deadline.js';
 import { startDouble } from '../src/lab/double.js';
-import { METRICS, prometheusSeriesNames } from '../src/observe/metric-names.js';
-import { instrument } from '../src/observe/prometheus.js';
+import { METRICS, prometheusSeriesNames, SERVER_METRICS } from '../src/observe/metric-names.js';
+import { instrument, instrumentAdmission } from '../src/observe/prometheus.js';
 
 interface Target {
   expr: string;
@@ -61,6 +63,28 @@ async function producedSeries(): Promise<Set<string>> {
   try {
     const registry = new Registry();
     instrument(dep, { registry });
+    // A server admission with one request admitted, one queued and one refused.
+    const admission = createAdmission({ maxInFlight: 1, maxQueue: 1, minSamples: 1, refreshMs: 0 });
+    instrumentAdmission(admission, { registry });
+    const tickets: Array<{ release(finished: boolean): void }> = [];
+    for (let i = 0; i < 3; i++)
+      admission.offer(
+        'GET /',
+        Deadline.after(1000),
+        'default',
+        (t) => tickets.push(t),
+        () => {},
+      );
+    tickets[0]?.release(true);
+    tickets[1]?.release(true);
+    // A fourth request reads the route's service times: its expected service time is known.
+    admission.offer(
+      'GET /',
+      Deadline.after(1000),
+      'default',
+      (t) => t.release(true),
+      () => {},
+    );
     for (let i = 0; i < 60; i++) {
       try {
         await (await dep.request({ path: '/' })).body.text();
@@ -90,11 +114,35 @@ describe('Grafana dashboard', () => {
     expect(dashboard.uid).toMatch(/^[a-z0-9-]{1,40}$/);
   });
 
-  it('has a dependency variable fed by prazo_requests_total that every query filters on', () => {
+  it('has a dependency variable fed by prazo_requests_total that every client query filters on', () => {
     const variable = dashboard.templating.list.find((v) => v.name === 'dependency');
     expect(variable?.definition).toBe('label_values(prazo_requests_total, dependency)');
     expect(variable?.datasource.uid).toBe(DATASOURCE);
-    for (const expr of expressions) expect(expr).toContain('dependency=~"$dependency"');
+    for (const expr of expressions.filter((e) => !e.includes('prazo_server_')))
+      expect(expr).toContain('dependency=~"$dependency"');
+  });
+
+  it('has a route variable that every server query on a per-route metric filters on', () => {
+    const variable = dashboard.templating.list.find((v) => v.name === 'route');
+    expect(variable?.definition).toBe('label_values(prazo_server_admitted_total, route)');
+    expect(variable?.datasource.uid).toBe(DATASOURCE);
+    const perRoute = Object.values(SERVER_METRICS)
+      .filter((m) => (m.labels as readonly string[]).includes('route'))
+      .map((m): string => m.prometheus);
+    for (const expr of expressions.filter((e) => perRoute.some((name) => e.includes(name))))
+      for (const use of expr.matchAll(/prazo_server_[a-z_]+(\{[^}]*\})?/g))
+        if (perRoute.includes(use[0].replace(/\{.*$/, '')))
+          expect(use[1] ?? '', expr).toContain('route=~"$route"');
+  });
+
+  it('shows the server admission panels: refusals by reason, queue and CoDel state, sojourn', () => {
+    const used = (name: string) => graphs.filter((p) => p.targets?.some((t) => t.expr.includes(name)));
+    for (const name of Object.values(SERVER_METRICS).map((m) => m.prometheus))
+      expect(used(name).length, name).toBeGreaterThan(0);
+    const share = used('reason=~"queue-full|shed|queue-delay"')[0];
+    const alert = Number(/prazo_server_refused_total[\s\S]*?\n\s+> ([\d.]+)\n/.exec(rules)?.[1]);
+    expect(alert).toBe(0.05);
+    expect(share?.fieldConfig?.defaults.thresholds?.steps.map((s) => s.value)).toEqual([null, alert]);
   });
 
   it('draws the retry-ratio alert thresholds on the retry ratio panel', () => {
@@ -124,11 +172,13 @@ describe('Grafana dashboard', () => {
 });
 
 describe('metric names in the dashboard and the alert rules', () => {
-  const catalogue = new Set(Object.values(METRICS).flatMap((m) => prometheusSeriesNames(m)));
+  const catalogue = new Set(
+    [...Object.values(METRICS), ...Object.values(SERVER_METRICS)].flatMap((m) => prometheusSeriesNames(m)),
+  );
 
   it('finds the expressions it checks', () => {
     expect(expressions.length).toBeGreaterThan(10);
-    expect(ruleExpressions).toHaveLength(8);
+    expect(ruleExpressions).toHaveLength(9);
   });
 
   it('are all in the metric catalogue', () => {

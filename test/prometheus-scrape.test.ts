@@ -143,7 +143,7 @@ describe.skipIf(!prometheusBin)('a real Prometheus scraping an instrumented serv
       20_000,
       'the alert rules to be evaluated',
     );
-    expect(rules).toHaveLength(8);
+    expect(rules).toHaveLength(9);
     for (const rule of rules) expect(rule.health, `${rule.name}: ${rule.lastError}`).toBe('ok');
   });
 });

@@ -1,3 +1,4 @@
+import { withAmbientCriticality } from '../admission/criticality-context.js';
 import type { Clock } from '../clock.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { InvalidOptionError } from '../errors.js';
@@ -140,7 +141,8 @@ export class Call {
       throw new InvalidOptionError('path', 'a string starting with "/"', path);
     this.path = options.query === undefined ? path : withQuery(path, options.query);
     const headers = options.headers;
-    this.headerPairs = headers === undefined ? null : flattenHeaders(headers);
+    // The ambient criticality (x-criticality) travels like the deadline.
+    this.headerPairs = withAmbientCriticality(headers === undefined ? null : flattenHeaders(headers));
     const body = options.body ?? undefined;
     if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array) && !isStream(body))
       throw new InvalidOptionError(

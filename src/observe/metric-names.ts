@@ -20,7 +20,9 @@ export type MetricLabel =
   | 'direction'
   | 'state'
   | 'instance'
-  | 'reason';
+  | 'reason'
+  | 'route'
+  | 'criticality';
 
 /** How the metric behaves. */
 export type MetricType = 'counter' | 'gauge' | 'histogram';
@@ -55,6 +57,8 @@ export const OTEL_ATTRIBUTES: Readonly<Record<MetricLabel, string>> = Object.fre
   state: 'prazo.instance.state',
   instance: 'prazo.instance',
   reason: 'prazo.limit.reason',
+  route: 'http.route',
+  criticality: 'prazo.criticality',
 });
 
 /**
@@ -353,3 +357,68 @@ export function prometheusSeriesNames(
   const name = prometheusName(metric, prefix);
   return metric.type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name];
 }
+
+/**
+ * The server admission's metrics (`instrumentAdmission()` in `prazo/prometheus`), apart from the
+ * client's {@link METRICS}: a process may publish either set without the other. Labels: `route` (the
+ * admission's route keys, at most `maxRoutes` + `other`), `reason` (a refusal reason) and
+ * `criticality` (`critical`, `default`, `sheddable`).
+ */
+export const SERVER_METRICS = Object.freeze({
+  admitted: {
+    prometheus: 'prazo_server_admitted_total',
+    otel: 'prazo.server.admitted',
+    type: 'counter',
+    unit: '{request}',
+    help: 'Requests the admission handed to their handler, by route and criticality.',
+    labels: ['route', 'criticality'],
+  },
+  refused: {
+    prometheus: 'prazo_server_refused_total',
+    otel: 'prazo.server.refused',
+    type: 'counter',
+    unit: '{request}',
+    help: 'Requests the admission refused, by route, reason (expired, insufficient, queue-expired: 504; queue-full, shed, queue-delay: 503) and criticality.',
+    labels: ['route', 'reason', 'criticality'],
+  },
+  inFlight: {
+    prometheus: 'prazo_server_in_flight',
+    otel: 'prazo.server.in_flight',
+    type: 'gauge',
+    unit: '{request}',
+    help: 'Requests in their handlers now.',
+    labels: [],
+  },
+  queueLength: {
+    prometheus: 'prazo_server_queue_length',
+    otel: 'prazo.server.queue.length',
+    type: 'gauge',
+    unit: '{request}',
+    help: 'Requests waiting for an in-flight slot now.',
+    labels: [],
+  },
+  queueOverloaded: {
+    prometheus: 'prazo_server_queue_overloaded',
+    otel: 'prazo.server.queue.overloaded',
+    type: 'gauge',
+    unit: '1',
+    help: 'Whether CoDel finds the queue overloaded (1): serving newest first and dropping waits above the target.',
+    labels: [],
+  },
+  queueSojourn: {
+    prometheus: 'prazo_server_queue_sojourn_seconds',
+    otel: 'prazo.server.queue.sojourn',
+    type: 'histogram',
+    unit: 's',
+    help: 'Time the requests that waited for a slot spent in the queue before their handler ran, in seconds.',
+    labels: [],
+  },
+  expectedService: {
+    prometheus: 'prazo_server_expected_service_seconds',
+    otel: 'prazo.server.expected_service',
+    type: 'gauge',
+    unit: 's',
+    help: "Each route's expected service time in force (its live percentile), in seconds; absent while the route has too few samples.",
+    labels: ['route'],
+  },
+} as const satisfies Record<string, MetricDefinition>);

@@ -10,11 +10,14 @@ import {
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEventSourceDouble } from '../../test/support/event-source-double.js';
+import { createAdmission } from '../admission/admission.js';
+import { Deadline } from '../deadline/deadline.js';
+import { InvalidOptionError } from '../errors.js';
 import { createFakeClock } from '../testing/fake-clock.js';
 import { createTestDependency } from '../testing/test-dependency.js';
 import type { DriftEvent } from './drift-check.js';
-import { METRICS } from './metric-names.js';
-import { instrument } from './otel.js';
+import { METRICS, SERVER_METRICS } from './metric-names.js';
+import { instrument, instrumentAdmission } from './otel.js';
 
 /** A reader the test collects from on demand. */
 class CollectingReader extends MetricReader {
@@ -207,3 +210,42 @@ describe('prazo/otel instrument()', () => {
 const METRICS_BUCKETS = [
   0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30,
 ];
+
+describe('prazo/otel instrumentAdmission()', () => {
+  it('observes admissions, refusals, queue figures and sojourn times at collection', async () => {
+    const reader = new CollectingReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const clock = createFakeClock(1_700_000_000_000);
+    const admission = createAdmission({ clock, maxInFlight: 1, maxQueue: 1 });
+    const handle = instrumentAdmission(admission, { meterProvider: provider });
+    const tickets: Array<{ release(finished: boolean): void }> = [];
+    for (let i = 0; i < 3; i++)
+      admission.offer(
+        'GET /x',
+        Deadline.after(1000, clock),
+        'default',
+        (t) => tickets.push(t),
+        () => {},
+      );
+    clock.advance(3);
+    tickets[0]!.release(true);
+    const data = await reader.metrics();
+    const m = SERVER_METRICS;
+    expect(
+      point(data, m.admitted.otel, { 'http.route': 'GET /x', 'prazo.criticality': 'default' })?.value,
+    ).toBe(2);
+    expect(
+      point(data, m.refused.otel, { 'http.route': 'GET /x', 'prazo.limit.reason': 'queue-full' })?.value,
+    ).toBe(1);
+    expect(point(data, m.inFlight.otel, {})?.value).toBe(1);
+    expect(point(data, m.queueLength.otel, {})?.value).toBe(0);
+    expect(point(data, m.queueOverloaded.otel, {})?.value).toBe(0);
+    const sojourn = point<Histogram>(data, m.queueSojourn.otel, {})?.value;
+    expect(sojourn?.count).toBe(1);
+    expect(sojourn?.sum).toBeCloseTo(0.003, 6);
+    handle.detach();
+    handle.detach();
+    expect(() => instrumentAdmission({} as never, { meterProvider: provider })).toThrow(InvalidOptionError);
+    await provider.shutdown();
+  });
+});

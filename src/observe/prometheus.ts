@@ -3,17 +3,10 @@
  *
  * @packageDocumentation
  */
-import {
-  Counter,
-  Gauge,
-  register as globalRegistry,
-  Histogram,
-  type MetricObjectWithValues,
-  type MetricType,
-  type MetricValueWithName,
-  type Registry,
-} from 'prom-client';
+import { Counter, type Gauge, register as globalRegistry, type Registry } from 'prom-client';
 import { InvalidOptionError } from '../errors.js';
+import { BucketedHistogram, type BucketSeries } from './bucketed-histogram.js';
+import { collectedGauge as registerCollectedGauge } from './collected-gauge.js';
 import type { DriftDirection, DriftEventSource } from './drift-check.js';
 import type { DurationBuckets } from './duration-buckets.js';
 import {
@@ -276,18 +269,8 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
       for (const a of attached.values()) fill(g, a);
     });
   /** A gauge refilled from scratch at every scrape. */
-  const collectedGauge = (def: MetricDefinition, fill: (gauge: Gauge<string>) => void): void => {
-    new Gauge({
-      name: prometheusName(def, prefix),
-      help: def.help,
-      labelNames: def.labels,
-      registers,
-      collect() {
-        this.reset();
-        fill(this);
-      },
-    });
-  };
+  const collectedGauge = (def: MetricDefinition, fill: (gauge: Gauge<string>) => void): void =>
+    registerCollectedGauge(def, prefix, registers, fill);
   const durations = new Map<string, TallyDurations>();
   const histogram = (def: MetricDefinition, pick: (d: TallyDurations) => DurationBuckets): void => {
     const label = def.labels[1] === 'outcome' ? 'outcome' : 'kind';
@@ -416,65 +399,5 @@ function syncCounter(counter: Counter<string>, series: CounterSeries[]): void {
   }
 }
 
-/** One labelled series of a {@link BucketedHistogram}: series `series` of `buckets`. */
-interface BucketSeries {
-  labels: Labels;
-  buckets: DurationBuckets;
-  series: number;
-}
-
-type HistogramValues = MetricObjectWithValues<MetricValueWithName<string>>;
-// prom-client's types declare MetricType as an enum its JavaScript does not export: the string is the value.
-const HISTOGRAM_TYPE = 'histogram' as unknown as MetricType;
-
-/**
- * A prom-client histogram whose values live in prazo's {@link DurationBuckets}: nothing is observed
- * on the request path, the exposition is built from the bucket counts when the registry is read.
- * It stays a `Histogram` (same type line, same `aggregator` for cluster aggregation), so the
- * registry, `getSingleMetric()` and the text and JSON formats treat it like any other.
- */
-class BucketedHistogram extends Histogram<string> {
-  readonly #name: string;
-  readonly #help: string;
-  readonly #read: () => BucketSeries[];
-
-  constructor(
-    configuration: ConstructorParameters<typeof Histogram<string>>[0] & { name: string; help: string },
-    read: () => BucketSeries[],
-  ) {
-    super(configuration);
-    this.#name = configuration.name;
-    this.#help = configuration.help;
-    this.#read = read;
-  }
-
-  override async get(): Promise<HistogramValues> {
-    const name = this.#name;
-    const values: MetricValueWithName<string>[] = [];
-    for (const { labels, buckets, series } of this.#read()) {
-      let cumulative = 0;
-      const base = series * buckets.width;
-      buckets.bounds.forEach((le, i) => {
-        cumulative += buckets.counts[base + i]!;
-        values.push({ labels: { le, ...labels }, value: cumulative, metricName: `${name}_bucket` });
-      });
-      const count = cumulative + buckets.counts[base + buckets.bounds.length]!;
-      values.push({ labels: { le: '+Inf', ...labels }, value: count, metricName: `${name}_bucket` });
-      values.push({ labels, value: buckets.sum(series), metricName: `${name}_sum` });
-      values.push({ labels, value: count, metricName: `${name}_count` });
-    }
-    return {
-      name,
-      help: this.#help,
-      type: HISTOGRAM_TYPE,
-      values,
-      aggregator: 'sum',
-      collect: () => {},
-    };
-  }
-
-  // The registry prefers this to get() for the text format; both speak the public value shape.
-  async getForPromString(): Promise<HistogramValues> {
-    return this.get();
-  }
-}
+export type { AdmissionInstrumentation, AdmissionInstrumentOptions } from './admission-prometheus.js';
+export { instrumentAdmission } from './admission-prometheus.js';

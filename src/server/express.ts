@@ -3,10 +3,14 @@
  *
  * @packageDocumentation
  */
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import type { Admission } from '../admission/admission.js';
+import { withRequestCriticality } from '../admission/criticality-context.js';
 import { withDeadline } from '../deadline/context.js';
 import type { Deadline } from '../deadline/deadline.js';
-import { DeadlineExceededError } from '../errors.js';
+import { DeadlineExceededError, InvalidOptionError } from '../errors.js';
+import { CRITICALITY_HEADER, parseCriticality } from '../wire/criticality-header.js';
+import { ANY_ROUTE, checkAdmission, checkRouteKey, offerRequest, sendRefusal } from './admission-response.js';
 import {
   countLateWrites,
   isDeadlineError,
@@ -17,6 +21,7 @@ import {
   wasAnsweredAtDeadline,
 } from './deadline-scope.js';
 
+export * from './admission-exports.js';
 export type { ServerDeadlineOptions } from './deadline-scope.js';
 export { deadlineErrorBody, isDeadlineError } from './deadline-scope.js';
 
@@ -44,6 +49,8 @@ declare global {
  * - A handler that writes after that 504 (`res.json(…)` once its work finally ends) is not an error:
  *   the late write is dropped quietly and counted in `lateWrites` (and `onLateWrite` is called).
  * - Everything armed is released when the response finishes or the client disconnects.
+ * - `x-criticality` (`critical`, `default`, `sheddable`) becomes the ambient criticality that
+ *   prazo's client forwards on the handler's calls.
  *
  * @throws {@link InvalidOptionError} at setup for bad options.
  * @example
@@ -61,7 +68,8 @@ export function deadlineMiddleware(
       sendDeadlineResponse(res, new DeadlineExceededError('The request arrived after its deadline.'));
       return;
     }
-    withDeadline(scope.deadline, () => next());
+    const criticality = parseCriticality(req.headers[CRITICALITY_HEADER]);
+    withRequestCriticality(criticality, () => withDeadline(scope.deadline, () => next()));
   };
   return Object.defineProperty(middleware, 'lateWrites', {
     get: lateWrites,
@@ -83,5 +91,71 @@ export function deadlineErrorHandler(): ErrorRequestHandler {
     if (!isDeadlineError(error)) return next(error);
     if (res.headersSent) return wasAnsweredAtDeadline(res) ? undefined : next(error);
     sendDeadlineResponse(res, error);
+  };
+}
+
+/** Options of {@link admissionMiddleware}. */
+export interface AdmissionMiddlewareOptions {
+  /**
+   * The route a request counts under. Return a route pattern, never a raw URL: only
+   * `admission.maxRoutes` keys are tracked.
+   * @default on a route (`app.get(path, admissionMiddleware(a), handler)`): `'GET /base/path'` from
+   *   `req.baseUrl` and `req.route.path`; mounted with `app.use`: `'*'`
+   */
+  routeKey?: (req: Request) => string;
+}
+
+/**
+ * Express middleware that puts requests through deadline-aware admission (see docs/overload.md).
+ * Mount it **after** {@link deadlineMiddleware}, on each route (so that every route gets its own
+ * service times) or app-wide with a `routeKey`. Share one `admission` between the routes it protects:
+ * its in-flight limit counts them together.
+ *
+ * - Refuses with **504** a request whose remaining deadline is below the route's expected service
+ *   time; admits everything while the route has too few samples.
+ * - With `maxInFlight`, queues beyond the limit (CoDel, adaptive LIFO) and answers **503 +
+ *   `Retry-After`** when it sheds; a queued request whose deadline passes gets 504 at once and never
+ *   reaches the handler. `sheddable` requests are shed first, `critical` ones last.
+ *
+ * @throws {@link InvalidOptionError} at setup for bad options.
+ * @example
+ * const admission = createAdmission({ maxInFlight: 64 });
+ * app.use(deadlineMiddleware({ defaultMs: 1000, maxMs: 5000 }));
+ * app.get('/orders/:id', admissionMiddleware(admission), getOrder);
+ */
+export function admissionMiddleware(
+  admission: Admission,
+  options: AdmissionMiddlewareOptions = {},
+): RequestHandler {
+  const checked = checkAdmission(admission);
+  if (checked === undefined)
+    throw new InvalidOptionError('admission', 'the result of createAdmission()', admission);
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError('options', 'an object', options);
+  const routeKey = checkRouteKey<Request>(options.routeKey);
+  return (req, res, next) => {
+    const deadline = req.deadline as Deadline | undefined;
+    if (deadline === undefined) {
+      next(
+        new InvalidOptionError(
+          'admissionMiddleware',
+          'mounted after deadlineMiddleware() (req.deadline is missing)',
+          undefined,
+        ),
+      );
+      return;
+    }
+    const route =
+      routeKey?.(req) ??
+      (req.route === undefined ? ANY_ROUTE : `${req.method} ${req.baseUrl}${String(req.route.path)}`);
+    offerRequest(
+      checked,
+      route,
+      deadline,
+      res,
+      parseCriticality(req.headers[CRITICALITY_HEADER]),
+      () => next(),
+      (refusal) => sendRefusal(res, refusal),
+    );
   };
 }

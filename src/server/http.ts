@@ -4,9 +4,13 @@
  * @packageDocumentation
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Admission } from '../admission/admission.js';
+import { withRequestCriticality } from '../admission/criticality-context.js';
 import { withDeadline } from '../deadline/context.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { DeadlineExceededError } from '../errors.js';
+import { CRITICALITY_HEADER, type Criticality, parseCriticality } from '../wire/criticality-header.js';
+import { ANY_ROUTE, checkAdmission, checkRouteKey, offerRequest, sendRefusal } from './admission-response.js';
 import {
   countLateWrites,
   isDeadlineError,
@@ -16,6 +20,7 @@ import {
   sendDeadlineResponse,
 } from './deadline-scope.js';
 
+export * from './admission-exports.js';
 export type { ServerDeadlineOptions } from './deadline-scope.js';
 export { deadlineErrorBody, isDeadlineError } from './deadline-scope.js';
 
@@ -39,6 +44,19 @@ export interface DeadlineHandlerOptions extends ServerDeadlineOptions {
    * @default ignore
    */
   onError?: (error: unknown, req: IncomingMessage) => void;
+  /**
+   * Deadline-aware admission (`createAdmission()`): refuses a request whose deadline is shorter than
+   * the route's expected service time (504) and, with `maxInFlight`, queues or sheds beyond the limit
+   * (503 + `Retry-After`). See docs/overload.md.
+   * @default undefined (every request with time left runs)
+   */
+  admission?: Admission;
+  /**
+   * The route a request counts under for the admission's per-route service times. Return a route
+   * pattern (`'GET /orders/:id'`), never a raw URL: only `admission.maxRoutes` keys are tracked.
+   * @default every request under one route, `'*'`
+   */
+  routeKey?: (req: IncomingMessage) => string;
 }
 
 /**
@@ -56,6 +74,11 @@ export interface DeadlineHandlerOptions extends ServerDeadlineOptions {
  *   `ERR_HTTP_HEADERS_SENT`), counted in `lateWrites` on the returned listener and reported to
  *   `onLateWrite`.
  * - The timer and listeners are released when the response finishes or the connection closes.
+ * - `x-criticality` (`critical`, `default`, `sheddable`) becomes the ambient criticality that
+ *   prazo's client forwards on the handler's calls.
+ * - With `admission`, a request may be refused before the handler runs: 504 when its deadline is
+ *   shorter than the route's expected service time, 503 + `Retry-After` when the server sheds load
+ *   (see docs/overload.md).
  *
  * @throws {@link InvalidOptionError} at setup for bad options.
  * @example
@@ -71,16 +94,13 @@ export function withDeadlineHandler(
   const normalized = normalizeServerDeadlineOptions(options);
   const lateWrites = countLateWrites(normalized);
   const onError = options.onError;
-  const listener = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const scope = openDeadlineScope(req, res, normalized, (error) => sendDeadlineResponse(res, error));
-    const request = req as DeadlineIncomingMessage;
-    request.deadline = scope.deadline;
-    if (scope.expired) {
-      sendDeadlineResponse(res, new DeadlineExceededError('The request arrived after its deadline.'));
-      return;
-    }
+  const admission = checkAdmission(options.admission);
+  const routeKey = checkRouteKey<IncomingMessage>(options.routeKey);
+  const handle = async (request: DeadlineIncomingMessage, res: ServerResponse, criticality: Criticality) => {
     try {
-      await withDeadline(scope.deadline, () => handler(request, res));
+      await withRequestCriticality(criticality, () =>
+        withDeadline(request.deadline, () => handler(request, res)),
+      );
     } catch (error) {
       if (!res.headersSent && !res.writableEnded) {
         if (isDeadlineError(error)) sendDeadlineResponse(res, error);
@@ -89,8 +109,29 @@ export function withDeadlineHandler(
           res.end('Internal Server Error');
         }
       }
-      onError?.(error, req);
+      onError?.(error, request);
     }
+  };
+  const listener = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const scope = openDeadlineScope(req, res, normalized, (error) => sendDeadlineResponse(res, error));
+    const request = req as DeadlineIncomingMessage;
+    request.deadline = scope.deadline;
+    const criticality = parseCriticality(req.headers[CRITICALITY_HEADER]);
+    if (scope.expired) {
+      admission?.countExpired(routeKey?.(req) ?? ANY_ROUTE, criticality);
+      sendDeadlineResponse(res, new DeadlineExceededError('The request arrived after its deadline.'));
+      return;
+    }
+    if (admission === undefined) return handle(request, res, criticality);
+    offerRequest(
+      admission,
+      routeKey?.(req) ?? ANY_ROUTE,
+      scope.deadline,
+      res,
+      criticality,
+      () => void handle(request, res, criticality),
+      (refusal) => sendRefusal(res, refusal),
+    );
   };
   return Object.defineProperty(listener, 'lateWrites', {
     get: lateWrites,
