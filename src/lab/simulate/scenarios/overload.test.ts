@@ -26,6 +26,13 @@ describe('simulateOverload', { timeout: 60_000 }, () => {
     expect(prazo!.amplification).toBeLessThanOrEqual(1 + 0.1 + 0.02);
   });
 
+  it("never answers a protected client after its user's deadline, whose clock runs while the call waits for a slot", () => {
+    const { protected: guarded } = byName({ ...small, configs: ['protected'] });
+    expect(guarded!.clientRefused.concurrency).toBeGreaterThan(0);
+    expect(guarded!.requests.late).toBe(0);
+    expect(guarded!.userLatencyMs.p99).toBeLessThanOrEqual(o().userDeadlineMs);
+  });
+
   it('holds the same shape at 10 instances and 20 clients', () => {
     const { naive, protected: guarded } = byName({
       ...small,

@@ -487,7 +487,11 @@ function runConfig(
       requests.offered++;
       requests.inFlight++;
     }
-    if (guarded) guardedCall(request);
+    if (guarded) {
+      // The user's deadline runs from the arrival, also while the call waits for a slot.
+      request.deadline = Deadline.after(o.userDeadlineMs, sim.clock);
+      guardedCall(request);
+    }
     else {
       strategies[request.client]!.begin(request);
       attempt(request, (status) => end(request, status === 200));
