@@ -491,8 +491,7 @@ function runConfig(
       // The user's deadline runs from the arrival, also while the call waits for a slot.
       request.deadline = Deadline.after(o.userDeadlineMs, sim.clock);
       guardedCall(request);
-    }
-    else {
+    } else {
       strategies[request.client]!.begin(request);
       attempt(request, (status) => end(request, status === 200));
     }
