@@ -384,7 +384,7 @@ function runConfig(
     else requests.failed++;
   };
 
-  /** Runs the attempts of a request; `finish(status)` is called once with the last status (0: timed out). */
+  /** Runs the attempts of a request; `finish(status)` is called once with the last status (0: timed out; -1: refused by the deadline check before an attempt). */
   const attempt = (request: Request, finish: (status: number) => void): void => {
     const strategy = strategies[request.client]!;
     const refusal = strategy.precheck(request);
@@ -435,7 +435,8 @@ function runConfig(
         const now = sim.now();
         // The gate learns from answers the supplier served and from calls that ran out of time.
         gate.release(status === 200 || status === 0 ? now - startedMs : undefined, startedMs, now);
-        if (status >= 0) throttle.record(status > 0 && acceptedStatus(status), now);
+        // Accepted: an answer other than 429/502/503/504; a timeout or a refused retry is not.
+        throttle.record(status > 0 && acceptedStatus(status), now);
         end(request, status === 200);
       });
     };
