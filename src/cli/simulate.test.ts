@@ -9,6 +9,7 @@ import {
   normalizeAmplificationOptions,
 } from '../lab/simulate/scenarios/amplification.js';
 import { INSTANCES_DEFAULTS, normalizeInstancesOptions } from '../lab/simulate/scenarios/instances.js';
+import { normalizeOverloadOptions, OVERLOAD_DEFAULTS } from '../lab/simulate/scenarios/overload.js';
 import { normalizeTailOptions, TAIL_DEFAULTS } from '../lab/simulate/scenarios/tail.js';
 import { runCli } from './run.js';
 import { parseSimulateArgs, UsageError } from './simulate.js';
@@ -49,6 +50,9 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
     [['amplification', 'extra'], /unexpected argument "extra"/],
     [['instances', '--sick', '11'], /--sick to be an integer between 0 and instances \(10\)/],
     [['instances', '--fanout', '3'], /unknown option --fanout for instances/],
+    [['overload', '--factor', '0'], /--factor to be a number > 0/],
+    [['overload', '--configs', 'naive,turbo'], /--configs/],
+    [['overload', '--warmup-ms', '40000'], /--warmup-ms to be a number ≥ 0 and below durationMs/],
   ])('rejects %j with one line on stderr and exit status 2', async (argv, message) => {
     const { code, stdout, stderr } = await run(...(argv as string[]));
     expect(code).toBe(2);
@@ -63,6 +67,7 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
         'amplification',
         'tail',
         'instances',
+        'overload',
         '--json',
         '--help',
         '--html',
@@ -70,6 +75,8 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
         '--rps',
         '--fanout',
         '--sick',
+        '--factor',
+        '--configs',
       ),
       fc.constantFrom(
         '--strategies',
@@ -89,6 +96,7 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
           try {
             if (parsed.scenario === 'amplification') normalizeAmplificationOptions(parsed.options);
             else if (parsed.scenario === 'tail') normalizeTailOptions(parsed.options);
+            else if (parsed.scenario === 'overload') normalizeOverloadOptions(parsed.options);
             else normalizeInstancesOptions(parsed.options);
           } catch (error) {
             expect(isPrazoError(error, 'INVALID_OPTION')).toBe(true);
@@ -109,6 +117,7 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
       ...Object.keys(AMPLIFICATION_DEFAULTS),
       ...Object.keys(TAIL_DEFAULTS),
       ...Object.keys(INSTANCES_DEFAULTS),
+      ...Object.keys(OVERLOAD_DEFAULTS),
     ])
       expect(stdout).toContain(`--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
     expect(stdout).toContain('--seed');
@@ -187,5 +196,35 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/prazo's balancer, budgeted retries\s+100\.00 %/);
     expect(readFileSync(file, 'utf8').match(/<svg /g)?.length).toBe(2);
+  });
+
+  it('runs the overload scenario: a table, JSON and an HTML page with its charts', async () => {
+    const small = [
+      'overload',
+      '--instances',
+      '2',
+      '--clients',
+      '4',
+      '--duration-ms',
+      '8000',
+      '--warmup-ms',
+      '3000',
+    ];
+    const { code, stdout } = await run(...small, '--json');
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout);
+    expect(result.scenario).toBe('overload');
+    expect(result.configs.map((c: { label: string }) => c.label)).toEqual([
+      'naive',
+      'prazo',
+      'prazo-protected',
+    ]);
+    const file = join(dir, 'overload.html');
+    const table = await run(...small, '--configs', 'naive,protected', '--html', file);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^naive\s+0 rps\s+0\.0 %/m);
+    expect(table.stdout).toMatch(/^prazo-protected\s+\d+ rps/m);
+    expect(table.stdout).not.toMatch(/^prazo {2,}\d/m);
+    expect(readFileSync(file, 'utf8').match(/<svg /g)?.length).toBe(3);
   });
 });

@@ -19,6 +19,12 @@ import {
   simulateInstances,
 } from '../lab/simulate/scenarios/instances.js';
 import {
+  normalizeOverloadOptions,
+  OVERLOAD_DEFAULTS,
+  type OverloadOptions,
+  simulateOverload,
+} from '../lab/simulate/scenarios/overload.js';
+import {
   normalizeTailOptions,
   simulateTail,
   TAIL_DEFAULTS,
@@ -26,7 +32,7 @@ import {
 } from '../lab/simulate/scenarios/tail.js';
 import { type CliIo, EXIT } from './command.js';
 
-const SCENARIOS = ['amplification', 'tail', 'instances'] as const;
+const SCENARIOS = ['amplification', 'tail', 'instances', 'overload'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 /** One line of help per option, by option name; the flag is the kebab-case name. */
@@ -104,21 +110,41 @@ const INSTANCES_HELP: Record<keyof InstancesOptions, string> = {
   strategies: 'comma-separated: naive,prazo',
 };
 
+const OVERLOAD_HELP: Record<keyof OverloadOptions, string> = {
+  seed: 'seed of every random draw',
+  durationMs: 'simulated time, ms',
+  warmupMs: 'requests started before this are not counted, ms',
+  instances: 'instances of the supplier',
+  workers: 'workers per instance (one request at a time each)',
+  serviceMs: 'mean service time, ms (log-normal)',
+  serviceSigma: 'shape σ of the service-time log-normal',
+  factor: 'offered load ÷ capacity (instances × workers ÷ service time)',
+  userDeadlineMs: 'how long a user waits, ms (later answers are not goodput)',
+  clients: 'client processes (each with its own budget, limit and throttle)',
+  attempts: 'attempts per request, the first included',
+  naiveTimeoutMs: 'timeout of one attempt of the naive client, ms',
+  slack: 'calibration slack of the prazo clients (timeout = healthy p99 × slack)',
+  budgetMaxRatio: 'retry budget per client: extras ÷ originals',
+  configs: 'comma-separated: naive,prazo,protected',
+};
+
 const HELP_BY_SCENARIO: Record<Scenario, Record<string, string>> = {
   amplification: AMPLIFICATION_HELP,
   tail: TAIL_HELP,
   instances: INSTANCES_HELP,
+  overload: OVERLOAD_HELP,
 };
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 function help(scenario: Scenario | undefined): string {
   const lines = [
-    'Usage: prazo simulate <amplification|tail|instances> [options]',
+    'Usage: prazo simulate <amplification|tail|instances|overload> [options]',
     '',
     "A deterministic discrete-event simulation (virtual time, seeded) whose clients use prazo's own",
     'policy code: retry amplification and metastable failure (amplification), hedged fan-outs (tail),',
-    'a fleet of instances of which some are sick or slow (instances).',
+    'a fleet of instances of which some are sick or slow (instances), a supplier offered 3× its capacity',
+    "with and without prazo's overload protections (overload).",
     '',
     'Output:',
     '  --json          print the result as JSON (identical for identical seed and options)',
@@ -140,6 +166,8 @@ function help(scenario: Scenario | undefined): string {
   if (scenario === undefined || scenario === 'tail') section('tail', TAIL_DEFAULTS, TAIL_HELP);
   if (scenario === undefined || scenario === 'instances')
     section('instances', INSTANCES_DEFAULTS, INSTANCES_HELP);
+  if (scenario === undefined || scenario === 'overload')
+    section('overload', OVERLOAD_DEFAULTS, OVERLOAD_HELP);
   lines.push('Exit status: 0 done, 2 bad arguments.');
   return `${lines.join('\n')}\n`;
 }
@@ -166,9 +194,9 @@ export function parseSimulateArgs(argv: string[]): Parsed {
   if (first === '--help' || first === '-h')
     return { scenario: 'amplification', options: {}, json: false, html: undefined, help: true };
   if (first === undefined)
-    throw new UsageError('which scenario? amplification, tail or instances (see --help)');
+    throw new UsageError('which scenario? amplification, tail, instances or overload (see --help)');
   if (!(SCENARIOS as readonly string[]).includes(first))
-    throw new UsageError(`unknown scenario "${first}" (expected amplification, tail or instances)`);
+    throw new UsageError(`unknown scenario "${first}" (expected amplification, tail, instances or overload)`);
   const scenario = first as Scenario;
   const texts = HELP_BY_SCENARIO[scenario];
   const byFlag = new Map(Object.keys(texts).map((key) => [kebab(key), key]));
@@ -196,7 +224,8 @@ export function parseSimulateArgs(argv: string[]): Parsed {
     const value = inline ?? rest[++i];
     if (value === undefined) throw new UsageError(`--${flag} needs a value`);
     if (key === 'html') parsed.html = value;
-    else if (key === 'strategies') parsed.options[key] = value.split(',').map((s) => s.trim());
+    else if (key === 'strategies' || key === 'configs')
+      parsed.options[key] = value.split(',').map((s) => s.trim());
     else if (key === 'cancelAbandoned') {
       if (value !== 'true' && value !== 'false')
         throw new UsageError(`--${flag} expects true or false, got "${value}"`);
@@ -214,7 +243,7 @@ export function parseSimulateArgs(argv: string[]): Parsed {
 const QUIET_MS = 2000;
 
 /**
- * `prazo simulate amplification|tail|instances`: runs a scenario and prints a table (or `--json`), optionally
+ * `prazo simulate amplification|tail|instances|overload`: runs a scenario and prints a table (or `--json`), optionally
  * writing an HTML page (`--html FILE`). Progress goes to stderr when the run takes over 2 s.
  */
 export async function simulate(argv: string[], io: CliIo): Promise<number> {
@@ -225,6 +254,7 @@ export async function simulate(argv: string[], io: CliIo): Promise<number> {
     if (!parsed.help) {
       if (parsed.scenario === 'amplification') normalizeAmplificationOptions(parsed.options);
       else if (parsed.scenario === 'tail') normalizeTailOptions(parsed.options);
+      else if (parsed.scenario === 'overload') normalizeOverloadOptions(parsed.options);
       else normalizeInstancesOptions(parsed.options);
     }
   } catch (error) {
@@ -252,7 +282,9 @@ export async function simulate(argv: string[], io: CliIo): Promise<number> {
       ? simulateAmplification(parsed.options, onProgress)
       : parsed.scenario === 'tail'
         ? simulateTail(parsed.options, onProgress)
-        : simulateInstances(parsed.options, onProgress);
+        : parsed.scenario === 'overload'
+          ? simulateOverload(parsed.options, onProgress)
+          : simulateInstances(parsed.options, onProgress);
   if (progressed) {
     const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
     io.stderr.write(

@@ -74,6 +74,18 @@ export {
   simulateInstances,
 } from './simulate/scenarios/instances.js';
 export type {
+  OverloadConfigName,
+  OverloadConfigResult,
+  OverloadOptions,
+  OverloadResult,
+} from './simulate/scenarios/overload.js';
+export {
+  normalizeOverloadOptions,
+  OVERLOAD_CONFIG_NAMES,
+  OVERLOAD_DEFAULTS,
+  simulateOverload,
+} from './simulate/scenarios/overload.js';
+export type {
   HedgeStrategyName,
   TailOptions,
   TailPercentiles,

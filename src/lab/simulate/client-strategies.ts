@@ -129,7 +129,8 @@ export function createStrategy(
     return {
       name,
       begin(request) {
-        request.deadline = Deadline.after(userDeadlineMs, clock);
+        // A request that already has its deadline (it waited for a slot before its call began) keeps it.
+        request.deadline ??= Deadline.after(userDeadlineMs, clock);
         budget!.recordOriginal();
       },
       precheck(request) {

@@ -1,6 +1,7 @@
 import { formatSimulationTable, type SimulationResult } from './report.js';
 import type { AmplificationResult } from './scenarios/amplification.js';
 import type { InstancesResult } from './scenarios/instances.js';
+import type { OverloadResult } from './scenarios/overload.js';
 import type { TailResult } from './scenarios/tail.js';
 
 const COLORS = ['#d62728', '#ff7f0e', '#1f77b4', '#2ca02c', '#9467bd', '#8c564b'];
@@ -248,6 +249,35 @@ function instancesCharts(r: InstancesResult): string[] {
   ];
 }
 
+function overloadCharts(r: OverloadResult): string[] {
+  const seconds = r.configs[0]?.series.goodput.length ?? 0;
+  const charts = [
+    lineChart({
+      title: `Requests answered within the user's deadline, per second (first ${r.options.warmupMs / 1000} s: warm-up)`,
+      yLabel: 'rps',
+      lines: [
+        ...r.configs.map((c) => ({ name: c.label, values: c.series.goodput })),
+        { name: 'capacity', values: new Array<number>(seconds).fill(r.supplier.capacityRps) },
+      ],
+    }),
+    barChart(
+      'Latency of the requests the supplier ran, ms (log scale)',
+      ['p50', 'p99'],
+      r.configs.map((c) => ({ name: c.label, values: [c.admittedLatencyMs.p50, c.admittedLatencyMs.p99] })),
+    ),
+  ];
+  const limited = r.configs.filter((c) => c.series.limit.some((v) => v > 0));
+  if (limited.length > 0)
+    charts.push(
+      lineChart({
+        title: "Clients' adaptive concurrency limit (mean over the clients)",
+        yLabel: 'calls',
+        lines: limited.map((c) => ({ name: c.label, values: c.series.limit })),
+      }),
+    );
+  return charts;
+}
+
 /**
  * A self-contained HTML page for a result: the table, and time-series charts as inline SVG. No script,
  * no stylesheet or font from elsewhere: it opens from disk, offline.
@@ -258,7 +288,9 @@ export function formatSimulationHtml(result: SimulationResult): string {
       ? amplificationCharts(result)
       : result.scenario === 'tail'
         ? tailCharts(result)
-        : instancesCharts(result);
+        : result.scenario === 'overload'
+          ? overloadCharts(result)
+          : instancesCharts(result);
   const title = `prazo simulate ${result.scenario} — seed ${result.options.seed}`;
   return `<!doctype html>
 <html lang="en">

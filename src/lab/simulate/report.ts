@@ -1,9 +1,10 @@
 import type { AmplificationResult } from './scenarios/amplification.js';
 import type { InstancesResult } from './scenarios/instances.js';
+import type { OverloadResult } from './scenarios/overload.js';
 import type { TailResult } from './scenarios/tail.js';
 
 /** The result of any scenario. */
-export type SimulationResult = AmplificationResult | TailResult | InstancesResult;
+export type SimulationResult = AmplificationResult | TailResult | InstancesResult | OverloadResult;
 
 /**
  * The result as JSON. It holds no wall-clock figure, so the same seed and options give the same
@@ -16,6 +17,7 @@ export function formatSimulationJson(result: SimulationResult): string {
 /** The result as a table for a terminal. */
 export function formatSimulationTable(result: SimulationResult): string {
   if (result.scenario === 'amplification') return formatAmplification(result);
+  if (result.scenario === 'overload') return formatOverload(result);
   return result.scenario === 'tail' ? formatTail(result) : formatInstances(result);
 }
 
@@ -179,5 +181,52 @@ function formatInstances(r: InstancesResult): string {
         `  ${st.name.padEnd(6)} ${st.perInstance.map((p, i) => `#${i} ${p.kind} ${pct(p.share)}`).join(' · ')}`,
       );
   }
+  return `${[...head, body, ...notes].join('\n')}\n`;
+}
+
+function formatOverload(r: OverloadResult): string {
+  const o = r.options;
+  const sup = r.supplier;
+  const head = [
+    `prazo simulate overload — seed ${o.seed}, ${s(o.durationMs)} (first ${s(o.warmupMs)} not counted), ${o.factor}× capacity offered open loop by ${o.clients} clients`,
+    `supplier: ${o.instances} instances × ${o.workers} workers × ${o.serviceMs} ms = ${Math.round(sup.capacityRps)} rps capacity; offered ${Math.round(sup.offeredRps)} rps; users wait ${o.userDeadlineMs} ms; healthy p99 ${ms(sup.healthyP99Ms)}`,
+    '',
+  ];
+  const rows = r.configs.map((c) => [
+    c.label,
+    `${Math.round(c.goodputRps)} rps`,
+    pct(c.goodputShare),
+    pct(c.successShare),
+    ms(c.admittedLatencyMs.p50),
+    ms(c.admittedLatencyMs.p99),
+    c.userLatencyMs.p99 > 0 ? ms(c.userLatencyMs.p99) : '—',
+    x(c.amplification),
+    c.supplier.served > 0 ? pct(c.supplier.servedForNobody / c.supplier.served) : '—',
+    `${c.supplier.refused503} / ${c.supplier.refused504}`,
+    `${c.clientRefused.concurrency} / ${c.clientRefused.throttle}`,
+  ]);
+  const body = table(
+    [
+      'configuration',
+      'goodput',
+      'of capacity',
+      'success',
+      'admitted p50',
+      'p99',
+      'user p99',
+      'amplification',
+      'work for nobody',
+      'refused 503 / 504',
+      'client refused: limit / throttle',
+    ],
+    rows,
+  );
+  const notes = [
+    '',
+    "goodput = requests answered within the user's deadline per second; success = those ÷ requests offered; admitted p50/p99 =",
+    "the supplier's time from receiving a request to answering it, for the requests it ran; amplification = attempts the",
+    'supplier received ÷ requests offered; work for nobody = share of the requests it ran whose caller had stopped waiting;',
+    'user p99 = what users waited for the answers in time, waits in the client and retries included.',
+  ];
   return `${[...head, body, ...notes].join('\n')}\n`;
 }
