@@ -365,15 +365,18 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     if (summary && data.summary) {
       const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
       const columns = data.columns ?? ['naive', 'prazo'];
-      const rows = data.summary
-        .map(
-          (r) =>
-            `<tr><th>${esc(r[0] ?? '')}<div class="why">${esc(r[r.length - 1] ?? '')}</div></th>${r
-              .slice(1, columns.length + 1)
-              .map((cell) => `<td>${esc(cell)}</td>`)
-              .join('')}</tr>`,
-        )
-        .join('');
+      // Rows are [label, one figure per column, what the row means].
+      const rowsHtml = (table: string[][], width: number) =>
+        table
+          .map(
+            (r) =>
+              `<tr><th>${esc(r[0] ?? '')}<div class="why">${esc(r[r.length - 1] ?? '')}</div></th>${r
+                .slice(1, width + 1)
+                .map((cell) => `<td>${esc(cell)}</td>`)
+                .join('')}</tr>`,
+          )
+          .join('');
+      const rows = rowsHtml(data.summary, columns.length);
       const checks = (data.checks ?? [])
         .map(
           (c) => `<li class="${c.pass ? 'pass' : 'fail'}">${c.pass ? '✔' : '✘'} ${c.name}: ${c.detail}</li>`,
@@ -401,15 +404,7 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
         const mark = `<line x1="${130 + 320}" y1="0" x2="${130 + 320}" y2="${height}" stroke="#c53030" stroke-dasharray="4 3"></line><line x1="530" y1="0" x2="530" y2="${height}" stroke="#999"></line>`;
         const chart = `<svg class="overload" data-bars="${o.configs.length}" width="620" height="${height}" role="img" aria-label="goodput as a share of capacity">${bars}${mark}</svg>`;
         const oHead = o.configs.map((c) => `<th>${esc(c)}</th>`).join('');
-        const oRows = o.rows
-          .map(
-            (r) =>
-              `<tr><th>${esc(r[0] ?? '')}<div class="why">${esc(r[r.length - 1] ?? '')}</div></th>${r
-                .slice(1, o.configs.length + 1)
-                .map((cell) => `<td>${esc(cell)}</td>`)
-                .join('')}</tr>`,
-          )
-          .join('');
+        const oRows = rowsHtml(o.rows, o.configs.length);
         overload = `<h3>${esc(o.heading)}</h3><p>goodput ÷ capacity (dashed: 80 %, grey: 100 %)</p>${chart}<table><tr><th></th>${oHead}</tr>${oRows}</table>`;
       }
       summary.innerHTML = `<table><tr><th></th>${head}</tr>${rows}</table>${overload}<ul>${checks}</ul>${

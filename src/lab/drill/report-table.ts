@@ -1,4 +1,5 @@
 import { formatOverloadTable } from '../overload/overload-table.js';
+import { textTable } from '../text-table.js';
 import { budgetWindowMs } from './calibrate-hop.js';
 import type { ConfigFigures, DrillReport } from './drill-report.js';
 import { SUPPLIER_INSTANCES } from './phase-plan.js';
@@ -159,15 +160,7 @@ export function formatReportTable(report: DrillReport): string {
     ['', ...columns],
     ...reportRows(report).map((r) => r.slice(0, columns.length + 1)),
   ];
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]) =>
-    r.map((cell, i) => (i === 0 ? cell.padEnd(widths[0]!) : cell.padStart(widths[i]!))).join('  ');
-  const out = [
-    line(rows[0]!),
-    '-'.repeat(widths.reduce((sum, w) => sum + w, 0) + 2 * (widths.length - 1)),
-    ...rows.slice(1).map(line),
-    '',
-  ];
+  const out = [...textTable(rows), ''];
   if (report.overload != null && report.overload.length > 0)
     out.push(formatOverloadTable(report.overload), '');
   for (const check of report.checks)

@@ -1,3 +1,4 @@
+import { textTable } from '../text-table.js';
 import type { OverloadFigures } from './overload-run.js';
 
 const round = (value: number, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
@@ -50,13 +51,5 @@ export function overloadHeading(figures: readonly OverloadFigures[]): string {
 /** The experiment as a plain-text table. */
 export function formatOverloadTable(figures: readonly OverloadFigures[]): string {
   const rows = [['', ...figures.map((f) => f.config)], ...overloadRows(figures).map((r) => r.slice(0, -1))];
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]) =>
-    r.map((cell, i) => (i === 0 ? cell.padEnd(widths[0]!) : cell.padStart(widths[i]!))).join('  ');
-  return [
-    overloadHeading(figures),
-    line(rows[0]!),
-    '-'.repeat(widths.reduce((sum, w) => sum + w, 0) + 2 * (widths.length - 1)),
-    ...rows.slice(1).map(line),
-  ].join('\n');
+  return [overloadHeading(figures), ...textTable(rows)].join('\n');
 }
