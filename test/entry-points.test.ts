@@ -8,6 +8,7 @@ import { withDeadline } from '../src/deadline/context.js';
 import { Deadline } from '../src/deadline/deadline.js';
 import { isPrazoError } from '../src/errors.js';
 import { startDouble } from '../src/lab/index.js';
+import { createRandom } from '../src/lab/random.js';
 import { elapsedSince, reply, startServer, type TestServer, warmUp } from './support/servers.js';
 
 // One behavioural suite, run through every way a service reaches prazo: its own client, the
@@ -215,6 +216,28 @@ for (const entry of entryPoints) {
       for (let i = 0; i < 10; i++) expect((await c.call(server.origin, '/x')).status).toBe(503);
       expect(server.seen.original).toBe(10);
       expect(server.seen.retry).toBe(2);
+    });
+
+    it('sheds calls locally with THROTTLED when the dependency rejects most of them, sending nothing for them', async () => {
+      const server = await serve((_req, res) => reply(res, 503));
+      const c = use([server.origin], {
+        throttle: { windowMs: 5_000 },
+        attempts: 1,
+        random: createRandom(1),
+      });
+      let shed = 0;
+      for (let i = 0; i < 60; i++) {
+        try {
+          expect((await c.call(server.origin, '/x')).status).toBe(503);
+        } catch (caught) {
+          const error = entry.prazoError(caught);
+          expect(isPrazoError(error, 'THROTTLED'), String(error)).toBe(true);
+          shed++;
+        }
+      }
+      // Every call either reached the server once or was refused before it: none lost, none doubled.
+      expect(shed).toBeGreaterThan(10);
+      expect(server.seen.total).toBe(60 - shed);
     });
 
     it("sends the caller's absolute limit as the deadline header", async () => {
