@@ -8,8 +8,6 @@
  *   npm run build && node --expose-gc --import tsx bench/entry-overhead.bench.ts [--calls 50000] [--rounds 5] [--concurrency 1]
  */
 import { Dispatcher, fetch as undiciFetch } from 'undici';
-import { dependency } from '../src/client/dependency.js';
-import { createDispatchTransport } from '../src/client/dispatch-transport.js';
 import { prazoInterceptor } from '../src/client/interceptor.js';
 
 const ORIGIN = 'http://127.0.0.1:8080';

@@ -1,5 +1,4 @@
 import {
-  CancelledError,
   ConnectTimeoutError,
   isPrazoError,
   ReadTimeoutError,

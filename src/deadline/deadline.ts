@@ -6,8 +6,9 @@ import {
   DEADLINE_HEADER,
   GRPC_TIMEOUT_HEADER,
   type HeaderValue,
+  type NormalizedDeadlineHeaderOptions,
   normalizeDeadlineHeaderOptions,
-  parseDeadlineHeader,
+  parseDeadlineHeaderWith,
 } from './header-codec.js';
 
 export { DEADLINE_HEADER } from './header-codec.js';
@@ -212,10 +213,27 @@ export function readIncomingDeadline(
 ): { deadline: Deadline; arrivalLimitMs: number } {
   const normalized = normalizeDeadlineHeaderOptions(options);
   const clock = checkClock(options.clock ?? systemClock);
-  const parsed = parseDeadlineHeader(readHeader(headers, DEADLINE_HEADER), clock.now(), {
-    ...normalized,
-    grpcTimeout: readHeader(headers, GRPC_TIMEOUT_HEADER),
-  });
+  return readIncomingDeadlineWith(headers, normalized, clock);
+}
+
+/**
+ * {@link readIncomingDeadline} with options validated once at setup: what the server adapters call on
+ * every request.
+ * @internal
+ */
+export function readIncomingDeadlineWith(
+  headers: DeadlineHeadersInput,
+  options: NormalizedDeadlineHeaderOptions,
+  clock: Clock,
+): { deadline: Deadline; arrivalLimitMs: number } {
+  const now = clock.now();
+  if (!Number.isFinite(now)) throw new InvalidOptionError('nowMs', 'a finite epoch-ms number', now);
+  const parsed = parseDeadlineHeaderWith(
+    readHeader(headers, DEADLINE_HEADER),
+    readHeader(headers, GRPC_TIMEOUT_HEADER),
+    now,
+    options,
+  );
   return { deadline: Deadline.at(parsed.limitMs, clock), arrivalLimitMs: parsed.arrivalLimitMs };
 }
 

@@ -97,8 +97,22 @@ export function parseDeadlineHeader(
   nowMs: number,
   options: DeadlineHeaderOptions,
 ): ParsedDeadline {
-  const { defaultMs, maxMs, skewMs } = normalizeDeadlineHeaderOptions(options);
+  const normalized = normalizeDeadlineHeaderOptions(options);
   if (!Number.isFinite(nowMs)) throw new InvalidOptionError('nowMs', 'a finite epoch-ms number', nowMs);
+  return parseDeadlineHeaderWith(value, options.grpcTimeout, nowMs, normalized);
+}
+
+/**
+ * {@link parseDeadlineHeader} with options validated once at setup (the server adapters call it on
+ * every request) and a finite `nowMs`.
+ * @internal
+ */
+export function parseDeadlineHeaderWith(
+  value: HeaderValue,
+  grpcTimeout: HeaderValue,
+  nowMs: number,
+  { defaultMs, maxMs, skewMs }: NormalizedDeadlineHeaderOptions,
+): ParsedDeadline {
   const capMs = nowMs + maxMs;
 
   const rejected: string[] = [];
@@ -113,10 +127,10 @@ export function parseDeadlineHeader(
   }
 
   let grpcLimit: number | undefined;
-  if (options.grpcTimeout !== undefined) {
-    const timeoutMs = parseGrpcTimeout(options.grpcTimeout);
+  if (grpcTimeout !== undefined) {
+    const timeoutMs = parseGrpcTimeout(grpcTimeout);
     if (timeoutMs === undefined) {
-      const present = [...items(options.grpcTimeout)];
+      const present = [...items(grpcTimeout)];
       if (present.length > 0)
         rejected.push(`${GRPC_TIMEOUT_HEADER}: ${quote(present.join(', '))} is not a gRPC timeout`);
     } else {

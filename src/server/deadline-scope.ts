@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Clock, systemClock } from '../clock.js';
-import { cancelDeadline, Deadline, readIncomingDeadline } from '../deadline/deadline.js';
+import { cancelDeadline, Deadline, readIncomingDeadlineWith } from '../deadline/deadline.js';
 import { normalizeDeadlineHeaderOptions } from '../deadline/header-codec.js';
 import { CancelledError, InvalidOptionError, isPrazoError, type PrazoError } from '../errors.js';
 
@@ -99,7 +99,16 @@ export type DeadlineScope =
   /** The request arrived after its limit: answer 504 at once, do not run the handler. */
   | { readonly expired: true; readonly deadline: Deadline }
   /** Run the handler; everything armed is released when the response ends or the client goes away. */
-  | { readonly expired: false; readonly deadline: Deadline; release(): void };
+  | {
+      readonly expired: false;
+      readonly deadline: Deadline;
+      release(): void;
+      /**
+       * Calls `then` once when the scope is released (the response finished, `true`, or the connection
+       * closed first, `false`): an admission slot rides on the scope's own listeners.
+       */
+      onRelease(then: (finished: boolean) => void): void;
+    };
 
 /**
  * Reads the request's deadline and, unless it has already passed (by more than the skew allowance),
@@ -115,16 +124,18 @@ export function openDeadlineScope(
   options: NormalizedServerDeadlineOptions,
   onExpire: (error: PrazoError) => void,
 ): DeadlineScope {
-  const { deadline, arrivalLimitMs } = readIncomingDeadline(req.headers, options);
+  const { deadline, arrivalLimitMs } = readIncomingDeadlineWith(req.headers, options, options.clock);
   if (options.clock.now() >= arrivalLimitMs) return { expired: true, deadline };
   // Skew excuses the arrival and prazo's own 504, never the deadline the handler passes on.
   const answerBy = arrivalLimitMs > deadline.limitMs ? Deadline.at(arrivalLimitMs, options.clock) : deadline;
 
   const signal = answerBy.signal;
   let released = false;
+  let then: ((finished: boolean) => void) | undefined;
   const release = (): void => {
     if (released) return;
     released = true;
+    then?.(res.writableFinished);
     deadline.dispose();
     answerBy.dispose();
     signal.removeEventListener('abort', onAbort);
@@ -153,7 +164,15 @@ export function openDeadlineScope(
   signal.addEventListener('abort', onAbort, { once: true });
   res.once('finish', release);
   res.once('close', onClose);
-  return { expired: false, deadline, release };
+  return {
+    expired: false,
+    deadline,
+    release,
+    onRelease(callback) {
+      if (released) callback(res.writableFinished);
+      else then = callback;
+    },
+  };
 }
 
 /** Writes a 504 JSON response on a raw Node response (used by `prazo/http` and `prazo/express`). */

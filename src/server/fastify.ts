@@ -10,13 +10,7 @@ import { withDeadline } from '../deadline/context.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { DeadlineExceededError } from '../errors.js';
 import { CRITICALITY_HEADER, parseCriticality } from '../wire/criticality-header.js';
-import {
-  ANY_ROUTE,
-  checkAdmission,
-  offerRequest,
-  refusalBody,
-  refusalHeaders,
-} from './admission-response.js';
+import { ANY_ROUTE, checkAdmission, refusalBody, refusalHeaders } from './admission-response.js';
 import {
   DEADLINE_STATUS,
   deadlineErrorBody,
@@ -71,10 +65,19 @@ const plugin: FastifyPluginCallback<DeadlinePluginOptions> = (fastify, options, 
     }
     const go = (): void => withRequestCriticality(criticality, () => withDeadline(scope.deadline, next));
     if (admission === undefined) return go();
-    offerRequest(admission, routeOf(request), scope.deadline, reply.raw, criticality, go, (refusal) => {
-      if (!reply.sent)
-        void reply.code(refusal.status).headers(refusalHeaders(refusal)).send(refusalBody(refusal));
-    });
+    admission.offer(
+      routeOf(request),
+      scope.deadline,
+      criticality,
+      (ticket) => {
+        scope.onRelease((finished) => ticket.release(finished));
+        go();
+      },
+      (refusal) => {
+        if (!reply.sent)
+          void reply.code(refusal.status).headers(refusalHeaders(refusal)).send(refusalBody(refusal));
+      },
+    );
   });
   // Body parsing resumes from stream events, outside the context entered above: enter it again right
   // before the handler so that currentDeadline() works there too.
