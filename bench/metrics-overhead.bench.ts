@@ -31,8 +31,11 @@ import {
 const { dependency } = await importBuilt<typeof import('../src/index.js')>('index');
 const { instrument: instrumentPrometheus } =
   await importBuilt<typeof import('../src/observe/prometheus.js')>('prometheus');
-const { instrument: instrumentOtel, instrumentTracing } =
-  await importBuilt<typeof import('../src/observe/otel.js')>('otel');
+const {
+  instrument: instrumentOtel,
+  instrumentTracing,
+  createDurationProducer,
+} = await importBuilt<typeof import('../src/observe/otel.js')>('otel');
 
 /** Counts and drops finished spans: the SDK's whole cost without the network. */
 const discarding: SpanExporter = {
@@ -131,6 +134,22 @@ const contenders: Array<{ name: string; create(origin: string, connections: numb
       const reader = new OnDemandReader();
       const provider = new MeterProvider({ readers: [reader] });
       const handle = instrumentOtel(dep, { meterProvider: provider });
+      const stop = every(1000, () => reader.collect());
+      return wrap(dep, async () => {
+        await stop();
+        handle.detach();
+        await provider.shutdown();
+      });
+    },
+  },
+  {
+    name: 'prazo + prazo/otel, duration producer',
+    create(origin, c) {
+      const dep = prazo(origin, c);
+      const durations = createDurationProducer();
+      const reader = new OnDemandReader({ metricProducers: [durations] });
+      const provider = new MeterProvider({ readers: [reader] });
+      const handle = instrumentOtel(dep, { meterProvider: provider, durations });
       const stop = every(1000, () => reader.collect());
       return wrap(dep, async () => {
         await stop();

@@ -34,10 +34,11 @@ describe.skipIf(!built)('the built package, through its exports map', () => {
   });
 
   it('exposes tracing beside the metrics in prazo/otel, from import and require', () => {
-    const list = 'JSON.stringify([typeof m.instrument, typeof m.instrumentTracing])';
+    const list =
+      'JSON.stringify([typeof m.instrument, typeof m.instrumentTracing, typeof m.createDurationProducer])';
     const esm = node(['--input-type=module', '-e', `import * as m from 'prazo/otel'; console.log(${list});`]);
     const cjs = node(['-e', `const m = require('prazo/otel'); console.log(${list});`]);
-    expect(esm).toEqual(['function', 'function']);
+    expect(esm).toEqual(['function', 'function', 'function']);
     expect(cjs).toEqual(esm);
   });
 

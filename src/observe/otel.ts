@@ -11,6 +11,7 @@ import {
   metrics,
   type Observable,
 } from '@opentelemetry/api';
+import { InvalidOptionError } from '../errors.js';
 import type { DriftDirection, DriftEventSource } from './drift-check.js';
 import { type FleetFeedView, readFleetFeeds, toFleetFeeds } from './fleet-feed-view.js';
 import { instanceFigures } from './instance-series.js';
@@ -21,6 +22,7 @@ import {
   type MetricDefinition,
   OTEL_ATTRIBUTES,
 } from './metric-names.js';
+import { type DurationProducer, durationRegistry } from './otel-producer.js';
 import { createReplay, type Replay, replay } from './otel-replay.js';
 import { type InstrumentableDependency, type InstrumentTarget, toDependencies } from './source.js';
 import {
@@ -54,6 +56,13 @@ export interface OtelInstrumentOptions {
    * and `prazo.client.fleet_latency.stale`, with the feed's target as `prazo.dependency`.
    */
   fleetLatency?: FleetFeedView | Iterable<FleetFeedView>;
+  /**
+   * A producer from {@link createDurationProducer}, registered in the reader's `metricProducers`: the
+   * duration histograms are then built from prazo's buckets at collection instead of being handed to
+   * the SDK one `record()` per sample.
+   * @default undefined (the durations go through `meter.createHistogram()`)
+   */
+  durations?: DurationProducer;
 }
 
 /** Handle returned by {@link instrument}. */
@@ -69,7 +78,10 @@ interface Attachment {
   recalibrations: number;
   base: Attributes;
   durations: TallyDurations;
-  replays: [Replay, Replay];
+  /** The durations handed to the SDK's histograms, or `undefined` when a producer reads them. */
+  replays: [Replay, Replay] | undefined;
+  /** Removes the dependency from the duration producer. */
+  unregister: (() => void) | undefined;
 }
 
 /**
@@ -99,14 +111,17 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
     ...describe(def),
     advice: { explicitBucketBoundaries: [...DURATION_BUCKETS_SECONDS] },
   });
-  const requestDuration = meter.createHistogram(
-    METRICS.requestDuration.otel,
-    durationOptions(METRICS.requestDuration),
-  );
-  const attemptDuration = meter.createHistogram(
-    METRICS.attemptDuration.otel,
-    durationOptions(METRICS.attemptDuration),
-  );
+  const producer = options.durations === undefined ? undefined : durationRegistry(options.durations);
+  if (options.durations !== undefined && producer === undefined)
+    throw new InvalidOptionError('durations', 'the result of createDurationProducer()', options.durations);
+  const requestDuration =
+    producer === undefined
+      ? meter.createHistogram(METRICS.requestDuration.otel, durationOptions(METRICS.requestDuration))
+      : undefined;
+  const attemptDuration =
+    producer === undefined
+      ? meter.createHistogram(METRICS.attemptDuration.otel, durationOptions(METRICS.attemptDuration))
+      : undefined;
   const counter = (def: MetricDefinition) => meter.createObservableCounter(def.otel, describe(def));
   const gauge = (def: MetricDefinition) => meter.createObservableGauge(def.otel, describe(def));
   const o = {
@@ -163,22 +178,34 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
       ...driftCounts(),
       base,
       durations,
-      replays: [
-        createReplay(durations.request, requestDuration, [requestAttrs.success, requestAttrs.failure]),
-        createReplay(durations.attempt, attemptDuration, [
-          attemptAttrs.original,
-          attemptAttrs.retry,
-          attemptAttrs.hedge,
-        ]),
-      ],
+      replays:
+        requestDuration === undefined || attemptDuration === undefined
+          ? undefined
+          : [
+              createReplay(durations.request, requestDuration, [requestAttrs.success, requestAttrs.failure]),
+              createReplay(durations.attempt, attemptDuration, [
+                attemptAttrs.original,
+                attemptAttrs.retry,
+                attemptAttrs.hedge,
+              ]),
+            ],
+      unregister: producer?.attach({
+        request: { buckets: durations.request, attributes: [requestAttrs.success, requestAttrs.failure] },
+        attempt: {
+          buckets: durations.attempt,
+          attributes: [attemptAttrs.original, attemptAttrs.retry, attemptAttrs.hedge],
+        },
+      }),
     });
   }
 
   const observeAll: BatchObservableCallback = (observer) => {
     for (const a of attachments.values()) {
       const { tally, base, dependency } = a;
-      replay(a.replays[0]);
-      replay(a.replays[1]);
+      if (a.replays !== undefined) {
+        replay(a.replays[0]);
+        replay(a.replays[1]);
+      }
       const at = (label: string, value: string): Attributes => ({ ...base, [label]: value });
       for (const outcome of LABEL_VALUES.outcome)
         observer.observe(o.requests, tally.requests[outcome], at(A.outcome, outcome));
@@ -257,8 +284,11 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
       for (const a of attachments.values()) {
         a.tally.detach();
         // What was recorded since the last collection still reaches the histograms.
-        replay(a.replays[0]);
-        replay(a.replays[1]);
+        if (a.replays !== undefined) {
+          replay(a.replays[0]);
+          replay(a.replays[1]);
+        }
+        a.unregister?.();
       }
     },
   };
@@ -266,3 +296,9 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
 
 export type { AdmissionOtelInstrumentOptions } from './admission-otel.js';
 export { instrumentAdmission } from './admission-otel.js';
+export {
+  createDurationProducer,
+  type DurationDataPoint,
+  type DurationMetricData,
+  type DurationProducer,
+} from './otel-producer.js';
