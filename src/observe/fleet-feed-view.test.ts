@@ -1,27 +1,11 @@
-import {
-  AggregationTemporality,
-  MeterProvider,
-  type MetricData,
-  MetricReader,
-} from '@opentelemetry/sdk-metrics';
+import { MeterProvider, type MetricData } from '@opentelemetry/sdk-metrics';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { CollectingReader } from '../../test/support/collecting-reader.js';
 import { createEventSourceDouble } from '../../test/support/event-source-double.js';
 import type { FleetFeedView } from './fleet-feed-view.js';
 import { instrument as instrumentOtel } from './otel.js';
 import { instrument as instrumentPrometheus } from './prometheus.js';
-
-class CollectingReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected override async onForceFlush(): Promise<void> {}
-  protected override async onShutdown(): Promise<void> {}
-  async metrics(): Promise<MetricData[]> {
-    const { resourceMetrics } = await this.collect();
-    return resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
-  }
-}
 
 /** A feed whose state the test sets. */
 function feed(target: string) {

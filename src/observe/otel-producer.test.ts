@@ -4,28 +4,14 @@ import {
   type Histogram,
   MeterProvider,
   type MetricData,
-  MetricReader,
-  type MetricReaderOptions,
 } from '@opentelemetry/sdk-metrics';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { CollectingReader } from '../../test/support/collecting-reader.js';
 import { createEventSourceDouble } from '../../test/support/event-source-double.js';
 import { isPrazoError } from '../errors.js';
 import { DURATION_BUCKETS_SECONDS } from './metric-names.js';
 import { createDurationProducer, instrument } from './otel.js';
-
-/** A reader the test collects from on demand, cumulative like the producer. */
-class CollectingReader extends MetricReader {
-  constructor(options: MetricReaderOptions = {}) {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE, ...options });
-  }
-  protected override async onForceFlush(): Promise<void> {}
-  protected override async onShutdown(): Promise<void> {}
-  async metrics(): Promise<MetricData[]> {
-    const { resourceMetrics } = await this.collect();
-    return resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
-  }
-}
 
 function histogram(data: MetricData[], name: string, key: string, value: string): Histogram | undefined {
   const metric = data.filter((m) => m.descriptor.name === name);

@@ -1,14 +1,8 @@
 import type { Attributes } from '@opentelemetry/api';
-import {
-  AggregationTemporality,
-  type DataPoint,
-  type Histogram,
-  MeterProvider,
-  type MetricData,
-  MetricReader,
-} from '@opentelemetry/sdk-metrics';
+import { type DataPoint, type Histogram, MeterProvider, type MetricData } from '@opentelemetry/sdk-metrics';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { CollectingReader } from '../../test/support/collecting-reader.js';
 import { createEventSourceDouble } from '../../test/support/event-source-double.js';
 import { createAdmission } from '../admission/admission.js';
 import { Deadline } from '../deadline/deadline.js';
@@ -18,19 +12,6 @@ import { createTestDependency } from '../testing/test-dependency.js';
 import type { DriftEvent } from './drift-check.js';
 import { METRICS, SERVER_METRICS } from './metric-names.js';
 import { instrument, instrumentAdmission } from './otel.js';
-
-/** A reader the test collects from on demand. */
-class CollectingReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected override async onForceFlush(): Promise<void> {}
-  protected override async onShutdown(): Promise<void> {}
-  async metrics(): Promise<MetricData[]> {
-    const { resourceMetrics } = await this.collect();
-    return resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
-  }
-}
 
 function setup() {
   const reader = new CollectingReader();
