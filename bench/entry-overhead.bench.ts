@@ -2,13 +2,16 @@
  * What each entry point adds per call, without the network: undici's own `request()` and `fetch()`
  * over an in-memory dispatcher that answers on the next turn of the event loop, against the same
  * calls through prazo's interceptor (composed onto that dispatcher) and prazo's `fetch` facade.
+ * prazo is the built package.
  * CPU microseconds per call, `--concurrency` calls in flight (1 by default), rounds alternating. Steadier than the end-to-end
  * benchmark on a shared machine: no socket, no server process.
  *
  *   npm run build && node --expose-gc --import tsx bench/entry-overhead.bench.ts [--calls 50000] [--rounds 5] [--concurrency 1]
  */
 import { Dispatcher, fetch as undiciFetch } from 'undici';
-import { prazoInterceptor } from '../src/client/interceptor.js';
+import { importBuilt } from './support/load.js';
+
+const { prazoInterceptor } = await importBuilt<typeof import('../src/index.js')>('index');
 
 const ORIGIN = 'http://127.0.0.1:8080';
 const RESPONSE_HEADERS = {

@@ -26,6 +26,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry {
   aborted = false;
   reason: unknown = undefined;
   dueAt = 0;
+  timerSlot = -1;
   /** The deadline, not the read timeout, ends this attempt. */
   byDeadline = false;
   timeoutMs = 0;

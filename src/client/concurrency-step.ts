@@ -8,6 +8,7 @@ import type { DependencyContext, Handler, Step } from './pipeline.js';
 /** A call waiting for a slot: an entry of the coarse timer, due when it could no longer start in time. */
 class Waiter implements TimerEntry, GateWaiter {
   dueAt: number;
+  timerSlot = -1;
   done = false;
   readonly #ctx: DependencyContext;
   readonly #gate: ConcurrencyGate;

@@ -43,6 +43,7 @@ export function hedgeStep(ctx: DependencyContext): Step {
  */
 export class HedgedTry implements TimerEntry {
   dueAt: number;
+  timerSlot = -1;
   /** The first copy's attempt. */
   first: AttemptInFlight | null = null;
   readonly #ctx: DependencyContext;
