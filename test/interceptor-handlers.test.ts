@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { prazoInterceptor } from '../src/client/interceptor.js';
@@ -74,6 +77,58 @@ describe('the interceptor and the older handler API', () => {
     } finally {
       await interceptor.close();
       await agent.destroy();
+    }
+  });
+
+  it('hands an older-API handler the response headers exactly as undici would: case, order and repeats', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, [
+        ['X-Stock-Source', 'Warehouse'],
+        ['Set-Cookie', 'a=1'],
+        ['set-cookie', 'b=2'],
+        ['Content-Type', 'application/json'],
+        ['Content-Length', '2'],
+      ]);
+      res.end('{}');
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const agent = new Agent();
+    const interceptor = prazoInterceptor({ dependencies: [options(origin)] });
+    const read = (dispatch: (opts: unknown, handler: unknown) => boolean): Promise<string[]> =>
+      new Promise((resolve, reject) => {
+        let headers: string[] = [];
+        dispatch(
+          { origin, path: '/x', method: 'GET' },
+          {
+            onConnect() {},
+            onHeaders(_status: number, raw: Buffer[]) {
+              headers = raw.map(String);
+              return true;
+            },
+            onData: () => true,
+            onComplete: () => resolve(headers),
+            onError: reject,
+          },
+        );
+      });
+    try {
+      const bare = await read(agent.dispatch.bind(agent) as never);
+      const governed = await read(interceptor(agent.dispatch.bind(agent) as never) as never);
+      expect(bare.slice(0, 6)).toEqual([
+        'X-Stock-Source',
+        'Warehouse',
+        'Set-Cookie',
+        'a=1',
+        'set-cookie',
+        'b=2',
+      ]);
+      expect(governed).toEqual(bare);
+    } finally {
+      await interceptor.close();
+      await agent.destroy();
+      server.close();
     }
   });
 

@@ -80,6 +80,7 @@ class BilingualExchange extends Exchange {
         abortWith: ((reason: Error) => void) | null;
         resumeWith: (() => void) | null;
         paused: boolean;
+        rawHeaders: Buffer[] | null;
       })
     | null = null;
 
@@ -88,6 +89,7 @@ class BilingualExchange extends Exchange {
       abortWith: abort as ((reason: Error) => void) | null,
       resumeWith: null as (() => void) | null,
       paused: false,
+      rawHeaders: null as Buffer[] | null,
       abort: (reason: Error) => legacy.abortWith?.(reason),
       pause: () => {
         legacy.paused = true;
@@ -109,6 +111,7 @@ class BilingualExchange extends Exchange {
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText?: string): boolean {
     const legacy = this.#legacy!;
     legacy.resumeWith = resume;
+    legacy.rawHeaders = rawHeaders;
     this.onResponseStart(legacy, statusCode, headersOf(rawHeaders), statusText);
     return !legacy.paused;
   }

@@ -92,13 +92,16 @@ export class Exchange {
   }
 
   onResponseStart(
-    _controller: RequestController,
+    controller: RequestController,
     statusCode: number,
     headers: IncomingHttpHeaders,
     _statusMessage?: string,
   ): void {
     if (statusCode < 200) return; // 1xx: the final response follows
     const body = new IncomingBody(this);
+    // undici 7 and 8 both keep the unparsed headers on the controller.
+    const raw = (controller as { rawHeaders?: unknown }).rawHeaders;
+    if (Array.isArray(raw)) body.rawHeaders = raw as Buffer[];
     this.#body = body;
     this.#settled = true;
     this.#resolve({ statusCode, headers: headers as TransportResponse['headers'], body });

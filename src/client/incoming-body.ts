@@ -50,6 +50,13 @@ const ARRAY_BUFFER = 3;
  * reading until the body is consumed; a streamed body follows its `Readable`'s demand.
  */
 export class IncomingBody implements ResponseBody {
+  /**
+   * The response's headers as the connection received them (`[name, value, …]`), when the transport
+   * had them: the interceptor hands them to a handler of undici's older API as they are, instead of
+   * writing the parsed headers back out.
+   * @internal
+   */
+  rawHeaders: readonly Buffer[] | null = null;
   #source: BodySource;
   #chunks: Buffer[] = [];
   #bytes = 0;

@@ -243,7 +243,7 @@ class InterceptedCall implements BodySink {
         handler.onResponseStarted?.();
         const more = handler.onHeaders?.(
           response.status,
-          rawHeaders(response.headers),
+          (body.rawHeaders as Buffer[] | null) ?? rawHeaders(response.headers),
           () => this.resume(),
           '',
         );
