@@ -13,7 +13,19 @@ interface SignalWatch {
 // flight, and Node warns (MaxListenersExceededWarning) past 10.
 const watches = new WeakMap<AbortSignal, SignalWatch>();
 
+/**
+ * Marks an abort handle made for one call only (the interceptor's per-request controller): the call
+ * listens to it directly, without the sharing above, which would fill and empty a `WeakMap` and a
+ * `Set` on every call.
+ * @internal
+ */
+export const SINGLE_CALL_SIGNAL: unique symbol = Symbol('prazo.singleCallSignal');
+
 function follow(signal: AbortSignal, onAbort: () => void): () => void {
+  if ((signal as { [SINGLE_CALL_SIGNAL]?: true })[SINGLE_CALL_SIGNAL] === true) {
+    signal.addEventListener('abort', onAbort);
+    return () => signal.removeEventListener('abort', onAbort);
+  }
   let watch = watches.get(signal);
   if (watch === undefined) {
     const calls = new Set<() => void>();

@@ -2,6 +2,7 @@ import { parseDeadlineHeader } from '../deadline/header-codec.js';
 import { InvalidOptionError } from '../errors.js';
 import { DEADLINE_HEADER } from '../wire/deadline-header.js';
 import type { DependencyResponse, RequestHeaders, RequestOptions } from './call.js';
+import { SINGLE_CALL_SIGNAL } from './cancel-step.js';
 import { type Dependency, dependency } from './dependency.js';
 import {
   createDispatchTransport,
@@ -152,6 +153,7 @@ type AnyHandler = ControllerHandler & LegacyHandler;
  * response body streams into.
  */
 class InterceptedCall implements BodySink {
+  readonly [SINGLE_CALL_SIGNAL] = true;
   aborted = false;
   reason: Error | undefined = undefined;
   paused = false;
@@ -165,7 +167,8 @@ class InterceptedCall implements BodySink {
   constructor(handler: AnyHandler) {
     this.#handler = handler;
     this.#legacy =
-      typeof handler.onRequestStart !== 'function' && typeof handler.onResponseStart !== 'function';
+      (typeof handler.onRequestStart !== 'function' && typeof handler.onResponseStart !== 'function') ||
+      isLegacyWrapper(handler);
   }
 
   start(dep: Dependency, opts: DispatchOptions): void {
@@ -295,6 +298,22 @@ class InterceptedCall implements BodySink {
     if (this.#legacy) this.#handler.onError?.(error);
     else this.#handler.onResponseError?.(this, error);
   }
+}
+
+/**
+ * undici 7's wrapper that gives a handler of the older API (its own `request()`, `stream()` …) the
+ * controller-based one: its older methods reach the wrapped handler unchanged, so prazo calls them
+ * and hands over the headers as received, where the wrapper would write the parsed headers back out
+ * for the handler to parse again.
+ */
+function isLegacyWrapper(handler: AnyHandler): boolean {
+  return (
+    (handler as { constructor?: { name?: unknown } }).constructor?.name === 'WrapHandler' &&
+    typeof handler.onConnect === 'function' &&
+    typeof handler.onHeaders === 'function' &&
+    typeof handler.onData === 'function' &&
+    typeof handler.onComplete === 'function'
+  );
 }
 
 /** The prazo call for undici dispatch options; the deadline header a request carries only tightens. */
