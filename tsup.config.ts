@@ -29,7 +29,7 @@ export default defineConfig([
     define,
   },
   {
-    entry: { cli: 'src/cli/main.ts', 'drill-service': 'src/lab/drill/service-main.ts' },
+    entry: { cli: 'src/cli/main.ts', 'drill-service': 'src/lab/drill/services/main.ts' },
     format: ['esm'],
     sourcemap: true,
     target: 'node20',

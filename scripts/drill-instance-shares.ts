@@ -6,9 +6,9 @@
  *   npx tsx scripts/drill-instance-shares.ts drill.json [naive,prazo]
  */
 import { readFileSync } from 'node:fs';
-import type { DrillReport } from '../src/lab/drill/drill-report.js';
-import { instanceShareFigure } from '../src/lab/drill/instance-share-figure.js';
-import type { DrillConfig } from '../src/lab/drill/service-spec.js';
+import type { DrillReport } from '../src/lab/drill/report/drill-report.js';
+import { instanceShareFigure } from '../src/lab/drill/report/instance-share-figure.js';
+import type { DrillConfig } from '../src/lab/drill/services/spec.js';
 
 const [file, only] = process.argv.slice(2);
 if (!file) {

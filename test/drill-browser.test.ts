@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDashboardServer } from '../src/lab/drill/dashboard-server.js';
+import { startDashboardServer } from '../src/lab/drill/dashboard/server.js';
 import { runDrill } from '../src/lab/drill/run-drill.js';
 import { acquireDrillLock } from './drill-lock.js';
 

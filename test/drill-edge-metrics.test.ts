@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startTier, type TierService } from '../src/lab/drill/tier-service.js';
+import { startTier, type TierService } from '../src/lab/drill/services/tier.js';
 import { reply, startServer, type TestServer } from './support/servers.js';
 
 let supplier: TestServer | undefined;

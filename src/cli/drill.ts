@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isPrazoError } from '../errors.js';
-import { renderDashboardPage } from '../lab/drill/dashboard-page.js';
-import { type DashboardServer, dashboardData, startDashboardServer } from '../lab/drill/dashboard-server.js';
+import { renderDashboardPage } from '../lab/drill/dashboard/page.js';
+import { type DashboardServer, dashboardData, startDashboardServer } from '../lab/drill/dashboard/server.js';
 import type { DrillOptions, PhaseLengths } from '../lab/drill/drill-options.js';
-import type { DrillReport } from '../lab/drill/drill-report.js';
-import { formatReportTable } from '../lab/drill/report-table.js';
+import type { DrillReport } from '../lab/drill/report/drill-report.js';
+import { formatReportTable } from '../lab/drill/report/table.js';
 import { type DrillContext, type DrillProgress, drillConfigs, runDrill } from '../lab/drill/run-drill.js';
 import { type CliIo, type Command, EXIT } from './command.js';
 

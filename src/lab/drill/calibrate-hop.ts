@@ -1,7 +1,7 @@
 import { calibrateTimeout } from '../../policy/calibrate.js';
 import { RETRY_BUDGET_DEFAULTS } from '../../policy/retry-budget.js';
 import type { NormalizedDrillOptions } from './drill-options.js';
-import type { TierMeasurement, TierPolicy } from './service-spec.js';
+import type { TierMeasurement, TierPolicy } from './services/spec.js';
 
 /**
  * The policy a prazo hop gets from what warm-up measured: the p99/p95 of its downstream (the least

@@ -9,7 +9,7 @@ import {
   SUPPLIER_INSTANCES,
   supplierBehaviour,
 } from './phase-plan.js';
-import { supplierHost } from './service-set.js';
+import { supplierHost } from './services/set.js';
 
 describe('the drill phases', () => {
   const options = normalizeDrillOptions({ quick: true });

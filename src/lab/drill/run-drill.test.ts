@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { type ConfigReading, instanceRequests } from './drill-recorder.js';
+import { type ConfigReading, instanceRequests } from './report/recorder.js';
 import { drillConfigs, throughProxy } from './run-drill.js';
-import type { TierStats } from './service-spec.js';
-import { type SupplierCounts, ZERO_SUPPLIER_COUNTS } from './supplier-service.js';
+import type { TierStats } from './services/spec.js';
+import { type SupplierCounts, ZERO_SUPPLIER_COUNTS } from './services/supplier.js';
 
 const supplier = (counts: Partial<SupplierCounts>): SupplierCounts => ({
   ...ZERO_SUPPLIER_COUNTS,

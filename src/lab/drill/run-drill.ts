@@ -2,16 +2,8 @@ import { CancelledError } from '../../errors.js';
 import { type OverloadConfig, runOverload } from '../overload/overload-run.js';
 import { calibrateHop } from './calibrate-hop.js';
 import { type DrillOptions, type NormalizedDrillOptions, normalizeDrillOptions } from './drill-options.js';
-import {
-  type ConfigReading,
-  createDrillRecorder,
-  type DrillRecorder,
-  instanceRequests,
-  sumSuppliers,
-} from './drill-recorder.js';
-import { buildDrillReport, type DrillReport } from './drill-report.js';
-import { findHaproxy, HAPROXY_INSTALL_HINT } from './haproxy-sidecar.js';
-import { PEER_CONFIGS } from './peer-settings.js';
+import { findHaproxy, HAPROXY_INSTALL_HINT } from './peers/haproxy-sidecar.js';
+import { PEER_CONFIGS } from './peers/settings.js';
 import {
   burstPlateauStartMs,
   calibrationAtMs,
@@ -21,8 +13,16 @@ import {
   planPhases,
   supplierBehaviour,
 } from './phase-plan.js';
-import { startServiceProcess } from './service-process.js';
-import { type ServiceSet, type Stoppable, startServiceSet } from './service-set.js';
+import { buildDrillReport, type DrillReport } from './report/drill-report.js';
+import {
+  type ConfigReading,
+  createDrillRecorder,
+  type DrillRecorder,
+  instanceRequests,
+  sumSuppliers,
+} from './report/recorder.js';
+import { startServiceProcess } from './services/process.js';
+import { type ServiceSet, type Stoppable, startServiceSet } from './services/set.js';
 import {
   DRILL_CONFIGS,
   type DrillConfig,
@@ -30,8 +30,8 @@ import {
   type TierMeasurement,
   type TierPolicy,
   type TierStats,
-} from './service-spec.js';
-import type { SupplierCounts } from './supplier-service.js';
+} from './services/spec.js';
+import type { SupplierCounts } from './services/supplier.js';
 
 /** Where the drill is, for a progress display. */
 export interface DrillProgress {

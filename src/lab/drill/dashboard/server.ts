@@ -1,0 +1,133 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { overloadHeading, overloadRows } from '../../overload/overload-table.js';
+import { fleetInstanceLabels } from '../phase-plan.js';
+import type { DrillReport } from '../report/drill-report.js';
+import { reportRows } from '../report/table.js';
+import type { DrillContext } from '../run-drill.js';
+import type { DashboardData } from './client.js';
+import { createDrillMetrics, type DrillMetrics } from './drill-metrics.js';
+import { renderDashboardPage } from './page.js';
+
+/** The page's data: the live timeline, and the summary once the report exists. */
+export function dashboardData(context: DrillContext, report: DrillReport | null): DashboardData {
+  const samples: DashboardData['samples'] = {};
+  const columns = [...context.recorder.configs];
+  for (const config of columns) {
+    samples[config] = (
+      report ? (report.timeline.samples[config] ?? []) : context.recorder.samples(config)
+    ).map((s) => ({
+      ...s,
+    }));
+  }
+  return {
+    title:
+      columns.length > 2
+        ? `prazo drill — ${columns.join(', ')} under a degrading dependency`
+        : 'prazo drill — naive vs prazo under a degrading dependency',
+    done: report !== null,
+    elapsedMs: report ? report.durationMs : context.elapsedMs(),
+    totalMs: context.phases[context.phases.length - 1]!.endMs,
+    sampleMs: context.recorder.sampleMs,
+    poolSize: context.options.pool,
+    retryRatioAlert: context.options.retryRatioAlert,
+    phases: [...context.phases],
+    samples,
+    instanceLabels: fleetInstanceLabels(context.options),
+    columns,
+    summary: report ? reportRows(report) : null,
+    comparison: report ? report.peerComparison : [],
+    checks: report ? report.checks : null,
+    overload:
+      report?.overload != null && report.overload.length > 0
+        ? {
+            heading: overloadHeading(report.overload),
+            configs: report.overload.map((f) => f.config),
+            goodputShares: report.overload.map((f) => f.goodputShare),
+            rows: overloadRows(report.overload),
+          }
+        : null,
+  };
+}
+
+/** The live dashboard server. */
+export interface DashboardServer {
+  readonly url: string;
+  /** Attaches the running drill (before it, the page shows an empty timeline). */
+  attach(context: DrillContext): void;
+  /** Publishes the finished report (the page then shows the summary and stops polling). */
+  finish(report: DrillReport): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the live dashboard on 127.0.0.1: `/` (the page), `/data` (its JSON) and `/metrics`
+ * (Prometheus text format, from a prom-client registry).
+ */
+export async function startDashboardServer(port = 0): Promise<DashboardServer> {
+  let context: DrillContext | undefined;
+  let report: DrillReport | null = null;
+  const metrics: DrillMetrics | null = await createDrillMetrics();
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const send = (status: number, type: string, body: string) => {
+      res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+      res.end(body);
+    };
+    if (path === '/data') {
+      if (!context) return send(503, 'application/json', '{"error":"starting"}');
+      return send(200, 'application/json', JSON.stringify(dashboardData(context, report)));
+    }
+    if (path === '/metrics') {
+      if (!metrics) return send(501, 'text/plain', 'prom-client is not installed\n');
+      if (context) metrics.update(context);
+      Promise.all([metrics.text(), context ? context.serviceMetrics() : ''])
+        .then(([own, services]) => (services ? `${own}\n${services}` : own))
+        .then(
+          (text) => send(200, metrics.contentType, text),
+          (error: unknown) => send(500, 'text/plain', String(error)),
+        );
+      return;
+    }
+    if (path === '/' || path === '/index.html') {
+      const data = context ? dashboardData(context, report) : null;
+      return send(200, 'text/html; charset=utf-8', renderDashboardPage(data ?? emptyData(), true));
+    }
+    send(404, 'text/plain', 'not found\n');
+  });
+  server.keepAliveTimeout = 2_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${address.port}/`,
+    attach(c) {
+      context = c;
+    },
+    finish(r) {
+      report = r;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function emptyData(): DashboardData {
+  return {
+    title: 'prazo drill — starting',
+    done: false,
+    elapsedMs: 0,
+    totalMs: 1,
+    sampleMs: 500,
+    poolSize: 0,
+    retryRatioAlert: 0,
+    phases: [],
+    samples: {},
+    summary: null,
+    checks: null,
+  };
+}

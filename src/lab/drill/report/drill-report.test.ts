@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { ZERO_SUPPLIER_COUNTS } from '../services/supplier.js';
+import {
+  acceptanceChecks,
+  budgetAmplificationBound,
+  type ConfigFigures,
+  type FleetFigures,
+  fleetFigures,
+} from './drill-report.js';
+import { type Mark, windowRatio } from './recorder.js';
+
+/** The fleet phase of a configuration: its checkout success and the sick instance's share. */
+const fleet = (successRate: number, sickShare: number) => ({
+  byPhase: {
+    fleet: { checkout: { sent: 250, successRate, p50Ms: 50, p99Ms: 300 } },
+  } as unknown as ConfigFigures['byPhase'],
+  fleet: { sickShare } as FleetFigures,
+});
+
+const figures = (over: Partial<ConfigFigures>): ConfigFigures =>
+  ({
+    ...fleet(1, 0.03),
+    independentSuccessDuringDegradation: 1,
+    burstAmplification: 1,
+    burstAmplificationBound: 1.1025,
+    afterDeadline: 0,
+    tail: {
+      hedgedP99Ms: 100,
+      unhedgedP99Ms: 300,
+      edgeHedgedP99Ms: 90,
+      edgeUnhedgedP99Ms: 280,
+      hedgedExtraAttemptShare: 0.05,
+      hedgeShare: 0.04,
+      supplierHedges: 5,
+    },
+    ...over,
+  }) as ConfigFigures;
+
+describe('the drill report', () => {
+  it('computes the retry ratio from what the supplier received', () => {
+    expect(windowRatio([{ originals: 100, retries: 5, hedges: 5 }])).toBeCloseTo(0.1);
+    expect(windowRatio([{ originals: 0, retries: 3, hedges: 0 }])).toBeNull();
+  });
+
+  it('passes every acceptance check when naive falls over and prazo holds', () => {
+    const checks = acceptanceChecks({
+      naive: figures({
+        independentSuccessDuringDegradation: 0.2,
+        burstAmplification: 2.8,
+        afterDeadline: 300,
+        ...fleet(0.96, 0.4),
+      }),
+      prazo: figures({ independentSuccessDuringDegradation: 1, burstAmplification: 1.101 }),
+    });
+    expect(checks.filter((c) => !c.pass)).toEqual([]);
+  });
+
+  it('fails the checks that the figures contradict, with the figure in the detail', () => {
+    const checks = acceptanceChecks({
+      naive: figures({ independentSuccessDuringDegradation: 0.99, burstAmplification: 1.2 }),
+      prazo: figures({
+        independentSuccessDuringDegradation: 0.98,
+        burstAmplification: 1.3,
+        afterDeadline: 2,
+      }),
+    });
+    const failed = checks.filter((c) => !c.pass).map((c) => c.detail);
+    expect(failed).toContain('prazo 98 %');
+    expect(failed).toContain('prazo 1.300× (bound 1.103×)');
+    expect(failed).toContain('prazo 2');
+  });
+
+  it('checks that prazo keeps its success with one sick instance and sends it less than naive does', () => {
+    const check = (naive: [number, number], prazo: [number, number]) =>
+      acceptanceChecks({ naive: figures(fleet(...naive)), prazo: figures(fleet(...prazo)) }).filter((c) =>
+        c.name.startsWith('one instance sick'),
+      );
+    expect(check([0.96, 0.4], [1, 0.03]).map((c) => c.pass)).toEqual([true, true]);
+    // Below naive's success, or a share over 15 % or over naive's: each fails its own check.
+    const [success, share] = check([0.999, 0.1], [0.985, 0.2]);
+    expect(success).toMatchObject({ pass: false, detail: 'prazo 98.5 %, naive 99.9 %' });
+    expect(share).toMatchObject({ pass: false, detail: 'prazo 20 %, naive 10 %' });
+    expect(check([0.9, 0.5], [0.92, 0.16]).map((c) => c.pass)).toEqual([true, false]);
+    expect(check([0.9, 0.05], [0.995, 0.06]).map((c) => c.pass)).toEqual([true, false]);
+  });
+
+  it('counts the fleet phase’s requests on each instance, between the phase’s marks', () => {
+    const mark = (instanceRequests: number[], originals: number, retries: number): Mark => ({
+      supplier: { ...ZERO_SUPPLIER_COUNTS, originals, retries },
+      instanceRequests,
+      byVariant: {},
+    });
+    const marks = new Map([
+      ['fleet', mark([100, 100, 100], 280, 20)],
+      ['degrade', mark([105, 130, 365], 520, 80)],
+    ]);
+    const figures = fleetFigures(marks, 'degrade');
+    expect(figures.instanceRequests).toEqual([5, 30, 265]);
+    expect(figures.sickShare).toBeCloseTo(5 / 300, 12);
+    expect(figures.slowShare).toBeCloseTo(30 / 300, 12);
+    expect(figures.instanceShares[2]).toBeCloseTo(265 / 300, 12);
+    expect(figures.amplification).toBeCloseTo(300 / 240, 12);
+    expect(fleetFigures(new Map(), 'degrade')).toEqual({
+      instanceRequests: [],
+      instanceShares: [],
+      sickShare: null,
+      slowShare: null,
+      amplification: null,
+    });
+  });
+
+  it('compares the exact amplification with the bound, never a rounded one, and shows three decimals', () => {
+    const check = (burstAmplification: number, burstAmplificationBound: number) =>
+      acceptanceChecks({
+        naive: figures({ independentSuccessDuringDegradation: 0.2, burstAmplification: 2.8 }),
+        prazo: figures({ burstAmplification, burstAmplificationBound }),
+      }).find((c) => c.name.startsWith('prazo amplification'))!;
+    // 1.1049 rounds to 1.10 at two decimals, yet it is above a 1.103 bound.
+    expect(check(1.1049, 1.103)).toMatchObject({ pass: false, detail: 'prazo 1.105× (bound 1.103×)' });
+    expect(check(1.101, 1.1025)).toMatchObject({ pass: true, detail: 'prazo 1.101× (bound 1.103×)' });
+  });
+
+  it("states the bound the retry budget's bucketed window guarantees over a saturated burst", () => {
+    // 10 % of originals over a 10 s window in 100 slots: the window can forget an event one 100 ms
+    // slot early, so 10 % × 10 / 9.9, plus one rounding up per 9.9 s (3 over 20 s) on 2000 originals.
+    const bound = budgetAmplificationBound({
+      maxRatio: 0.1,
+      windowMs: 10_000,
+      bucketCount: 100,
+      phaseMs: 20_000,
+      originals: 2000,
+    });
+    expect(bound).toBeCloseTo(1 + 0.1 * (10 / 9.9) + 3 / 2000, 12);
+    expect(bound!.toFixed(3)).toBe('1.103');
+    expect(
+      budgetAmplificationBound({
+        maxRatio: 0.1,
+        windowMs: 10_000,
+        bucketCount: 100,
+        phaseMs: 1,
+        originals: 0,
+      }),
+    ).toBeNull();
+  });
+});
