@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { isPrazoError } from '../errors.js';
+import { InvalidInputError, isPrazoError } from '../errors.js';
 import {
   ADMIN_PREFIX,
   type Behaviour,
@@ -31,9 +31,6 @@ Each instance serves an admin API on its own port too (reachable while it refuse
 Stops cleanly on Ctrl-C (SIGINT) or SIGTERM. See docs/lab.md.
 `;
 
-/** Thrown for a bad argument; becomes one line on stderr and exit code 2. */
-class UsageError extends Error {}
-
 /** Options of {@link runDouble} that tests use instead of process signals. */
 export interface RunDoubleOptions {
   /** Stops the doubles when aborted. @default stops on SIGINT / SIGTERM */
@@ -50,7 +47,7 @@ export async function runDouble(argv: string[], io: CliIo, options: RunDoubleOpt
   try {
     parsed = await readArguments(argv);
   } catch (error) {
-    if (error instanceof UsageError || isPrazoError(error) || isParseArgsError(error)) {
+    if (isPrazoError(error) || isParseArgsError(error)) {
       const message = oneLine((error as Error).message);
       const unknown = /^Unknown option '([^']+)'/.exec(message);
       io.stderr.write(`prazo double: ${unknown ? `unknown option ${unknown[1]}; see --help` : message}\n`);
@@ -124,11 +121,12 @@ async function readArguments(argv: string[]) {
     },
   });
   if (values.help) return undefined;
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"; see --help`);
+  if (positionals.length > 0)
+    throw new InvalidInputError(`unexpected argument "${positionals[0]}"; see --help`);
   const port = integer(values.port, '--port', 0, 0, 65_535);
   const instances = integer(values.instances, '--instances', 1, 1, MAX_INSTANCES);
   if (port !== 0 && port + instances - 1 > 65_535) {
-    throw new UsageError(`--port ${port} with --instances ${instances} runs past port 65535`);
+    throw new InvalidInputError(`--port ${port} with --instances ${instances} runs past port 65535`);
   }
   const seed = integer(values.seed, '--seed', 1, -2_147_483_648, 2_147_483_647);
   let behaviour: Behaviour | undefined;
@@ -145,7 +143,7 @@ async function readBehaviourFile(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
-    throw new UsageError(
+    throw new InvalidInputError(
       `--behaviour: cannot read ${path} (${(error as { code?: string }).code ?? 'error'})`,
     );
   }
@@ -155,7 +153,7 @@ function integer(text: string | undefined, flag: string, fallback: number, min: 
   if (text === undefined) return fallback;
   const value = /^-?\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new UsageError(`${flag} must be an integer in [${min}, ${max}], got "${text}"`);
+    throw new InvalidInputError(`${flag} must be an integer in [${min}, ${max}], got "${text}"`);
   }
   return value;
 }

@@ -12,7 +12,7 @@ import { INSTANCES_DEFAULTS, normalizeInstancesOptions } from '../lab/simulate/s
 import { normalizeOverloadOptions, OVERLOAD_DEFAULTS } from '../lab/simulate/scenarios/overload.js';
 import { normalizeTailOptions, TAIL_DEFAULTS } from '../lab/simulate/scenarios/tail.js';
 import { runCli } from './run.js';
-import { parseSimulateArgs, UsageError } from './simulate.js';
+import { parseSimulateArgs } from './simulate.js';
 
 async function run(...argv: string[]) {
   let stdout = '';
@@ -102,7 +102,7 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
             expect(isPrazoError(error, 'INVALID_OPTION')).toBe(true);
           }
         } catch (error) {
-          expect(error).toBeInstanceOf(UsageError);
+          expect(isPrazoError(error, 'INVALID_INPUT')).toBe(true);
           expect((error as Error).message).not.toContain('\n');
         }
       }),

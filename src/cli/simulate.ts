@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { isPrazoError } from '../errors.js';
+import { InvalidInputError, isPrazoError } from '../errors.js';
 import { formatSimulationHtml } from '../lab/simulate/html.js';
 import {
   formatSimulationJson,
@@ -172,9 +172,6 @@ function help(scenario: Scenario | undefined): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** A command line `prazo simulate` cannot use; the message is the one line printed on stderr. */
-export class UsageError extends Error {}
-
 /** What {@link parseSimulateArgs} understood. */
 export interface Parsed {
   scenario: Scenario;
@@ -187,23 +184,25 @@ export interface Parsed {
 /**
  * Reads the arguments of `prazo simulate` (without the command name). Option values are checked later
  * by the scenario's normaliser.
- * @throws {UsageError} for an unknown scenario or flag, a missing value, or a value that is not a number.
+ * @throws {InvalidInputError} for an unknown scenario or flag, a missing value, or a value that is not a number.
  */
 export function parseSimulateArgs(argv: string[]): Parsed {
   const [first, ...rest] = argv;
   if (first === '--help' || first === '-h')
     return { scenario: 'amplification', options: {}, json: false, html: undefined, help: true };
   if (first === undefined)
-    throw new UsageError('which scenario? amplification, tail, instances or overload (see --help)');
+    throw new InvalidInputError('which scenario? amplification, tail, instances or overload (see --help)');
   if (!(SCENARIOS as readonly string[]).includes(first))
-    throw new UsageError(`unknown scenario "${first}" (expected amplification, tail, instances or overload)`);
+    throw new InvalidInputError(
+      `unknown scenario "${first}" (expected amplification, tail, instances or overload)`,
+    );
   const scenario = first as Scenario;
   const texts = HELP_BY_SCENARIO[scenario];
   const byFlag = new Map(Object.keys(texts).map((key) => [kebab(key), key]));
   const parsed: Parsed = { scenario, options: {}, json: false, html: undefined, help: false };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
-    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`);
+    if (!arg.startsWith('--')) throw new InvalidInputError(`unexpected argument "${arg}"`);
     const eq = arg.indexOf('=');
     const flag = arg.slice(2, eq < 0 ? undefined : eq);
     const inline = eq < 0 ? undefined : arg.slice(eq + 1);
@@ -216,23 +215,24 @@ export function parseSimulateArgs(argv: string[]): Parsed {
       continue;
     }
     const key = flag === 'html' ? 'html' : byFlag.get(flag);
-    if (key === undefined) throw new UsageError(`unknown option --${flag} for ${scenario} (see --help)`);
+    if (key === undefined)
+      throw new InvalidInputError(`unknown option --${flag} for ${scenario} (see --help)`);
     if (key === 'cancelAbandoned' && inline === undefined) {
       parsed.options[key] = true;
       continue;
     }
     const value = inline ?? rest[++i];
-    if (value === undefined) throw new UsageError(`--${flag} needs a value`);
+    if (value === undefined) throw new InvalidInputError(`--${flag} needs a value`);
     if (key === 'html') parsed.html = value;
     else if (key === 'strategies' || key === 'configs')
       parsed.options[key] = value.split(',').map((s) => s.trim());
     else if (key === 'cancelAbandoned') {
       if (value !== 'true' && value !== 'false')
-        throw new UsageError(`--${flag} expects true or false, got "${value}"`);
+        throw new InvalidInputError(`--${flag} expects true or false, got "${value}"`);
       parsed.options[key] = value === 'true';
     } else {
       const number = value.trim() === '' ? Number.NaN : Number(value);
-      if (!Number.isFinite(number)) throw new UsageError(`--${flag} expects a number, got "${value}"`);
+      if (!Number.isFinite(number)) throw new InvalidInputError(`--${flag} expects a number, got "${value}"`);
       parsed.options[key] = number;
     }
   }
@@ -304,7 +304,7 @@ export async function simulate(argv: string[], io: CliIo): Promise<number> {
 }
 
 function badInput(io: CliIo, error: unknown): number {
-  if (error instanceof UsageError) {
+  if (isPrazoError(error, 'INVALID_INPUT')) {
     io.stderr.write(`prazo simulate: ${error.message}\n`);
     return EXIT.badInput;
   }
