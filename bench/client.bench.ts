@@ -9,9 +9,16 @@
  * CPU 1, so that neither steals the other's core (`--no-pin` to let the scheduler place them).
  *
  *   npm run build && node --expose-gc --import tsx bench/client.bench.ts \
- *     [--rounds 6] [--seconds 3] [--concurrency 32] [--only a,b] [--server http|raw] [--no-pin]
+ *     [--rounds 6] [--seconds 3] [--concurrency 32] [--only a,b] [--server http|raw] [--no-pin] \
+ *     [--undici DIR]
+ *
+ * `--undici DIR`: the `Agent` of the entry-point rows (`undici Agent.request`, the interceptor over
+ * it, and the dispatcher `install()` composes onto) comes from the undici installed under `DIR`
+ * (`npm install --prefix DIR undici@8` …) instead of prazo's own copy: the interceptor on undici 8.
  */
 import http from 'node:http';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import axios from 'axios';
 import { handleAll, retry, TimeoutStrategy, timeout, wrap } from 'cockatiel';
 import got from 'got';
@@ -28,6 +35,17 @@ import {
 
 const { dependency, install, prazoInterceptor, uninstall } =
   await importBuilt<typeof import('../src/index.js')>('index');
+
+const undiciDir = process.argv.indexOf('--undici');
+/** The `Agent` class of the entry-point rows: prazo's undici, or the copy under `--undici DIR`. */
+const EntryAgent: typeof Agent =
+  undiciDir === -1
+    ? Agent
+    : ((
+        (await import(
+          pathToFileURL(join(process.argv[undiciDir + 1]!, 'node_modules', 'undici', 'index.js')).href
+        )) as { Agent: typeof Agent }
+      ).Agent as typeof Agent);
 
 type Client = BenchClient;
 
@@ -145,7 +163,7 @@ const contenders: Contender[] = [
   {
     name: 'undici Agent.request',
     create(origin, connections) {
-      const agent = new Agent({ connections });
+      const agent = new EntryAgent({ connections });
       return {
         async call() {
           const { body } = await agent.request({ origin, path: '/', method: 'GET' });
@@ -158,7 +176,7 @@ const contenders: Contender[] = [
   {
     name: 'prazo interceptor over Agent.request',
     create(origin, connections) {
-      const agent = new Agent({ connections });
+      const agent = new EntryAgent({ connections });
       const interceptor = prazoInterceptor({ dependencies: [benchOptions([origin], connections, true)] });
       const composed = agent.compose(interceptor);
       return {
