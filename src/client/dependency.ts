@@ -271,10 +271,10 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       ...(throttle === null ? [] : [throttleStep(ctx, throttle)]),
       ...(gate === null ? [] : [concurrencyStep(ctx, gate)]),
       budgetStep(ctx),
-      retryStep(ctx),
-      hedgeStep(ctx),
     ],
-    attemptHandler(ctx),
+    // The retry step turns the call into tries; each try's plan goes down through the hedge step
+    // to the attempt.
+    retryStep(ctx)(hedgeStep(ctx)(attemptHandler(ctx))),
   );
 
   let nextId = 1;
