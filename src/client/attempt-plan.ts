@@ -1,5 +1,6 @@
 import type { Classification } from '../policy/classify.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
+import type { Interruptible } from './call.js';
 
 /** An attempt of the call while it is in flight, as the steps above the attempt step see it. */
 export interface AttemptInFlight {
@@ -21,10 +22,11 @@ export interface AttemptInFlight {
  * once `next()` has settled, knows which instance it went to.
  *
  * The copies of one try share their first copy's plan (`first`): the end of the try, which a hedge
- * copy inherits, and whether one of them already won. One object per try on the usual path, and
- * one more per hedge copy.
+ * copy inherits, and whether one of them already won. The first copy's plan is also what the call
+ * waits on during the try: a cancellation interrupts it, which aborts both copies. One object per
+ * try on the usual path, and one more per hedge copy.
  */
-export class AttemptPlan {
+export class AttemptPlan implements Interruptible {
   readonly kind: AttemptKind;
   /** The instance the attempt must use (a hedge copy's), or -1 for the attempt step's choice. */
   readonly instance: number;
@@ -40,21 +42,30 @@ export class AttemptPlan {
   settled = false;
   /** The attempt sent for this plan, once the attempt step has started it. */
   attempt: AttemptInFlight | null = null;
-  /** (On the first copy's plan.) The try's attempt started last: the hedge copy's once there is one. */
-  lastSent: AttemptInFlight | null = null;
+  /** (On the first copy's plan.) The hedge copy's plan, once the hedge step has made one. */
+  #copy: AttemptPlan | null = null;
   #aborted = false;
   #reason: unknown = undefined;
 
   constructor(kind: AttemptKind, instance = -1, first: AttemptPlan | null = null) {
     this.kind = kind;
     this.instance = instance;
-    this.first = first ?? this;
+    if (first === null) {
+      this.first = this;
+    } else {
+      this.first = first;
+      first.#copy = this;
+    }
+  }
+
+  /** (On the first copy's plan.) The try's attempt started last: the hedge copy's once it is sent. */
+  get lastSent(): AttemptInFlight | null {
+    return this.#copy?.attempt ?? this.attempt;
   }
 
   /** The attempt step started `attempt` for this plan. A plan aborted before that aborts it at once. */
   sent(attempt: AttemptInFlight): void {
     this.attempt = attempt;
-    this.first.lastSent = attempt;
     if (this.#aborted) attempt.abort(this.#reason);
   }
 
@@ -67,5 +78,11 @@ export class AttemptPlan {
     }
     this.#aborted = true;
     this.#reason = reason;
+  }
+
+  /** The call was cancelled during the try: aborts every copy of it (this plan is the try's first). */
+  interrupt(reason: Error): void {
+    this.abort(reason);
+    this.#copy?.abort(reason);
   }
 }

@@ -183,7 +183,6 @@ async function runAttempt(
     first.timeoutMs = attempt.timeoutMs;
   }
   ctx.timer.add(attempt);
-  call.track(attempt);
   plan.sent(attempt);
   const events = ctx.events;
   if (events.has('attempt-start')) {
@@ -200,7 +199,6 @@ async function runAttempt(
     const end = clock.now();
     attempt.done = true;
     ctx.timer.delete(attempt);
-    call.untrack(attempt);
     const status = res.statusCode;
     const durationMs = end - now;
     ctx.live.record(durationMs, status >= 500, end);
@@ -245,7 +243,6 @@ async function runAttempt(
     const end = clock.now();
     attempt.done = true;
     ctx.timer.delete(attempt);
-    call.untrack(attempt);
     const durationMs = end - now;
     const abandoned =
       error instanceof AttemptAbandonedError || (call.cancelled !== null && error === call.cancelled);

@@ -5,7 +5,6 @@ import { InvalidOptionError } from '../errors.js';
 import { isHedgeSafe, isIdempotent } from '../policy/idempotency.js';
 import { ATTEMPT_HEADER } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../wire/deadline-header.js';
-import type { AttemptInFlight } from './attempt-plan.js';
 import type { AttemptRecord } from './response.js';
 import type { RequestBody } from './transport.js';
 
@@ -47,14 +46,23 @@ export const MAX_DEADLINE_FROM_NOW_MS = 2_147_483_647;
 
 export type { DependencyResponse } from './response.js';
 
+/**
+ * What a call may be waiting on — a try's attempts, a retry delay, a place in the concurrency
+ * queue, the first set of origins — which the caller's cancellation or the dependency's `close()`
+ * interrupts. The step that waits registers it on the call for as long as it waits.
+ */
+export interface Interruptible {
+  /** Ends the wait now: attempts are aborted with `reason`, a delay or queue ends early. */
+  interrupt(reason: Error): void;
+}
+
 const OWN_HEADERS = new Set([DEADLINE_HEADER, ATTEMPT_HEADER]);
 
 /**
  * One call as it moves through the steps: the request (read-only), its deadline, its history
  * (attempts, tries, requeues, the instances that failed) and its cancellation (the error, and what
- * a cancellation must interrupt: the attempts in flight and the wait the call is in). One object per
- * call, fixed shape. The state of one try is not here: the retry and hedge steps hand it down to
- * the attempt step as an `AttemptPlan` (`attempt-plan.ts`).
+ * it must interrupt). One object per call, fixed shape. The state of one try is not here: the retry
+ * and hedge steps hand it down to the attempt step as an `AttemptPlan` (`attempt-plan.ts`).
  */
 export class Call {
   readonly id: number;
@@ -89,11 +97,8 @@ export class Call {
   failedOn: number[] | null = null;
   /** Set when the caller cancelled (or the dependency closed): the error every step rethrows. */
   cancelled: Error | null = null;
-  /** The attempts in flight (two at most: a try and its hedge copy), for a cancellation to abort. */
-  inflight1: AttemptInFlight | null = null;
-  inflight2: AttemptInFlight | null = null;
-  /** Ends the wait the call is in early (a retry delay, a queue, the first set of origins), or null. */
-  wake: (() => void) | null = null;
+  /** What the call waits on now (a try, a delay, a queue), for a cancellation to interrupt; or null. */
+  waitingOn: Interruptible | null = null;
 
   /**
    * Reads and checks the caller's options: every unusable one throws `INVALID_OPTION` naming it,
@@ -146,12 +151,6 @@ export class Call {
     return this.hedgeSafe && this.replayable;
   }
 
-  /** An attempt of the call is in flight: a cancellation must abort it. */
-  track(attempt: AttemptInFlight): void {
-    if (this.inflight1 === null) this.inflight1 = attempt;
-    else this.inflight2 = attempt;
-  }
-
   /** Notes that an attempt on `instance` failed (once per instance). */
   noteFailure(instance: number): void {
     const list = this.failedOn;
@@ -159,16 +158,13 @@ export class Call {
     else if (!list.includes(instance)) list.push(instance);
   }
 
-  /** The attempt ended. */
-  untrack(attempt: AttemptInFlight): void {
-    if (this.inflight1 === attempt) this.inflight1 = null;
-    else if (this.inflight2 === attempt) this.inflight2 = null;
-  }
-
-  /** Aborts every attempt in flight with `reason`. */
-  abortInflight(reason: unknown): void {
-    this.inflight1?.abort(reason);
-    this.inflight2?.abort(reason);
+  /**
+   * The caller cancelled the call with `error`: every step rethrows it from now on, and what the
+   * call waits on is interrupted.
+   */
+  cancel(error: Error): void {
+    this.cancelled = error;
+    this.waitingOn?.interrupt(error);
   }
 }
 

@@ -345,7 +345,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       poller?.close();
       const error = new CancelledError(`Dependency ${o.name} closed during the call.`);
       for (const entry of ctx.timer.entries()) entry.onClose?.(error);
-      for (const call of [...ctx.sleepers]) call.wake?.();
+      for (const call of [...ctx.sleepers]) call.waitingOn?.interrupt(error);
       closing = transport.close().finally(() => {
         ctx.timer.clear();
         events.clear();

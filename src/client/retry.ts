@@ -16,6 +16,7 @@ import { closedError, withHistory } from './history.js';
 import type { DependencyContext, Handler, TryHandler } from './pipeline.js';
 import { mayRequeue } from './requeue.js';
 import { discard } from './response.js';
+import { sleep } from './sleep.js';
 
 /**
  * The attempt loop (the pre-call check before the first try is the admission step's). After a
@@ -48,14 +49,17 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: TryHandler): 
   for (;;) {
     call.tries++;
     const tryPlan = new AttemptPlan(kind);
+    // While the try runs, it is what a cancellation interrupts (its plan aborts every copy).
+    call.waitingOn = tryPlan;
     let response: DependencyResponse | undefined;
     let error: unknown;
     try {
       response = await next(call, tryPlan);
-      if (response.status < 400) return response;
     } catch (caught) {
       error = caught;
     }
+    if (call.waitingOn === tryPlan) call.waitingOn = null;
+    if (response !== undefined && response.status < 400) return response;
     if (tryPlan.lastSent !== null) last = tryPlan.lastSent;
     if (call.cancelled !== null) {
       if (response !== undefined) discard(response);
@@ -161,21 +165,6 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: TryHandler): 
     if (call.cancelled !== null) throw withHistory(call.cancelled, call, ctx.name);
     if (ctx.closed) throw withHistory(closedError(ctx.name), call, ctx.name);
   }
-}
-
-/** Waits `ms` on the dependency's clock; the caller's cancellation or `close()` wakes it early. */
-export function sleep(ctx: DependencyContext, call: Call, ms: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const wake = (): void => {
-      ctx.clock.clearTimeout(timer);
-      ctx.sleepers.delete(call);
-      call.wake = null;
-      resolve();
-    };
-    const timer = ctx.clock.setTimeout(wake, ms);
-    call.wake = wake;
-    ctx.sleepers.add(call);
-  });
 }
 
 /** The answer a retry was refused after, as an error (the `cause` of `RETRY_AFTER_EXCEEDS_DEADLINE`). */
