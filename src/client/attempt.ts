@@ -32,6 +32,8 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
   timeoutMs = 0;
   done = false;
   classification: Classification | null = null;
+  timerPrev: TimerEntry | null = null;
+  timerNext: TimerEntry | null = null;
   readonly call: Call;
   readonly instance: number;
   readonly kind: AttemptKind;

@@ -9,6 +9,8 @@ import type { DependencyContext, Handler, Step } from './pipeline.js';
 class Waiter implements TimerEntry, GateWaiter, Interruptible {
   dueAt: number;
   done = false;
+  timerPrev: TimerEntry | null = null;
+  timerNext: TimerEntry | null = null;
   readonly #ctx: DependencyContext;
   readonly #gate: ConcurrencyGate;
   readonly #call: Call;

@@ -42,6 +42,8 @@ export function hedgeStep(ctx: DependencyContext): TryStep {
  */
 export class HedgedTry implements TimerEntry {
   dueAt: number;
+  timerPrev: TimerEntry | null = null;
+  timerNext: TimerEntry | null = null;
   readonly #ctx: DependencyContext;
   readonly #call: Call;
   readonly #next: TryHandler;
