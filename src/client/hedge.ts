@@ -54,6 +54,8 @@ export class HedgedTry implements TimerEntry {
   #copy: AttemptPlan | null = null;
   #copyPromise: Promise<DependencyResponse> | null = null;
   #copyDone = false;
+  /** The try answers with the copy's promise: its answer is the caller's. */
+  #copyTaken = false;
   /** The copy's acceptable answer, once it has beaten the first copy. */
   #winner: DependencyResponse | null = null;
   /** The copy's retryable failure response, kept in case the first copy does worse. */
@@ -132,6 +134,7 @@ export class HedgedTry implements TimerEntry {
       return response;
     }
     discard(response);
+    this.#copyTaken = true;
     return this.#copyPromise;
   };
 
@@ -146,6 +149,7 @@ export class HedgedTry implements TimerEntry {
       (retryable(this.#first) || error instanceof AttemptAbandonedError)
     ) {
       if (this.#copyFailure !== null) discard(this.#copyFailure);
+      this.#copyTaken = true;
       return this.#copyPromise;
     }
     if (this.#copyFailure !== null) {
@@ -159,7 +163,12 @@ export class HedgedTry implements TimerEntry {
 
   #copyAnswered(response: DependencyResponse): void {
     this.#copyDone = true;
-    if (this.#firstDone) return; // the first copy is waiting on the copy's promise, or did not need it
+    if (this.#firstDone) {
+      // Either the try answers with this copy's promise, or the first copy's answer won: then this
+      // one, arriving late, must free its connection.
+      if (!this.#copyTaken) discard(response);
+      return;
+    }
     if (isFinal(response)) {
       this.#winner = response;
       this.#first.abort(HEDGE_LOST);
