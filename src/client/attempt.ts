@@ -7,11 +7,12 @@ import {
 import { type Classification, classify, RETRYABLE_STATUSES, timeoutOfCode } from '../policy/classify.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../wire/deadline-header.js';
+import type { AttemptInFlight, AttemptPlan } from './attempt-plan.js';
 import { guardBody } from './body-deadline.js';
 import type { Call, DependencyResponse } from './call.js';
 import type { TimerEntry } from './coarse-timer.js';
 import { instanceOutcomeOfAttempt } from './instance-report.js';
-import type { DependencyContext, Handler } from './pipeline.js';
+import type { DependencyContext, TryHandler } from './pipeline.js';
 import type { AbortLike, AbortListener, OutgoingRequest, RequestBody } from './transport.js';
 
 const NONE_FAILED: readonly number[] = Object.freeze([]);
@@ -22,16 +23,17 @@ const NONE_FAILED: readonly number[] = Object.freeze([]);
  * `aborted`, `reason` and one listener) and the entry of the shared coarse timer that enforces its
  * timeout: one object per attempt.
  */
-export class Attempt implements OutgoingRequest, AbortLike, TimerEntry {
+export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptInFlight {
   aborted = false;
   reason: unknown = undefined;
   dueAt = 0;
-  timerSlot = -1;
   /** The deadline, not the read timeout, ends this attempt. */
   byDeadline = false;
   timeoutMs = 0;
   done = false;
   classification: Classification | null = null;
+  timerPrev: TimerEntry | null = null;
+  timerNext: TimerEntry | null = null;
   readonly call: Call;
   readonly instance: number;
   readonly kind: AttemptKind;
@@ -109,35 +111,43 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry {
 export const HEDGE_LOST = new AttemptAbandonedError('Another copy of the request answered first.');
 
 /**
- * The last step: sends one attempt. It chooses the instance (the balancer: `pick` for an original,
- * `pickRetry` after a failure; a hedge copy arrives with its instance), bounds the attempt by
- * min(read timeout, remaining deadline) on the shared timer (a hedge copy shares the end of the
- * copy it backs up), sends the deadline and attempt headers, records the latency in the live window
- * and reports the attempt, to the events and to the balancer (outcome and latency).
+ * The last step: sends the attempt `plan` asks for and resolves (or rejects) with its own outcome.
+ * It chooses the instance (the balancer: `pick` for an original, `pickRetry` after a failure; a
+ * hedge copy's plan names its instance), bounds the attempt by min(read timeout, remaining deadline)
+ * on the shared timer (a hedge copy shares the end of the try it backs up, kept on the try's first
+ * plan), registers the attempt on its plan (the abort handle of the step that made the plan), sends
+ * the deadline and attempt headers, records the latency in the live window and reports the attempt,
+ * to the events and to the balancer (outcome and latency).
  */
-export function attemptHandler(ctx: DependencyContext): Handler {
-  return (call) => runAttempt(ctx, call);
+export function attemptHandler(ctx: DependencyContext): TryHandler {
+  return (call, plan) => runAttempt(ctx, call, plan);
 }
 
-async function runAttempt(ctx: DependencyContext, call: Call): Promise<DependencyResponse> {
+async function runAttempt(
+  ctx: DependencyContext,
+  call: Call,
+  plan: AttemptPlan,
+): Promise<DependencyResponse> {
   const clock = ctx.clock;
   const now = clock.now();
-  const kind = call.nextKind;
+  const kind = plan.kind;
   const balancer = ctx.balancer;
-  let instance = call.forcedInstance;
+  let instance = plan.instance;
   let picked = true;
-  if (instance !== -1) call.forcedInstance = -1;
-  else if (ctx.sole !== -1) {
-    // One instance: nothing to choose and nothing to eject; the balancer is skipped.
-    instance = ctx.sole;
-    picked = false;
-  } else {
-    instance =
-      kind === 'original' ? balancer.pick(now) : balancer.pickRetry(call.failedOn ?? NONE_FAILED, now);
-    if (instance === -1)
-      throw new RequestFailedError(`${ctx.name}: no instance left in the fleet.`, {
-        phase: 'connect',
-      });
+  // A hedge copy's plan names its instance (the hedge step chose it with the balancer).
+  if (instance === -1) {
+    if (ctx.sole !== -1) {
+      // One instance: nothing to choose and nothing to eject; the balancer is skipped.
+      instance = ctx.sole;
+      picked = false;
+    } else {
+      instance =
+        kind === 'original' ? balancer.pick(now) : balancer.pickRetry(call.failedOn ?? NONE_FAILED, now);
+      if (instance === -1)
+        throw new RequestFailedError(`${ctx.name}: no instance left in the fleet.`, {
+          phase: 'connect',
+        });
+    }
   }
   const number = ++call.attemptCount;
   const origin = balancer.origin(instance)!;
@@ -155,10 +165,11 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
       headers,
     });
   const attempt = new Attempt(call, instance, origin, headers, kind, number, now);
+  const first = plan.first;
   if (kind === 'hedge') {
-    attempt.dueAt = call.tryDueAt;
-    attempt.byDeadline = call.tryByDeadline;
-    attempt.timeoutMs = call.tryTimeoutMs;
+    attempt.dueAt = first.dueAt;
+    attempt.byDeadline = first.byDeadline;
+    attempt.timeoutMs = first.timeoutMs;
   } else {
     const readMs = ctx.policy.readMs;
     const remaining = call.limitMs - now;
@@ -169,12 +180,12 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
       attempt.timeoutMs = readMs;
     }
     attempt.dueAt = now + attempt.timeoutMs;
-    call.tryDueAt = attempt.dueAt;
-    call.tryByDeadline = attempt.byDeadline;
-    call.tryTimeoutMs = attempt.timeoutMs;
+    first.dueAt = attempt.dueAt;
+    first.byDeadline = attempt.byDeadline;
+    first.timeoutMs = attempt.timeoutMs;
   }
   ctx.timer.add(attempt);
-  call.track(attempt);
+  plan.sent(attempt);
   const events = ctx.events;
   if (events.has('attempt-start')) {
     events.emit('attempt-start', {
@@ -190,7 +201,6 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
     const end = clock.now();
     attempt.done = true;
     ctx.timer.delete(attempt);
-    call.untrack(attempt);
     const status = res.statusCode;
     const durationMs = end - now;
     ctx.live.record(durationMs, status >= 500, end);
@@ -204,8 +214,8 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
     // "success" means "final": below 400, or a status no retry would change (404, 422 …).
     const success = status < 400 || !RETRYABLE_STATUSES.has(status);
     if (!success) call.noteFailure(instance);
-    const won = success && !call.trySettled;
-    if (won) call.trySettled = true;
+    const won = success && !first.settled;
+    if (won) first.settled = true;
     call.attempts.push({
       attempt: number,
       instance: origin,
@@ -230,15 +240,11 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
       });
     }
     guardBody(ctx, call, res.body);
-    const response = { status, headers: res.headers, body: res.body, attempts: call.attempts };
-    // The first copy of a hedged try lets the referee say which answer the try gives.
-    if (kind !== 'hedge' && call.hedge !== null) return call.hedge.firstAnswered(response);
-    return response;
+    return { status, headers: res.headers, body: res.body, attempts: call.attempts };
   } catch (error) {
     const end = clock.now();
     attempt.done = true;
     ctx.timer.delete(attempt);
-    call.untrack(attempt);
     const durationMs = end - now;
     const abandoned =
       error instanceof AttemptAbandonedError || (call.cancelled !== null && error === call.cancelled);
@@ -280,7 +286,6 @@ async function runAttempt(ctx: DependencyContext, call: Call): Promise<Dependenc
         won: false,
       });
     }
-    if (kind !== 'hedge' && call.hedge !== null) return call.hedge.firstFailed(error, classification.retry);
     throw error;
   }
 }

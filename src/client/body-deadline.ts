@@ -20,7 +20,8 @@ export function guardBody(ctx: DependencyContext, call: Call, body: ResponseBody
 /** The shared-timer entry that destroys a body still open at the call's deadline. */
 class BodyDeadline implements TimerEntry {
   readonly dueAt: number;
-  timerSlot = -1;
+  timerPrev: TimerEntry | null = null;
+  timerNext: TimerEntry | null = null;
   readonly #name: string;
   readonly #body: IncomingBody;
 

@@ -3,9 +3,9 @@ import type { Clock } from '../clock.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { InvalidOptionError } from '../errors.js';
 import { isHedgeSafe, isIdempotent } from '../policy/idempotency.js';
-import { ATTEMPT_HEADER, type AttemptKind } from '../wire/attempt-header.js';
+import { ATTEMPT_HEADER } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../wire/deadline-header.js';
-import type { AttemptRecord, DependencyResponse } from './response.js';
+import type { AttemptRecord } from './response.js';
 import type { RequestBody } from './transport.js';
 
 /** Header values a caller may pass. */
@@ -46,30 +46,23 @@ export const MAX_DEADLINE_FROM_NOW_MS = 2_147_483_647;
 
 export type { DependencyResponse } from './response.js';
 
-/** An attempt of the call while it is in flight, as the call and the steps above it see it. */
-export interface AttemptInFlight {
-  /** The instance's index in the balancer. */
-  readonly instance: number;
-  readonly origin: string;
-  /** Set when its outcome is known. */
-  readonly done: boolean;
-  abort(reason: unknown): void;
-}
-
 /**
- * The referee of a hedged try (the hedge step's): the first copy reports its outcome to it and gets
- * back what the try answers.
+ * What a call may be waiting on — a try's attempts, a retry delay, a place in the concurrency
+ * queue, the first set of origins — which the caller's cancellation or the dependency's `close()`
+ * interrupts. The step that waits registers it on the call for as long as it waits.
  */
-export interface HedgeReferee {
-  firstAnswered(response: DependencyResponse): DependencyResponse | Promise<DependencyResponse>;
-  firstFailed(error: unknown, retryable: boolean): DependencyResponse | Promise<DependencyResponse>;
+export interface Interruptible {
+  /** Ends the wait now: attempts are aborted with `reason`, a delay or queue ends early. */
+  interrupt(reason: Error): void;
 }
 
 const OWN_HEADERS = new Set([DEADLINE_HEADER, ATTEMPT_HEADER]);
 
 /**
- * The state of one call as it moves through the steps. One object per call, fixed shape; the
- * steps read and write its fields instead of passing option objects around.
+ * One call as it moves through the steps: the request (read-only), its deadline, its history
+ * (attempts, tries, requeues, the instances that failed) and its cancellation (the error, and what
+ * it must interrupt). One object per call, fixed shape. The state of one try is not here: the retry
+ * and hedge steps hand it down to the attempt step as an `AttemptPlan` (`attempt-plan.ts`).
  */
 export class Call {
   readonly id: number;
@@ -97,31 +90,15 @@ export class Call {
   tries = 0;
   /** Never-written attempts sent again to another instance (see `requeue.ts`). */
   requeues = 0;
-  /** Kind of the next attempt the attempt step sends. */
-  nextKind: AttemptKind = 'original';
   /**
    * Instances whose attempts failed in this call, oldest first (null until one fails): a retry or a
    * requeue prefers an instance that is up and not among them (`Balancer.pickRetry`).
    */
   failedOn: number[] | null = null;
-  /** Instance the next attempt must use (a hedge copy), or -1. */
-  forcedInstance = -1;
-  /** End of the current try (epoch ms) and whether it is the deadline that sets it. */
-  tryDueAt = 0;
-  tryByDeadline = false;
-  tryTimeoutMs = 0;
-  /** The attempt started last (read by the hedge step right after starting one). */
-  lastStarted: AttemptInFlight | null = null;
-  inflight1: AttemptInFlight | null = null;
-  inflight2: AttemptInFlight | null = null;
-  /** Set when the caller cancelled: the error every step rethrows. */
+  /** Set when the caller cancelled (or the dependency closed): the error every step rethrows. */
   cancelled: Error | null = null;
-  /** Whether an attempt of the current try already won. */
-  trySettled = false;
-  /** The hedge referee of the current try, if it may be hedged. */
-  hedge: HedgeReferee | null = null;
-  /** Wakes a retry delay early (cancellation). */
-  wake: (() => void) | null = null;
+  /** What the call waits on now (a try, a delay, a queue), for a cancellation to interrupt; or null. */
+  waitingOn: Interruptible | null = null;
 
   /**
    * Reads and checks the caller's options: every unusable one throws `INVALID_OPTION` naming it,
@@ -174,12 +151,6 @@ export class Call {
     return this.hedgeSafe && this.replayable;
   }
 
-  track(attempt: AttemptInFlight): void {
-    this.lastStarted = attempt;
-    if (this.inflight1 === null) this.inflight1 = attempt;
-    else this.inflight2 = attempt;
-  }
-
   /** Notes that an attempt on `instance` failed (once per instance). */
   noteFailure(instance: number): void {
     const list = this.failedOn;
@@ -187,15 +158,13 @@ export class Call {
     else if (!list.includes(instance)) list.push(instance);
   }
 
-  untrack(attempt: AttemptInFlight): void {
-    if (this.inflight1 === attempt) this.inflight1 = null;
-    else if (this.inflight2 === attempt) this.inflight2 = null;
-  }
-
-  /** Aborts every attempt in flight with `reason`. */
-  abortInflight(reason: unknown): void {
-    this.inflight1?.abort(reason);
-    this.inflight2?.abort(reason);
+  /**
+   * The caller cancelled the call with `error`: every step rethrows it from now on, and what the
+   * call waits on is interrupted.
+   */
+  cancel(error: Error): void {
+    this.cancelled = error;
+    this.waitingOn?.interrupt(error);
   }
 }
 

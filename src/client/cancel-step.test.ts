@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { isPrazoError } from '../errors.js';
 import { createFakeClock } from '../testing/fake-clock.js';
 import { createFakeTransport, type FakeTransport } from '../testing/fake-transport.js';
+import { advance, createTestDependency, settle, TEST_START_MS } from '../testing/test-dependency.js';
 import { dependency } from './dependency.js';
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -77,6 +78,29 @@ describe('the caller signal', () => {
     expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(1);
     shutdown.abort();
     expect(isPrazoError(await second, 'CANCELLED')).toBe(true);
+    await dep.close();
+  });
+
+  it('aborts both copies of a hedged try in flight, and a retry delay, when it aborts', async () => {
+    const { dep, clock, transport } = createTestDependency({ hedge: { at: 'p95' } });
+    const hedged = new AbortController();
+    const pending = settle(dep.request({ path: '/stock/1', signal: hedged.signal }));
+    await advance(clock, 60);
+    expect(transport.pending()).toHaveLength(2);
+    hedged.abort(new Error('gone'));
+    expect(isPrazoError((await pending).error, 'CANCELLED')).toBe(true);
+    expect(transport.exchanges.map((e) => e.signal.aborted)).toEqual([true, true]);
+
+    const retried = new AbortController();
+    const waiting = settle(dep.request({ path: '/stock/2', signal: retried.signal }));
+    await advance(clock, 5);
+    transport.pending()[0]!.respond(503, { 'retry-after': '0.5' });
+    await advance(clock, 20);
+    expect(transport.pending()).toHaveLength(0);
+    retried.abort();
+    const result = await waiting;
+    expect(isPrazoError(result.error, 'CANCELLED')).toBe(true);
+    expect(clock.now()).toBeLessThan(TEST_START_MS + 400);
     await dep.close();
   });
 });

@@ -51,8 +51,8 @@ function follow(signal: AbortSignal, onAbort: () => void): () => void {
 }
 
 /**
- * Follows the caller's `signal`: when it aborts, every attempt in flight is aborted and the call
- * fails with `CANCELLED` (never `DEADLINE_EXCEEDED`: the caller gave up, time did not run out).
+ * Follows the caller's `signal`: when it aborts, what the call waits on is interrupted (every
+ * attempt in flight is aborted, a retry delay or a queue ends) and the call fails with `CANCELLED` (never `DEADLINE_EXCEEDED`: the caller gave up, time did not run out).
  * Costs nothing when no signal is given; the call stops following the signal when it settles, and
  * calls sharing one signal share one listener on it.
  */
@@ -72,9 +72,7 @@ export function cancelStep(ctx: DependencyContext): Step {
       const error = new CancelledError(`Call to ${ctx.name} cancelled by the caller.`, {
         cause: signal.reason,
       });
-      call.cancelled = error;
-      call.abortInflight(error);
-      call.wake?.();
+      call.cancel(error);
     };
     const unfollow = follow(signal, onAbort);
     return next(call).finally(unfollow);

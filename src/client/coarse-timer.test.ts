@@ -4,7 +4,8 @@ import { createFakeClock } from '../testing/fake-clock.js';
 import { COARSE_TICK_MS, CoarseTimer, type TimerEntry } from './coarse-timer.js';
 
 class Entry implements TimerEntry {
-  timerSlot = -1;
+  timerPrev: TimerEntry | null = null;
+  timerNext: TimerEntry | null = null;
   fired = 0;
   readonly id: number;
   dueAt: number;
@@ -119,10 +120,10 @@ describe('CoarseTimer', () => {
     timer.delete(a);
     timer.delete(a);
     expect(timer.entries()).toEqual([b]);
-    expect(a.timerSlot).toBe(-1);
+    expect([a.timerPrev, a.timerNext]).toEqual([null, null]);
     timer.clear();
     expect(timer.size).toBe(0);
-    expect(b.timerSlot).toBe(-1);
+    expect([b.timerPrev, b.timerNext]).toEqual([null, null]);
     clock.advance(50);
     expect(a.fired + b.fired).toBe(0);
     // A fresh timer takes an entry that left another one.

@@ -1,15 +1,16 @@
 import { ConcurrencyLimitedError, isPrazoError } from '../errors.js';
-import type { Call, DependencyResponse } from './call.js';
+import type { Call, DependencyResponse, Interruptible } from './call.js';
 import type { TimerEntry } from './coarse-timer.js';
 import type { ConcurrencyGate, GateWaiter } from './concurrency-gate.js';
 import { closedError, withHistory } from './history.js';
 import type { DependencyContext, Handler, Step } from './pipeline.js';
 
 /** A call waiting for a slot: an entry of the coarse timer, due when it could no longer start in time. */
-class Waiter implements TimerEntry, GateWaiter {
+class Waiter implements TimerEntry, GateWaiter, Interruptible {
   dueAt: number;
-  timerSlot = -1;
   done = false;
+  timerPrev: TimerEntry | null = null;
+  timerNext: TimerEntry | null = null;
   readonly #ctx: DependencyContext;
   readonly #gate: ConcurrencyGate;
   readonly #call: Call;
@@ -49,20 +50,20 @@ class Waiter implements TimerEntry, GateWaiter {
   }
 
   /** The caller cancelled, or the dependency closed. */
-  wake = (): void => {
+  interrupt(): void {
     if (this.done) return;
     this.#gate.leave();
     this.#settle();
     const call = this.#call;
     this.#reject(withHistory(call.cancelled ?? closedError(this.#ctx.name), call, this.#ctx.name));
-  };
+  }
 
   #settle(): void {
     this.done = true;
     const ctx = this.#ctx;
     ctx.timer.delete(this);
     ctx.sleepers.delete(this.#call);
-    if (this.#call.wake === this.wake) this.#call.wake = null;
+    if (this.#call.waitingOn === this) this.#call.waitingOn = null;
   }
 }
 
@@ -133,7 +134,7 @@ async function queued(
     const waiter = new Waiter(ctx, gate, call, startBy, resolve, reject);
     gate.enqueue(waiter);
     ctx.timer.add(waiter);
-    call.wake = waiter.wake;
+    call.waitingOn = waiter;
     ctx.sleepers.add(call);
   });
   return held(ctx, gate, call, next, ctx.clock.now());

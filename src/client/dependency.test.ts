@@ -332,6 +332,26 @@ describe('dependency() hedging', () => {
     await dep.close();
   });
 
+  it('discards the answer of a copy that arrives just after the other copy won', async () => {
+    const { dep, clock, transport } = setup({ hedge: { at: 'p95' } });
+    const ends: DependencyEvents['attempt-end'][] = [];
+    dep.on('attempt-end', (e) => ends.push(e));
+    const pending = settle(dep.request({ path: '/' }));
+    await advance(clock, 60);
+    const [first, copy] = transport.exchanges;
+    first!.respond(200, {}, 'first');
+    copy!.respond(200, {}, 'copy');
+    const { value } = await pending;
+    expect(await value!.body.text()).toBe('first');
+    await flush();
+    expect(copy!.bodyConsumed).toBe(true);
+    expect(ends.map((e) => [e.kind, e.won])).toEqual([
+      ['original', true],
+      ['hedge', false],
+    ]);
+    await dep.close();
+  });
+
   it('retries when both copies fail', async () => {
     const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
     const { dep, clock, transport } = setup({ hedge: { at: 'p95' } });

@@ -271,10 +271,10 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       ...(throttle === null ? [] : [throttleStep(ctx, throttle)]),
       ...(gate === null ? [] : [concurrencyStep(ctx, gate)]),
       budgetStep(ctx),
-      retryStep(ctx),
-      hedgeStep(ctx),
     ],
-    attemptHandler(ctx),
+    // The retry step turns the call into tries; each try's plan goes down through the hedge step
+    // to the attempt.
+    retryStep(ctx)(hedgeStep(ctx)(attemptHandler(ctx))),
   );
 
   let nextId = 1;
@@ -345,7 +345,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       poller?.close();
       const error = new CancelledError(`Dependency ${o.name} closed during the call.`);
       for (const entry of ctx.timer.entries()) entry.onClose?.(error);
-      for (const call of [...ctx.sleepers]) call.wake?.();
+      for (const call of [...ctx.sleepers]) call.waitingOn?.interrupt(error);
       closing = transport.close().finally(() => {
         ctx.timer.clear();
         events.clear();

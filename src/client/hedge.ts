@@ -2,9 +2,10 @@ import { AttemptAbandonedError } from '../errors.js';
 import { RETRYABLE_STATUSES } from '../policy/classify.js';
 import { hedgeDelayMs, shouldHedge } from '../policy/hedge-delay.js';
 import { HEDGE_LOST } from './attempt.js';
-import type { AttemptInFlight, Call } from './call.js';
+import { AttemptPlan } from './attempt-plan.js';
+import type { Call } from './call.js';
 import type { TimerEntry } from './coarse-timer.js';
-import type { DependencyContext, Handler, Step } from './pipeline.js';
+import type { DependencyContext, TryHandler, TryStep } from './pipeline.js';
 import { type DependencyResponse, discard } from './response.js';
 
 /**
@@ -14,55 +15,57 @@ import { type DependencyResponse, discard } from './response.js';
  * one copy waits for the other. Only GET/HEAD/OPTIONS or requests carrying an `Idempotency-Key` are
  * hedged (a PUT or DELETE is retried, never doubled in flight); stream bodies never.
  *
- * To cost almost nothing when no copy is sent (the usual case), the step does not wrap the try in
- * a promise of its own: it hangs a {@link HedgedTry} on the call and returns the first copy's
- * promise. The attempt step hands the first copy's outcome to `call.hedge`, which answers with the
- * winner: the first copy's own outcome, the copy's answer, or the copy's promise to wait for.
+ * The step referees the copies itself, from what `next()` returns: the first copy's promise settles
+ * into {@link HedgedTry.firstAnswered} or {@link HedgedTry.firstFailed}, the copy's into the
+ * referee's own handlers. It aborts a losing copy through the plan it handed down for it (the
+ * try's plan for the first copy, one of its own for the hedge copy). A try that cannot be hedged
+ * passes straight through, at no cost.
  */
-export function hedgeStep(ctx: DependencyContext): Step {
-  return (next) => (call) => {
+export function hedgeStep(ctx: DependencyContext): TryStep {
+  return (next) => (call, plan) => {
     // One instance: no other instance to send a copy to.
-    if (ctx.hedge === false || !call.hedgeable || ctx.sole !== -1) return next(call);
+    if (ctx.hedge === false || !call.hedgeable || ctx.sole !== -1) return next(call, plan);
     const delay = hedgeDelayMs(ctx.hedge, ctx.live.p95Ms);
     const remaining = call.limitMs - ctx.clock.now();
     const tryMs = Math.min(remaining, ctx.policy.readMs);
-    if (!shouldHedge(delay, call, tryMs)) return next(call);
-    const hedged = new HedgedTry(ctx, call, next, delay);
-    call.hedge = hedged;
-    const first = next(call);
-    hedged.first = call.lastStarted;
+    if (!shouldHedge(delay, call, tryMs)) return next(call, plan);
+    const hedged = new HedgedTry(ctx, call, next, plan, delay);
+    const first = next(call, plan);
     ctx.timer.add(hedged);
-    return first;
+    return first.then(hedged.firstAnswered, hedged.firstFailed);
   };
 }
 
 /**
- * One try that may get a hedge copy: a coarse-timer entry that fires at the hedge delay, and the
- * referee between the first copy (which reports through {@link HedgedTry.firstAnswered} and
- * {@link HedgedTry.firstFailed}) and the hedge copy.
+ * One try that may get a hedge copy: a coarse-timer entry that fires at the hedge delay and sends
+ * the copy, and the referee between the first copy's outcome and the hedge copy's.
  */
 export class HedgedTry implements TimerEntry {
   dueAt: number;
-  timerSlot = -1;
-  /** The first copy's attempt. */
-  first: AttemptInFlight | null = null;
+  timerPrev: TimerEntry | null = null;
+  timerNext: TimerEntry | null = null;
   readonly #ctx: DependencyContext;
   readonly #call: Call;
-  readonly #next: Handler;
+  readonly #next: TryHandler;
+  /** The first copy's plan (the try's, handed down by the retry step). */
+  readonly #first: AttemptPlan;
   readonly #delayMs: number;
   #firstDone = false;
-  #copy: AttemptInFlight | null = null;
+  #copy: AttemptPlan | null = null;
   #copyPromise: Promise<DependencyResponse> | null = null;
   #copyDone = false;
+  /** The try answers with the copy's promise: its answer is the caller's. */
+  #copyTaken = false;
   /** The copy's acceptable answer, once it has beaten the first copy. */
   #winner: DependencyResponse | null = null;
   /** The copy's retryable failure response, kept in case the first copy does worse. */
   #copyFailure: DependencyResponse | null = null;
 
-  constructor(ctx: DependencyContext, call: Call, next: Handler, delayMs: number) {
+  constructor(ctx: DependencyContext, call: Call, next: TryHandler, first: AttemptPlan, delayMs: number) {
     this.#ctx = ctx;
     this.#call = call;
     this.#next = next;
+    this.#first = first;
     this.#delayMs = delayMs;
     this.dueAt = ctx.clock.now() + delayMs;
   }
@@ -72,7 +75,8 @@ export class HedgedTry implements TimerEntry {
     const call = this.#call;
     if (this.#firstDone || this.#copyPromise !== null || call.cancelled !== null) return;
     const now = ctx.clock.now();
-    const instance = ctx.balancer.pickHedge(this.first === null ? -1 : this.first.instance, now);
+    const firstAttempt = this.#first.attempt;
+    const instance = ctx.balancer.pickHedge(firstAttempt === null ? -1 : firstAttempt.instance, now);
     if (instance === -1) return;
     // A copy needs a slot of the concurrency limit of its own: none free, no copy (docs/overload.md).
     const gate = ctx.concurrency;
@@ -90,11 +94,9 @@ export class HedgedTry implements TimerEntry {
     }
     if (ctx.events.has('hedge'))
       ctx.events.emit('hedge', { dependency: ctx.name, requestId: call.id, afterMs: this.#delayMs });
-    call.nextKind = 'hedge';
-    call.forcedInstance = instance;
-    call.lastStarted = null;
-    const promise = this.#next(call);
-    this.#copy = call.lastStarted;
+    const copy = new AttemptPlan('hedge', instance, this.#first);
+    this.#copy = copy;
+    const promise = this.#next(call, copy);
     this.#copyPromise = promise;
     promise.then(
       (response) => {
@@ -109,7 +111,9 @@ export class HedgedTry implements TimerEntry {
   }
 
   /** The first copy answered: returns what the try answers. */
-  firstAnswered(response: DependencyResponse): DependencyResponse | Promise<DependencyResponse> {
+  readonly firstAnswered = (
+    response: DependencyResponse,
+  ): DependencyResponse | Promise<DependencyResponse> => {
     this.#firstDone = true;
     this.#ctx.timer.delete(this);
     if (this.#winner !== null) {
@@ -118,7 +122,7 @@ export class HedgedTry implements TimerEntry {
     }
     if (this.#copyPromise === null) return response;
     if (isFinal(response)) {
-      this.#abortCopy();
+      this.#copy?.abort(HEDGE_LOST);
       if (this.#copyFailure !== null) discard(this.#copyFailure);
       this.#copyFailure = null;
       return response;
@@ -130,20 +134,22 @@ export class HedgedTry implements TimerEntry {
       return response;
     }
     discard(response);
+    this.#copyTaken = true;
     return this.#copyPromise;
-  }
+  };
 
   /** The first copy failed with `error`: returns (or throws) what the try answers. */
-  firstFailed(error: unknown, retryable: boolean): DependencyResponse | Promise<DependencyResponse> {
+  readonly firstFailed = (error: unknown): DependencyResponse | Promise<DependencyResponse> => {
     this.#firstDone = true;
     this.#ctx.timer.delete(this);
     if (this.#winner !== null) return this.#winner;
     if (
       this.#copyPromise !== null &&
       !this.#copyDone &&
-      (retryable || error instanceof AttemptAbandonedError)
+      (retryable(this.#first) || error instanceof AttemptAbandonedError)
     ) {
       if (this.#copyFailure !== null) discard(this.#copyFailure);
+      this.#copyTaken = true;
       return this.#copyPromise;
     }
     if (this.#copyFailure !== null) {
@@ -153,22 +159,28 @@ export class HedgedTry implements TimerEntry {
       return failure;
     }
     throw error;
-  }
+  };
 
   #copyAnswered(response: DependencyResponse): void {
     this.#copyDone = true;
-    if (this.#firstDone) return; // the first copy is waiting on the copy's promise, or did not need it
+    if (this.#firstDone) {
+      // Either the try answers with this copy's promise, or the first copy's answer won: then this
+      // one, arriving late, must free its connection.
+      if (!this.#copyTaken) discard(response);
+      return;
+    }
     if (isFinal(response)) {
       this.#winner = response;
-      if (this.first !== null && !this.first.done) this.first.abort(HEDGE_LOST);
+      this.#first.abort(HEDGE_LOST);
     } else {
       this.#copyFailure = response;
     }
   }
+}
 
-  #abortCopy(): void {
-    if (this.#copy !== null && !this.#copy.done) this.#copy.abort(HEDGE_LOST);
-  }
+/** Whether the error of the attempt `plan` sent may be retried (as the attempt step classified it). */
+function retryable(plan: AttemptPlan): boolean {
+  return plan.attempt?.classification?.retry === true;
 }
 
 function isFinal(response: DependencyResponse): boolean {

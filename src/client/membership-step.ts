@@ -3,7 +3,7 @@ import type { OriginPoller } from '../membership/origin-poller.js';
 import type { Call, DependencyResponse } from './call.js';
 import { closedError, withHistory } from './history.js';
 import type { DependencyContext, Handler, Step } from './pipeline.js';
-import { sleep } from './retry.js';
+import { Sleep } from './sleep.js';
 
 /**
  * Holds a call until the resolver of `origins` has answered a first set, for no longer than the
@@ -24,13 +24,10 @@ async function waitThenSend(
 ): Promise<DependencyResponse> {
   const waitMs = call.limitMs - ctx.clock.now();
   if (waitMs > 0) {
-    const slept = sleep(ctx, call, waitMs);
-    const wake = call.wake;
-    // Only this wait's wake: by the time the first set is in, the call may be waiting for something else.
-    void poller.whenReady().then(() => {
-      if (wake !== null && call.wake === wake) wake();
-    });
-    await slept;
+    const wait = new Sleep(ctx, call, waitMs);
+    // Ends this wait only (a no-op once it is over: the call may be waiting for something else by then).
+    void poller.whenReady().then(wait.wake);
+    await wait.done;
   }
   if (call.cancelled !== null) throw withHistory(call.cancelled, call, ctx.name);
   if (ctx.closed) throw withHistory(closedError(ctx.name), call, ctx.name);

@@ -2,6 +2,7 @@ import type { Balancer } from '../balancer/balancer.js';
 import type { Clock } from '../clock.js';
 import type { CalibratedPolicy } from '../policy/calibrate.js';
 import type { RetryBudget } from '../policy/retry-budget.js';
+import type { AttemptPlan } from './attempt-plan.js';
 import type { Call, DependencyResponse } from './call.js';
 import type { CoarseTimer } from './coarse-timer.js';
 import type { ConcurrencyGate } from './concurrency-gate.js';
@@ -15,6 +16,15 @@ export type Handler = (call: Call) => Promise<DependencyResponse>;
 
 /** One concern of the client, wrapped around the rest: `(next) => (call) => Promise<response>`. */
 export type Step = (next: Handler) => Handler;
+
+/**
+ * Sends one attempt of a try, as `plan` says, and resolves with what the try answers. Below the
+ * retry step, per-try state travels in `plan`, handed down by the step that owns it, never on the call.
+ */
+export type TryHandler = (call: Call, plan: AttemptPlan) => Promise<DependencyResponse>;
+
+/** A concern of one try (the hedge), wrapped around the attempt step. */
+export type TryStep = (next: TryHandler) => TryHandler;
 
 /** What the steps of one dependency share. `policy` is replaced whole, never mutated. */
 export interface DependencyContext {
@@ -58,7 +68,8 @@ export interface DependencyContext {
 
 /**
  * Wraps `last` in `steps`, the first step outermost. The order of a call is written once, here
- * and in `dependency.ts`, nowhere else.
+ * and in `dependency.ts`, nowhere else: the call's steps, then the retry step (a {@link Handler}
+ * made of a {@link TryHandler}), then the try's steps down to the attempt.
  */
 export function compose(steps: readonly Step[], last: Handler): Handler {
   let handler = last;

@@ -8,12 +8,15 @@ import {
 } from '../errors.js';
 import { type AttemptOutcome, type Classification, classify, timeoutOfCode } from '../policy/classify.js';
 import { planRetry } from '../policy/plan-retry.js';
+import type { AttemptKind } from '../wire/attempt-header.js';
 import { codeOf } from './attempt.js';
+import { type AttemptInFlight, AttemptPlan } from './attempt-plan.js';
 import type { Call, DependencyResponse } from './call.js';
 import { closedError, withHistory } from './history.js';
-import type { DependencyContext, Handler, Step } from './pipeline.js';
+import type { DependencyContext, Handler, TryHandler } from './pipeline.js';
 import { mayRequeue } from './requeue.js';
 import { discard } from './response.js';
+import { sleep } from './sleep.js';
 
 /**
  * The attempt loop (the pre-call check before the first try is the admission step's). After a
@@ -30,24 +33,34 @@ import { discard } from './response.js';
  * a retryable status with no retry left (a 503) is returned too, as the response it is; a
  * `Retry-After` that does not fit the deadline throws `RETRY_AFTER_EXCEEDS_DEADLINE`; an error is
  * thrown as a prazo error with the history of attempts and the last cause.
+ *
+ * Each try gets a fresh {@link AttemptPlan} handed down to the try's steps (its kind: `original`,
+ * then `retry`); once the try has settled, the plan says which attempt was sent last (the origin
+ * an error names).
  */
-export function retryStep(ctx: DependencyContext): Step {
+export function retryStep(ctx: DependencyContext): (next: TryHandler) => Handler {
   return (next) => (call) => retryLoop(ctx, call, next);
 }
 
-async function retryLoop(ctx: DependencyContext, call: Call, next: Handler): Promise<DependencyResponse> {
+async function retryLoop(ctx: DependencyContext, call: Call, next: TryHandler): Promise<DependencyResponse> {
+  let kind: AttemptKind = 'original';
+  /** The call's attempt started last (kept across tries: a try may fail before sending one). */
+  let last: AttemptInFlight | null = null;
   for (;;) {
     call.tries++;
-    call.trySettled = false;
-    call.hedge = null;
+    const tryPlan = new AttemptPlan(kind);
+    // While the try runs, it is what a cancellation interrupts (its plan aborts every copy).
+    call.waitingOn = tryPlan;
     let response: DependencyResponse | undefined;
     let error: unknown;
     try {
-      response = await next(call);
-      if (response.status < 400) return response;
+      response = await next(call, tryPlan);
     } catch (caught) {
       error = caught;
     }
+    if (call.waitingOn === tryPlan) call.waitingOn = null;
+    if (response !== undefined && response.status < 400) return response;
+    if (tryPlan.lastSent !== null) last = tryPlan.lastSent;
     if (call.cancelled !== null) {
       if (response !== undefined) discard(response);
       throw withHistory(call.cancelled, call, ctx.name);
@@ -79,7 +92,6 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: Handler): Pro
       call.tries--;
       call.requeues++;
       if (ctx.events.has('requeue')) {
-        const last = call.lastStarted;
         ctx.events.emit('requeue', {
           dependency: ctx.name,
           requestId: call.id,
@@ -89,13 +101,13 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: Handler): Pro
           requeues: call.requeues,
         });
       }
-      call.nextKind = 'retry';
+      kind = 'retry';
       if (ctx.closed) throw withHistory(closedError(ctx.name), call, ctx.name);
       continue;
     }
     if (!classification.retry) {
       if (response !== undefined) return response;
-      throw finalError(ctx, call, error, classification, explain(classification.reason));
+      throw finalError(ctx, call, last, error, classification, explain(classification.reason));
     }
     const plan = planRetry({
       classification,
@@ -124,19 +136,19 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: Handler): Pro
           retryAfterMs: classification.retryAfterMs ?? 0,
           remainingMs: call.limitMs - now,
           p99Ms: ctx.live.p99Ms,
-          cause: finalError(ctx, call, error ?? answered(response), classification, ''),
+          cause: finalError(ctx, call, last, error ?? answered(response), classification, ''),
         });
         throw withHistory(err, call, ctx.name);
       }
       if (response !== undefined) return response;
-      const last = finalError(ctx, call, error, classification, plan.reason);
+      const failure = finalError(ctx, call, last, error, classification, plan.reason);
       if (plan.code === 'RETRY_BUDGET_EXHAUSTED')
         throw withHistory(
-          new RetryBudgetExhaustedError({ cause: last, dependency: ctx.name }),
+          new RetryBudgetExhaustedError({ cause: failure, dependency: ctx.name }),
           call,
           ctx.name,
         );
-      throw last;
+      throw failure;
     }
     if (response !== undefined) discard(response);
     if (ctx.events.has('retry'))
@@ -148,26 +160,11 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: Handler): Pro
         reason: classification.reason,
         anotherInstance: plan.anotherInstance,
       });
-    call.nextKind = 'retry';
+    kind = 'retry';
     if (plan.delayMs > 0) await sleep(ctx, call, plan.delayMs);
     if (call.cancelled !== null) throw withHistory(call.cancelled, call, ctx.name);
     if (ctx.closed) throw withHistory(closedError(ctx.name), call, ctx.name);
   }
-}
-
-/** Waits `ms` on the dependency's clock; the caller's cancellation or `close()` wakes it early. */
-export function sleep(ctx: DependencyContext, call: Call, ms: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const wake = (): void => {
-      ctx.clock.clearTimeout(timer);
-      ctx.sleepers.delete(call);
-      call.wake = null;
-      resolve();
-    };
-    const timer = ctx.clock.setTimeout(wake, ms);
-    call.wake = wake;
-    ctx.sleepers.add(call);
-  });
 }
 
 /** The answer a retry was refused after, as an error (the `cause` of `RETRY_AFTER_EXCEEDS_DEADLINE`). */
@@ -182,6 +179,7 @@ function answered(response: DependencyResponse | undefined): Error {
 function finalError(
   ctx: DependencyContext,
   call: Call,
+  last: AttemptInFlight | null,
   error: unknown,
   classification: Classification,
   why: string,
@@ -189,7 +187,7 @@ function finalError(
   let result: Error;
   const code = codeOf(error);
   const timeout = timeoutOfCode(code);
-  const origin = call.lastStarted === null ? ctx.name : call.lastStarted.origin;
+  const origin = last === null ? ctx.name : last.origin;
   if (isPrazoError(error)) {
     result = error;
   } else if (timeout === 'connect') {
