@@ -1,10 +1,11 @@
 /**
  * What each entry point adds per call, without the network: undici's own `request()` and `fetch()`
- * over an in-memory dispatcher that answers on the next turn of the event loop, against the same
- * calls through prazo's interceptor (composed onto that dispatcher) and prazo's `fetch` facade.
- * prazo is the built package.
- * CPU microseconds per call, `--concurrency` calls in flight (1 by default), rounds alternating. Steadier than the end-to-end
- * benchmark on a shared machine: no socket, no server process.
+ * and Node's global `fetch()` over an in-memory dispatcher that answers on the next turn of the event
+ * loop, against the same calls through prazo's interceptor composed onto that dispatcher (what
+ * `install()` does for the global `fetch`), and prazo's own `request()` and `fetch` facade. prazo is
+ * the built package. CPU microseconds per call, `--concurrency` calls in flight (1 by default),
+ * rounds alternating. Steadier than the end-to-end benchmark on a shared machine: no socket, no
+ * server process.
  *
  *   npm run build && node --expose-gc --import tsx bench/entry-overhead.bench.ts [--calls 50000] [--rounds 5] [--concurrency 1]
  */
@@ -88,6 +89,15 @@ const variants: Variant[] = [
   {
     name: 'undici fetch()',
     call: async () => (await undiciFetch(`${ORIGIN}/`, { dispatcher: instant })).text(),
+  },
+  {
+    name: "Node's global fetch()",
+    call: async () => (await fetch(`${ORIGIN}/`, { dispatcher: instant } as unknown as RequestInit)).text(),
+  },
+  {
+    name: "Node's global fetch(), intercepted",
+    call: async () =>
+      (await fetch(`${ORIGIN}/`, { dispatcher: intercepted } as unknown as RequestInit)).text(),
   },
   { name: 'prazo dep.fetch()', call: async () => (await facade.fetch('/')).text() },
   {
