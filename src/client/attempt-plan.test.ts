@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { judgeError } from '../policy/classify.js';
 import type { AttemptInFlight } from './attempt-plan.js';
 import { AttemptPlan } from './attempt-plan.js';
 
@@ -9,7 +10,6 @@ function attempt(instance: number): AttemptInFlight & { done: boolean; reasons: 
     instance,
     origin: `http://127.0.0.1:${8000 + instance}`,
     done: false,
-    classification: null,
     reasons,
     abort(reason) {
       reasons.push(reason);
@@ -51,5 +51,21 @@ describe('the plan a step hands down for one attempt', () => {
     expect(copy.attempt).toBe(hedge);
     expect(first.attempt).toBe(original);
     expect(first.lastSent).toBe(hedge);
+  });
+
+  it('knows how the attempt step judged the error either copy of the try failed with, and no other', () => {
+    const first = new AttemptPlan('original');
+    const copy = new AttemptPlan('hedge', 1, first);
+    const refused = Object.assign(new Error('refused'), { code: 'ECONNREFUSED' });
+    const reset = Object.assign(new Error('reset'), { code: 'ECONNRESET' });
+    expect(first.verdictOf(refused)).toBeNull();
+    const refusedVerdict = judgeError(refused, { idempotent: true });
+    const resetVerdict = judgeError(reset, { idempotent: true });
+    first.failed(refused, refusedVerdict);
+    copy.failed(reset, resetVerdict);
+    expect(first.verdictOf(refused)).toBe(refusedVerdict);
+    expect(first.verdictOf(reset)).toBe(resetVerdict);
+    expect(first.verdictOf(new Error('other'))).toBeNull();
+    expect(first.failure).toBe(refusedVerdict);
   });
 });

@@ -1,4 +1,4 @@
-import type { Classification } from '../policy/classify.js';
+import type { ErrorVerdict } from '../policy/classify.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
 import type { Interruptible } from './call.js';
 
@@ -9,8 +9,6 @@ export interface AttemptInFlight {
   readonly origin: string;
   /** Set when its outcome is known. */
   readonly done: boolean;
-  /** How its error was classified, once it failed with one (null until then, and on an answer). */
-  readonly classification: Classification | null;
   abort(reason: unknown): void;
 }
 
@@ -19,7 +17,8 @@ export interface AttemptInFlight {
  * per try (the try's first copy), the hedge step one per hedge copy. It says what to send (`kind`,
  * the instance of a hedge copy) and is the handle on what was sent: the attempt step registers its
  * attempt on it, so the step that made the plan can abort that attempt (even before it starts) and,
- * once `next()` has settled, knows which instance it went to.
+ * once `next()` has settled, knows which instance it went to and, when it failed, how the attempt
+ * step judged its error (`failure`): the error is classified once, there, and read by the steps above.
  *
  * The copies of one try share their first copy's plan (`first`): the end of the try, which a hedge
  * copy inherits, and whether one of them already won. The first copy's plan is also what the call
@@ -42,6 +41,10 @@ export class AttemptPlan implements Interruptible {
   settled = false;
   /** The attempt sent for this plan, once the attempt step has started it. */
   attempt: AttemptInFlight | null = null;
+  /** How the attempt step judged the error this plan's attempt failed with (null until then, and on an answer). */
+  failure: ErrorVerdict | null = null;
+  /** The error judged in {@link AttemptPlan.failure}. */
+  #error: unknown = undefined;
   /** (On the first copy's plan.) The hedge copy's plan, once the hedge step has made one. */
   #copy: AttemptPlan | null = null;
   #aborted = false;
@@ -61,6 +64,23 @@ export class AttemptPlan implements Interruptible {
   /** (On the first copy's plan.) The try's attempt started last: the hedge copy's once it is sent. */
   get lastSent(): AttemptInFlight | null {
     return this.#copy?.attempt ?? this.attempt;
+  }
+
+  /** The attempt step judged `error`, the failure of this plan's attempt, as `verdict`. */
+  failed(error: unknown, verdict: ErrorVerdict): void {
+    this.#error = error;
+    this.failure = verdict;
+  }
+
+  /**
+   * (On the first copy's plan.) How the attempt step judged `error`, when it is what one copy of the
+   * try failed with (the try rejects with the error of either copy); null for any other error.
+   */
+  verdictOf(error: unknown): ErrorVerdict | null {
+    if (this.failure !== null && this.#error === error) return this.failure;
+    const copy = this.#copy;
+    if (copy !== null && copy.failure !== null && copy.#error === error) return copy.failure;
+    return null;
   }
 
   /** The attempt step started `attempt` for this plan. A plan aborted before that aborts it at once. */

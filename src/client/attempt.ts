@@ -4,7 +4,7 @@ import {
   ReadTimeoutError,
   RequestFailedError,
 } from '../errors.js';
-import { type Classification, classify, RETRYABLE_STATUSES, timeoutOfCode } from '../policy/classify.js';
+import { type ClassifyContext, isFinalStatus, judgeError } from '../policy/classify.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../wire/deadline-header.js';
 import type { AttemptInFlight, AttemptPlan } from './attempt-plan.js';
@@ -31,7 +31,6 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
   byDeadline = false;
   timeoutMs = 0;
   done = false;
-  classification: Classification | null = null;
   timerPrev: TimerEntry | null = null;
   timerNext: TimerEntry | null = null;
   readonly call: Call;
@@ -117,7 +116,8 @@ export const HEDGE_LOST = new AttemptAbandonedError('Another copy of the request
  * on the shared timer (a hedge copy shares the end of the try it backs up, kept on the try's first
  * plan), registers the attempt on its plan (the abort handle of the step that made the plan), sends
  * the deadline and attempt headers, records the latency in the live window and reports the attempt,
- * to the events and to the balancer (outcome and latency).
+ * to the events and to the balancer (outcome and latency). A failure is judged here, once
+ * (`judgeError`), and the verdict is left on the plan for the steps above (`plan.failure`).
  */
 export function attemptHandler(ctx: DependencyContext): TryHandler {
   return (call, plan) => runAttempt(ctx, call, plan);
@@ -143,10 +143,13 @@ async function runAttempt(
     } else {
       instance =
         kind === 'original' ? balancer.pick(now) : balancer.pickRetry(call.failedOn ?? NONE_FAILED, now);
-      if (instance === -1)
-        throw new RequestFailedError(`${ctx.name}: no instance left in the fleet.`, {
+      if (instance === -1) {
+        const error = new RequestFailedError(`${ctx.name}: no instance left in the fleet.`, {
           phase: 'connect',
         });
+        plan.failed(error, judgeError(error, judged(call, now)));
+        throw error;
+      }
     }
   }
   const number = ++call.attemptCount;
@@ -212,7 +215,7 @@ async function runAttempt(
         end,
       );
     // "success" means "final": below 400, or a status no retry would change (404, 422 …).
-    const success = status < 400 || !RETRYABLE_STATUSES.has(status);
+    const success = isFinalStatus(status);
     if (!success) call.noteFailure(instance);
     const won = success && !first.settled;
     if (won) first.settled = true;
@@ -248,13 +251,11 @@ async function runAttempt(
     const durationMs = end - now;
     const abandoned =
       error instanceof AttemptAbandonedError || (call.cancelled !== null && error === call.cancelled);
-    const classification = classify(
-      { kind: 'error', error },
-      { idempotent: call.idempotent, replayable: call.replayable },
-    );
-    attempt.classification = classification;
-    const errorCode = codeOf(error);
-    const timeout = timeoutOfCode(errorCode);
+    const verdict = judgeError(error, judged(call, end));
+    plan.failed(error, verdict);
+    const classification = verdict.classification;
+    const errorCode = verdict.code;
+    const timeout = verdict.timeout;
     if (picked)
       balancer.finished(
         instance,
@@ -292,15 +293,7 @@ async function runAttempt(
 
 type AttemptRecordDraft = DependencyResponse['attempts'][number] & { errorCode?: string };
 
-/** The `code` of an error (following one level of `cause`), if it has one. */
-export function codeOf(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') return code;
-  const cause = (error as { cause?: unknown }).cause;
-  if (typeof cause === 'object' && cause !== null) {
-    const inner = (cause as { code?: unknown }).code;
-    if (typeof inner === 'string') return inner;
-  }
-  return undefined;
+/** What the classification of the call's failures needs to know about its request. */
+function judged(call: Call, nowMs: number): ClassifyContext {
+  return { idempotent: call.idempotent, replayable: call.replayable, nowMs };
 }

@@ -1,5 +1,5 @@
 import { AttemptAbandonedError } from '../errors.js';
-import { RETRYABLE_STATUSES } from '../policy/classify.js';
+import { isFinalStatus } from '../policy/classify.js';
 import { hedgeDelayMs, shouldHedge } from '../policy/hedge-delay.js';
 import { HEDGE_LOST } from './attempt.js';
 import { AttemptPlan } from './attempt-plan.js';
@@ -178,11 +178,11 @@ export class HedgedTry implements TimerEntry {
   }
 }
 
-/** Whether the error of the attempt `plan` sent may be retried (as the attempt step classified it). */
+/** Whether the error of the attempt `plan` sent may be retried (as the attempt step judged it). */
 function retryable(plan: AttemptPlan): boolean {
-  return plan.attempt?.classification?.retry === true;
+  return plan.failure?.classification.retry === true;
 }
 
 function isFinal(response: DependencyResponse): boolean {
-  return response.status < 400 || !RETRYABLE_STATUSES.has(response.status);
+  return isFinalStatus(response.status);
 }

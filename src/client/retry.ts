@@ -6,10 +6,9 @@ import {
   RetryAfterExceedsDeadlineError,
   RetryBudgetExhaustedError,
 } from '../errors.js';
-import { type AttemptOutcome, type Classification, classify, timeoutOfCode } from '../policy/classify.js';
+import { classify, type ErrorVerdict, judgeError } from '../policy/classify.js';
 import { planRetry } from '../policy/plan-retry.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
-import { codeOf } from './attempt.js';
 import { type AttemptInFlight, AttemptPlan } from './attempt-plan.js';
 import type { Call, DependencyResponse } from './call.js';
 import { closedError, withHistory } from './history.js';
@@ -20,7 +19,7 @@ import { sleep } from './sleep.js';
 
 /**
  * The attempt loop (the pre-call check before the first try is the admission step's). After a
- * failed try, `classify` then `planRetry` decide: retry only with attempts left,
+ * failed try, its classification then `planRetry` decide: retry only with attempts left,
  * the budget granting an extra, and the server's `Retry-After` (or the backoff) plus a p99 fitting
  * the deadline. The next try prefers another instance (the balancer's `pickRetry`).
  *
@@ -36,7 +35,8 @@ import { sleep } from './sleep.js';
  *
  * Each try gets a fresh {@link AttemptPlan} handed down to the try's steps (its kind: `original`,
  * then `retry`); once the try has settled, the plan says which attempt was sent last (the origin
- * an error names).
+ * an error names) and how the attempt step judged the error the try failed with (`verdictOf`): an
+ * error is classified once, by the attempt step; an answer (a status of 400 or above) here.
  */
 export function retryStep(ctx: DependencyContext): (next: TryHandler) => Handler {
   return (next) => (call) => retryLoop(ctx, call, next);
@@ -66,15 +66,9 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: TryHandler): 
       throw withHistory(call.cancelled, call, ctx.name);
     }
     const now = ctx.clock.now();
-    const outcome: AttemptOutcome =
-      response === undefined
-        ? { kind: 'error', error }
-        : { kind: 'response', status: response.status, headers: response.headers };
-    const classification = classify(outcome, {
-      idempotent: call.idempotent,
-      replayable: call.replayable,
-      nowMs: now,
-    });
+    const verdict =
+      response === undefined ? errorVerdict(call, tryPlan, error, now) : answerVerdict(call, response, now);
+    const classification = verdict.classification;
     if (
       response === undefined &&
       classification.retry &&
@@ -107,7 +101,7 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: TryHandler): 
     }
     if (!classification.retry) {
       if (response !== undefined) return response;
-      throw finalError(ctx, call, last, error, classification, explain(classification.reason));
+      throw finalError(ctx, call, last, error, verdict, explain(classification.reason));
     }
     const plan = planRetry({
       classification,
@@ -136,12 +130,12 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: TryHandler): 
           retryAfterMs: classification.retryAfterMs ?? 0,
           remainingMs: call.limitMs - now,
           p99Ms: ctx.live.p99Ms,
-          cause: finalError(ctx, call, last, error ?? answered(response), classification, ''),
+          cause: finalError(ctx, call, last, error ?? answered(response), verdict, ''),
         });
         throw withHistory(err, call, ctx.name);
       }
       if (response !== undefined) return response;
-      const failure = finalError(ctx, call, last, error, classification, plan.reason);
+      const failure = finalError(ctx, call, last, error, verdict, plan.reason);
       if (plan.code === 'RETRY_BUDGET_EXHAUSTED')
         throw withHistory(
           new RetryBudgetExhaustedError({ cause: failure, dependency: ctx.name }),
@@ -167,6 +161,26 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: TryHandler): 
   }
 }
 
+/**
+ * The verdict on the error a try failed with: the attempt step's, left on the try's plan. An error
+ * no attempt step judged (a step below this one that failed on its own) is judged here.
+ */
+function errorVerdict(call: Call, tryPlan: AttemptPlan, error: unknown, nowMs: number): ErrorVerdict {
+  return (
+    tryPlan.verdictOf(error) ??
+    judgeError(error, { idempotent: call.idempotent, replayable: call.replayable, nowMs })
+  );
+}
+
+/** The verdict on an answer of 400 or above (the attempt step classifies no answer). */
+function answerVerdict(call: Call, response: DependencyResponse, nowMs: number): ErrorVerdict {
+  const classification = classify(
+    { kind: 'response', status: response.status, headers: response.headers },
+    { idempotent: call.idempotent, replayable: call.replayable, nowMs },
+  );
+  return { classification, code: undefined, timeout: undefined };
+}
+
 /** The answer a retry was refused after, as an error (the `cause` of `RETRY_AFTER_EXCEEDS_DEADLINE`). */
 function answered(response: DependencyResponse | undefined): Error {
   const retryAfter = response?.headers['retry-after'];
@@ -181,12 +195,11 @@ function finalError(
   call: Call,
   last: AttemptInFlight | null,
   error: unknown,
-  classification: Classification,
+  verdict: ErrorVerdict,
   why: string,
 ): Error {
   let result: Error;
-  const code = codeOf(error);
-  const timeout = timeoutOfCode(code);
+  const { classification, code, timeout } = verdict;
   const origin = last === null ? ctx.name : last.origin;
   if (isPrazoError(error)) {
     result = error;
