@@ -1,19 +1,27 @@
 import { type Balancer, createBalancer, type InstanceSnapshot } from '../balancer/balancer.js';
+import type { BalancerOptions } from '../balancer/balancer-options.js';
 import type { InstanceTransition } from '../balancer/instance-transition.js';
+import type { Clock } from '../clock.js';
 import { CancelledError, InvalidOptionError } from '../errors.js';
+import type { FleetLatencySource } from '../fleet/fleet-latency-feed.js';
 import { createSlicedWindow, type SlicedWindow } from '../latency/sliced-window.js';
 import type { OriginsDiff } from '../membership/diff-origins.js';
 import { createOriginPoller, type OriginPoller } from '../membership/origin-poller.js';
-import { type AdaptiveThrottle, createAdaptiveThrottle } from '../policy/adaptive-throttle.js';
+import type { OriginResolver } from '../membership/origin-resolver.js';
+import {
+  type AdaptiveThrottle,
+  createAdaptiveThrottle,
+  type NormalizedAdaptiveThrottleOptions,
+} from '../policy/adaptive-throttle.js';
 import type { CalibratedPolicy } from '../policy/calibrate.js';
-import { createRetryBudget, type RetryBudget } from '../policy/retry-budget.js';
+import { createRetryBudget, type RetryBudget, type RetryBudgetOptions } from '../policy/retry-budget.js';
 import { admitStep } from './admit-step.js';
 import { attemptHandler } from './attempt.js';
 import { budgetStep } from './budget-step.js';
 import type { Call, DependencyResponse } from './call.js';
 import { cancelStep } from './cancel-step.js';
 import { CoarseTimer } from './coarse-timer.js';
-import { ConcurrencyGate } from './concurrency-gate.js';
+import { ConcurrencyGate, type NormalizedConcurrencyOptions } from './concurrency-gate.js';
 import { concurrencyStep } from './concurrency-step.js';
 import { deadlineStep } from './deadline-step.js';
 import { EventHub } from './events.js';
@@ -22,12 +30,40 @@ import { closedError, withHistory } from './history.js';
 import { instanceEventName } from './instance-report.js';
 import { LiveLatency, type PolicySnapshot } from './live-latency.js';
 import { membershipStep } from './membership-step.js';
-import type { NormalizedDependencyOptions } from './options.js';
 import { compose, type DependencyContext, type Handler } from './pipeline.js';
 import { requestEventsStep } from './request-events-step.js';
+import type { NormalizedRequeueOptions } from './requeue.js';
 import { retryStep } from './retry.js';
 import { throttleStep } from './throttle-step.js';
 import type { Transport } from './transport.js';
+
+/** What the engine reads of a dependency's options, validated and with every default applied. */
+export interface EngineOptions {
+  name: string;
+  /** The static origins; empty when they come from `resolver`. */
+  origins: readonly string[];
+  resolver: OriginResolver | undefined;
+  originsRefreshMs: number;
+  originsTimeoutMs: number;
+  latency: {
+    p99Ms: number;
+    p95Ms: number | undefined;
+    source: 'static' | 'start';
+  };
+  userDeadlineMs: number;
+  retryBudget: RetryBudgetOptions | RetryBudget;
+  hedge: { at: 'p95' | number } | false;
+  localMaxMs: number;
+  liveMinSamples: number;
+  liveRefreshMs: number;
+  fleetLatency: FleetLatencySource | undefined;
+  balancer: Omit<BalancerOptions, 'onTransition'>;
+  requeue: NormalizedRequeueOptions | false;
+  concurrency: NormalizedConcurrencyOptions | false;
+  throttle: NormalizedAdaptiveThrottleOptions | false;
+  clock: Clock;
+  random: () => number;
+}
 
 /**
  * The engine of one dependency: the context its steps share and the steps of a call, composed once
@@ -65,7 +101,7 @@ export interface Engine {
 }
 
 /**
- * Builds the engine of a dependency from its normalised options, with `initial` as the policy in
+ * Builds the engine of a dependency from its options (`normalizeDependencyOptions()`), with `initial` as the policy in
  * force, over the transport `openTransport` returns (it must know the static origins; it is opened
  * once the options the engine validates itself, such as the retry budget's, have passed).
  *
@@ -73,7 +109,7 @@ export interface Engine {
  *   that cannot change its origins.
  */
 export function createEngine(
-  o: NormalizedDependencyOptions,
+  o: EngineOptions,
   initial: CalibratedPolicy,
   openTransport: () => Transport,
 ): Engine {
