@@ -1,18 +1,18 @@
 import type { InstanceSnapshot } from '../balancer/balancer.js';
+import { Call, type DependencyResponse, type RequestOptions } from '../engine/call.js';
+import { createEngine } from '../engine/engine.js';
+import type { DependencyEventName, DependencyListener } from '../engine/events.js';
+import type { PolicySnapshot } from '../engine/live-latency.js';
 import { InvalidOptionError } from '../errors.js';
 import type { SlicedWindow } from '../latency/sliced-window.js';
 import { type CalibratedPolicy, calibrateTimeout } from '../policy/calibrate.js';
 import type { RetryBudgetState } from '../policy/retry-budget.js';
-import { Call, type DependencyResponse, type RequestOptions } from './call.js';
-import { createEngine } from './engine.js';
-import type { DependencyEventName, DependencyListener } from './events.js';
+import { createPoolTransport } from '../transport/pool-transport.js';
+import type { Transport } from '../transport/transport.js';
 import { type FetchRoute, fetchThrough } from './fetch.js';
-import type { PolicySnapshot } from './live-latency.js';
 import { type DependencyOptions, normalizeDependencyOptions } from './options.js';
 import type { OverloadSnapshot } from './overload-snapshot.js';
 import { overloadSnapshot } from './overload-snapshot.js';
-import { createPoolTransport } from './pool-transport.js';
-import type { Transport } from './transport.js';
 
 /**
  * One remote dependency: its instances, its calibrated policy, its retry budget, its live latency

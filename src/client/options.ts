@@ -3,6 +3,9 @@ import type { BalancerOptions } from '../balancer/balancer-options.js';
 import { normalizeBalancerOptions } from '../balancer/balancer-options.js';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
+import type { EngineOptions } from '../engine/engine.js';
+import { type ConcurrencyOptions, normalizeConcurrencyOptions } from '../engine/steps/concurrency-gate.js';
+import { normalizeRequeueOptions, type RequeueOptions } from '../engine/steps/requeue.js';
 import { InvalidOptionError } from '../errors.js';
 import type { FleetLatencySource } from '../fleet/fleet-latency-feed.js';
 import type { OriginResolver } from '../membership/origin-resolver.js';
@@ -13,10 +16,7 @@ import {
 import type { CalibrationOptions } from '../policy/calibrate.js';
 import { CALIBRATION_DEFAULTS } from '../policy/calibrate.js';
 import type { RetryBudget, RetryBudgetOptions } from '../policy/retry-budget.js';
-import { type ConcurrencyOptions, normalizeConcurrencyOptions } from './concurrency-gate.js';
-import type { EngineOptions } from './engine.js';
 import type { FetchFunction } from './fetch.js';
-import { normalizeRequeueOptions, type RequeueOptions } from './requeue.js';
 
 /**
  * The dependency's latency profile.
