@@ -2,6 +2,7 @@ import { withAmbientCriticality } from '../admission/criticality-context.js';
 import type { Clock } from '../clock.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { InvalidOptionError } from '../errors.js';
+import type { ClassifyContext } from '../policy/classify.js';
 import { isHedgeSafe, isIdempotent } from '../policy/idempotency.js';
 import type { RequestBody } from '../transport/transport.js';
 import { ATTEMPT_HEADER } from '../wire/attempt-header.js';
@@ -149,6 +150,11 @@ export class Call {
   /** Whether the call may be hedged: safe to have twice in flight, and replayable. */
   get hedgeable(): boolean {
     return this.hedgeSafe && this.replayable;
+  }
+
+  /** What the classification of the call's failures needs to know about its request, at `nowMs`. */
+  classifyContext(nowMs: number): ClassifyContext {
+    return { idempotent: this.idempotent, replayable: this.replayable, nowMs };
   }
 
   /** Notes that an attempt on `instance` failed (once per instance). */

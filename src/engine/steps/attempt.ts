@@ -5,7 +5,7 @@ import {
   ReadTimeoutError,
   RequestFailedError,
 } from '../../errors.js';
-import { type ClassifyContext, isFinalStatus, judgeError } from '../../policy/classify.js';
+import { isFinalStatus, judgeError } from '../../policy/classify.js';
 import type { AbortLike, AbortListener, OutgoingRequest, RequestBody } from '../../transport/transport.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../../wire/deadline-header.js';
@@ -147,7 +147,7 @@ async function runAttempt(
         const error = new RequestFailedError(`${ctx.name}: no instance left in the fleet.`, {
           phase: 'connect',
         });
-        plan.failed(error, judgeError(error, judged(call, now)));
+        plan.failed(error, judgeError(error, call.classifyContext(now)));
         throw error;
       }
     }
@@ -251,7 +251,7 @@ async function runAttempt(
     const durationMs = end - now;
     const abandoned =
       error instanceof AttemptAbandonedError || (call.cancelled !== null && error === call.cancelled);
-    const verdict = judgeError(error, judged(call, end));
+    const verdict = judgeError(error, call.classifyContext(end));
     plan.failed(error, verdict);
     const classification = verdict.classification;
     const errorCode = verdict.code;
@@ -292,8 +292,3 @@ async function runAttempt(
 }
 
 type AttemptRecordDraft = DependencyResponse['attempts'][number] & { errorCode?: string };
-
-/** What the classification of the call's failures needs to know about its request. */
-function judged(call: Call, nowMs: number): ClassifyContext {
-  return { idempotent: call.idempotent, replayable: call.replayable, nowMs };
-}

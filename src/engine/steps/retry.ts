@@ -166,17 +166,14 @@ async function retryLoop(ctx: DependencyContext, call: Call, next: TryHandler): 
  * no attempt step judged (a step below this one that failed on its own) is judged here.
  */
 function errorVerdict(call: Call, tryPlan: AttemptPlan, error: unknown, nowMs: number): ErrorVerdict {
-  return (
-    tryPlan.verdictOf(error) ??
-    judgeError(error, { idempotent: call.idempotent, replayable: call.replayable, nowMs })
-  );
+  return tryPlan.verdictOf(error) ?? judgeError(error, call.classifyContext(nowMs));
 }
 
 /** The verdict on an answer of 400 or above (the attempt step classifies no answer). */
 function answerVerdict(call: Call, response: DependencyResponse, nowMs: number): ErrorVerdict {
   const classification = classify(
     { kind: 'response', status: response.status, headers: response.headers },
-    { idempotent: call.idempotent, replayable: call.replayable, nowMs },
+    call.classifyContext(nowMs),
   );
   return { classification, code: undefined, timeout: undefined };
 }
