@@ -7,7 +7,7 @@
  *   node --expose-gc --import tsx bench/client-overhead.bench.ts
  */
 import { dependency } from '../src/client/dependency.js';
-import type { Transport, TransportResponse } from '../src/client/transport.js';
+import type { Transport, TransportResponse } from '../src/transport/transport.js';
 
 const CALLS = 300_000;
 const CONCURRENCY = 32;

@@ -9,8 +9,8 @@
  */
 import { createRequire } from 'node:module';
 import { util } from 'undici';
-import { Exchange, type RequestController } from '../src/client/exchange.js';
-import type { AbortLike } from '../src/client/transport.js';
+import { Exchange, type RequestController } from '../src/transport/exchange.js';
+import type { AbortLike } from '../src/transport/transport.js';
 
 interface LegacyHandler {
   onConnect(abort: () => void, context: unknown): void;

@@ -8,13 +8,41 @@ export { currentCriticality, withCriticality } from './admission/criticality-con
 export type { InstanceSnapshot, InstanceState, TransitionReason } from './balancer/balancer.js';
 export type { BalancerOptions } from './balancer/balancer-options.js';
 export { BALANCER_DEFAULTS } from './balancer/balancer-options.js';
-export { BOOTSTRAP_PROBES_IN_FLIGHT } from './client/admit-step.js';
-export type { RequestHeaders, RequestOptions } from './client/call.js';
-export type { ConcurrencyOptions, ConcurrencySnapshot } from './client/concurrency-gate.js';
-export { CONCURRENCY_MAX_QUEUED_DEFAULT } from './client/concurrency-gate.js';
 export type { Dependency } from './client/dependency.js';
 export { dependency } from './client/dependency.js';
-export { DIAGNOSTICS_CHANNELS } from './client/diagnostics.js';
+export type { ComposableDispatcher, InstallOptions } from './client/install.js';
+export { install, uninstall } from './client/install.js';
+export type {
+  DispatchFunction,
+  DispatchOptions,
+  PrazoInterceptor,
+  PrazoInterceptorOptions,
+} from './client/interceptor.js';
+export { prazoInterceptor } from './client/interceptor.js';
+export type {
+  DependencyOptions,
+  HedgeOptions,
+  LatencyOption,
+  NormalizedDependencyOptions,
+} from './client/options.js';
+export { DEPENDENCY_DEFAULTS, normalizeDependencyOptions } from './client/options.js';
+export type { OverloadSnapshot } from './client/overload-snapshot.js';
+export type { Clock, Timer } from './clock.js';
+export { systemClock } from './clock.js';
+export type { CallWithDeadlineOptions, DeadlineCallContext } from './deadline/call-with-deadline.js';
+export { callWithDeadline } from './deadline/call-with-deadline.js';
+export { currentDeadline, withDeadline } from './deadline/context.js';
+export type { DeadlineFromHeadersOptions, DeadlineHeadersInput } from './deadline/deadline.js';
+export { Deadline } from './deadline/deadline.js';
+export type { DeadlineHeaderOptions, HeaderValue, ParsedDeadline } from './deadline/header-codec.js';
+export {
+  DEADLINE_HEADER,
+  GRPC_TIMEOUT_HEADER,
+  parseDeadlineHeader,
+  parseGrpcTimeout,
+} from './deadline/header-codec.js';
+export type { RequestHeaders, RequestOptions } from './engine/call.js';
+export { DIAGNOSTICS_CHANNELS } from './engine/diagnostics.js';
 export type {
   AttemptEndEvent,
   AttemptStartEvent,
@@ -34,44 +62,15 @@ export type {
   RequestStartEvent,
   RequeueEvent,
   RetryEvent,
-} from './client/events.js';
-export type { DependencyError } from './client/history.js';
-export type { ComposableDispatcher, InstallOptions } from './client/install.js';
-export { install, uninstall } from './client/install.js';
-export type {
-  DispatchFunction,
-  DispatchOptions,
-  PrazoInterceptor,
-  PrazoInterceptorOptions,
-} from './client/interceptor.js';
-export { prazoInterceptor } from './client/interceptor.js';
-export type { LatencySource, PolicySnapshot } from './client/live-latency.js';
-export type {
-  DependencyOptions,
-  HedgeOptions,
-  LatencyOption,
-  NormalizedDependencyOptions,
-} from './client/options.js';
-export { DEPENDENCY_DEFAULTS, normalizeDependencyOptions } from './client/options.js';
-export type { OverloadSnapshot } from './client/overload-snapshot.js';
-export type { RequeueOptions } from './client/requeue.js';
-export { REQUEUE_DEFAULTS } from './client/requeue.js';
-export type { AttemptRecord, DependencyResponse, ResponseBody, ResponseHeaders } from './client/response.js';
-export type { RequestBody } from './client/transport.js';
-export type { Clock, Timer } from './clock.js';
-export { systemClock } from './clock.js';
-export type { CallWithDeadlineOptions, DeadlineCallContext } from './deadline/call-with-deadline.js';
-export { callWithDeadline } from './deadline/call-with-deadline.js';
-export { currentDeadline, withDeadline } from './deadline/context.js';
-export type { DeadlineFromHeadersOptions, DeadlineHeadersInput } from './deadline/deadline.js';
-export { Deadline } from './deadline/deadline.js';
-export type { DeadlineHeaderOptions, HeaderValue, ParsedDeadline } from './deadline/header-codec.js';
-export {
-  DEADLINE_HEADER,
-  GRPC_TIMEOUT_HEADER,
-  parseDeadlineHeader,
-  parseGrpcTimeout,
-} from './deadline/header-codec.js';
+} from './engine/events.js';
+export type { DependencyError } from './engine/history.js';
+export type { LatencySource, PolicySnapshot } from './engine/live-latency.js';
+export type { AttemptRecord, DependencyResponse, ResponseBody, ResponseHeaders } from './engine/response.js';
+export { BOOTSTRAP_PROBES_IN_FLIGHT } from './engine/steps/admit-step.js';
+export type { ConcurrencyOptions, ConcurrencySnapshot } from './engine/steps/concurrency-gate.js';
+export { CONCURRENCY_MAX_QUEUED_DEFAULT } from './engine/steps/concurrency-gate.js';
+export type { RequeueOptions } from './engine/steps/requeue.js';
+export { REQUEUE_DEFAULTS } from './engine/steps/requeue.js';
 export type { PrazoErrorCode, PrometheusErrorCode, PrometheusErrorContext } from './errors.js';
 export {
   AttemptAbandonedError,
@@ -284,5 +283,6 @@ export {
 } from './policy/retry-budget.js';
 export type { FakeClock } from './testing/fake-clock.js';
 export { createFakeClock } from './testing/fake-clock.js';
+export type { RequestBody } from './transport/transport.js';
 export type { Criticality } from './wire/criticality-header.js';
 export { CRITICALITY_HEADER, CRITICALITY_LEVELS, parseCriticality } from './wire/criticality-header.js';

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPoolTransport } from '../src/client/pool-transport.js';
-import type { OutgoingRequest, RequestBody, Transport } from '../src/client/transport.js';
 import { ReadTimeoutError } from '../src/errors.js';
+import { createPoolTransport } from '../src/transport/pool-transport.js';
+import type { OutgoingRequest, RequestBody, Transport } from '../src/transport/transport.js';
 import { startServer, type TestServer, warmUp } from './support/servers.js';
 
 beforeAll(warmUp);

@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import dns2 from 'dns2';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Dependency, dependency } from '../src/client/dependency.js';
-import type { MembershipChangedEvent, MembershipErrorEvent } from '../src/client/events.js';
+import type { MembershipChangedEvent, MembershipErrorEvent } from '../src/engine/events.js';
 import { dnsOrigins } from '../src/membership/dns-origins.js';
 import { settleResources, stableResources } from './support/resources.js';
 import { warmUp } from './support/servers.js';

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPoolTransport } from '../src/client/pool-transport.js';
-import type { AbortLike, OutgoingRequest, Transport } from '../src/client/transport.js';
 import { isPrazoError } from '../src/errors.js';
+import { createPoolTransport } from '../src/transport/pool-transport.js';
+import type { AbortLike, OutgoingRequest, Transport } from '../src/transport/transport.js';
 import { startServer, type TestServer, warmUp } from './support/servers.js';
 
 beforeAll(warmUp);

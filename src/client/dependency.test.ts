@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import type { DependencyEvents } from '../engine/events.js';
 import { isPrazoError } from '../errors.js';
 import { createRetryBudget } from '../policy/retry-budget.js';
 import { createFakeClock } from '../testing/fake-clock.js';
@@ -10,7 +11,6 @@ import {
   TEST_START_MS as START,
   settle,
 } from '../testing/test-dependency.js';
-import type { DependencyEvents } from './events.js';
 
 const setup = createTestDependency;
 

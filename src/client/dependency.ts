@@ -1,36 +1,18 @@
-import { type Balancer, createBalancer, type InstanceSnapshot } from '../balancer/balancer.js';
-import type { InstanceTransition } from '../balancer/instance-transition.js';
-import { CancelledError, InvalidOptionError } from '../errors.js';
-import { createSlicedWindow, type SlicedWindow } from '../latency/sliced-window.js';
-import type { OriginsDiff } from '../membership/diff-origins.js';
-import { createOriginPoller, type OriginPoller } from '../membership/origin-poller.js';
-import { createAdaptiveThrottle } from '../policy/adaptive-throttle.js';
+import type { InstanceSnapshot } from '../balancer/balancer.js';
+import { Call, type DependencyResponse, type RequestOptions } from '../engine/call.js';
+import { createEngine } from '../engine/engine.js';
+import type { DependencyEventName, DependencyListener } from '../engine/events.js';
+import type { PolicySnapshot } from '../engine/live-latency.js';
+import { InvalidOptionError } from '../errors.js';
+import type { SlicedWindow } from '../latency/sliced-window.js';
 import { type CalibratedPolicy, calibrateTimeout } from '../policy/calibrate.js';
-import { createRetryBudget, type RetryBudget, type RetryBudgetState } from '../policy/retry-budget.js';
-import { admitStep } from './admit-step.js';
-import { attemptHandler } from './attempt.js';
-import { budgetStep } from './budget-step.js';
-import { Call, type DependencyResponse, type RequestOptions } from './call.js';
-import { cancelStep } from './cancel-step.js';
-import { CoarseTimer } from './coarse-timer.js';
-import { ConcurrencyGate } from './concurrency-gate.js';
-import { concurrencyStep } from './concurrency-step.js';
-import { deadlineStep } from './deadline-step.js';
-import { type DependencyEventName, type DependencyListener, EventHub } from './events.js';
-import { fetchThrough } from './fetch.js';
-import { hedgeStep } from './hedge.js';
-import { closedError, withHistory } from './history.js';
-import { instanceEventName } from './instance-report.js';
-import { LiveLatency, type PolicySnapshot } from './live-latency.js';
-import { membershipStep } from './membership-step.js';
+import type { RetryBudgetState } from '../policy/retry-budget.js';
+import { createPoolTransport } from '../transport/pool-transport.js';
+import type { Transport } from '../transport/transport.js';
+import { type FetchRoute, fetchThrough } from './fetch.js';
 import { type DependencyOptions, normalizeDependencyOptions } from './options.js';
-import { type OverloadSnapshot, overloadSnapshot } from './overload-snapshot.js';
-import { compose, type DependencyContext, type Handler } from './pipeline.js';
-import { createPoolTransport } from './pool-transport.js';
-import { requestEventsStep } from './request-events-step.js';
-import { retryStep } from './retry.js';
-import { throttleStep } from './throttle-step.js';
-import type { Transport } from './transport.js';
+import type { OverloadSnapshot } from './overload-snapshot.js';
+import { overloadSnapshot } from './overload-snapshot.js';
 
 /**
  * One remote dependency: its instances, its calibrated policy, its retry budget, its live latency
@@ -122,160 +104,26 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       o.calibration,
     );
   const initial = calibrate(o.latency.p99Ms);
-  const budget: RetryBudget = isRetryBudget(o.retryBudget)
-    ? o.retryBudget
-    : createRetryBudget({ clock, ...o.retryBudget });
-  const events = new EventHub();
-  // The balancer's transitions become events once the call that caused them has moved on: a
-  // listener may then read `instances()` (the balancer must not be re-entered from its callback).
-  const announceTransition = (transition: InstanceTransition): void => {
-    const name = instanceEventName(transition);
-    if (!events.has(name)) return;
-    queueMicrotask(() =>
-      events.emit(name, {
-        dependency: o.name,
-        instance: transition.origin,
-        from: transition.from,
-        to: transition.to,
-        reason: transition.reason,
-        atMs: transition.atMs,
-        timesEjected: transition.timesEjected,
-        untilMs: transition.untilMs,
-      }),
-    );
-  };
-  const balancer: Balancer = createBalancer(o.origins, {
-    random: o.random,
-    ...o.balancer,
-    onTransition: announceTransition,
-  });
-  const window = createSlicedWindow({ clock });
   const transportFactory = internals.transport ?? createPoolTransport;
-  const transport = transportFactory({
-    origins: o.origins,
-    connections: o.connections,
-    connectTimeoutMs: initial.connectMs,
-    timeoutMs: initial.readMs,
-    ...(o.lookup === undefined ? {} : { lookup: o.lookup }),
-  });
-
-  // Built after ctx: the live window reports changes through it.
-  let ctx: DependencyContext;
-  const snapshot = (): PolicySnapshot => ({
-    connectMs: ctx.policy.connectMs,
-    readMs: ctx.policy.readMs,
-    attempts: ctx.policy.attempts,
-    warning: ctx.policy.warning,
-    p95Ms: ctx.live.p95Ms,
-    p99Ms: ctx.live.p99Ms,
-    sources: { p95: ctx.live.p95Source, p99: ctx.live.p99Source },
-  });
-  const announce = (): void => {
-    if (events.has('policy')) events.emit('policy', { dependency: o.name, policy: snapshot() });
-  };
-  const live = new LiveLatency({
-    window,
-    p99Ms: o.latency.p99Ms,
-    p95Ms: o.latency.p95Ms,
-    source: o.latency.source,
-    minSamples: o.liveMinSamples,
-    refreshMs: o.liveRefreshMs,
-    onChange: announce,
-    fleet: o.fleetLatency,
-  });
-  const gate =
-    o.concurrency === false
-      ? null
-      : new ConcurrencyGate(o.concurrency, o.random, (limit) => {
-          if (events.has('concurrency-limit'))
-            events.emit('concurrency-limit', { dependency: o.name, limit });
-        });
-  const throttle = o.throttle === false ? null : createAdaptiveThrottle(o.throttle);
-  ctx = {
-    name: o.name,
-    clock,
-    random: o.random,
-    transport,
-    balancer,
-    sole: balancer.size === 1 ? 0 : -1,
-    requeue: o.requeue,
-    requeueBudget: createRetryBudget({
-      clock,
-      windowMs: o.requeue === false ? 10_000 : o.requeue.windowMs,
-      maxRatio: o.requeue === false ? 0 : o.requeue.maxRatio,
-      minPerSecond: o.requeue === false ? 0 : o.requeue.minPerSecond,
+  const engine = createEngine(o, initial, () =>
+    transportFactory({
+      origins: o.origins,
+      connections: o.connections,
+      connectTimeoutMs: initial.connectMs,
+      timeoutMs: initial.readMs,
+      ...(o.lookup === undefined ? {} : { lookup: o.lookup }),
     }),
-    setOrigins(origins) {
-      balancer.setOrigins(origins, clock.now());
-      ctx.sole = balancer.size === 1 ? balancer.indexOf(origins[0]!) : -1;
-    },
-    timer: new CoarseTimer(clock),
-    events,
-    budget,
-    live,
-    policy: Object.freeze({ ...initial }),
-    hedge: o.hedge,
-    concurrency: gate,
-    userDeadlineMs: o.userDeadlineMs,
-    localMaxMs: o.localMaxMs,
-    sleepers: new Set(),
-    closed: false,
-  };
-
-  const route = { name: o.name, origins: o.origins, passThrough: o.passThroughFetch };
-  /**
-   * Live membership: the one place a new set of origins is handed to the instance choice and to the
-   * transport (which opens pools for added origins and lets removed ones finish, then close).
-   */
-  const applyOrigins = (origins: readonly string[], diff: OriginsDiff): void => {
-    transport.setOrigins?.(origins);
-    ctx.setOrigins(origins);
-    route.origins = origins;
-    if (events.has('membership-changed'))
-      events.emit('membership-changed', {
-        dependency: o.name,
-        origins,
-        added: diff.added,
-        removed: diff.removed,
-      });
-  };
-  let poller: OriginPoller | undefined;
-  if (o.resolver !== undefined) {
-    if (transport.setOrigins === undefined)
-      throw new InvalidOptionError(
-        'origins',
-        'a list of origins (this transport cannot change them)',
-        o.resolver,
-      );
-    poller = createOriginPoller({
-      resolve: o.resolver,
-      clock,
-      refreshMs: o.originsRefreshMs,
-      timeoutMs: o.originsTimeoutMs,
-      onChange: applyOrigins,
-      onError(error, kept, consecutiveFailures) {
-        if (events.has('membership-error'))
-          events.emit('membership-error', { dependency: o.name, error, origins: kept, consecutiveFailures });
-      },
-    });
-  }
-
-  // The order of a call, written once.
-  const send: Handler = compose(
-    [
-      deadlineStep(ctx),
-      requestEventsStep(ctx),
-      cancelStep(ctx),
-      ...(poller === undefined ? [] : [membershipStep(ctx, poller)]),
-      admitStep(ctx),
-      ...(throttle === null ? [] : [throttleStep(ctx, throttle)]),
-      ...(gate === null ? [] : [concurrencyStep(ctx, gate)]),
-      budgetStep(ctx),
-    ],
-    // The retry step turns the call into tries; each try's plan goes down through the hedge step
-    // to the attempt.
-    retryStep(ctx)(hedgeStep(ctx)(attemptHandler(ctx))),
   );
+  const { ctx, gate, throttle } = engine;
+  const transport = ctx.transport;
+  const events = ctx.events;
+  const route: FetchRoute = {
+    name: o.name,
+    get origins() {
+      return engine.origins;
+    },
+    passThrough: o.passThroughFetch,
+  };
 
   let nextId = 1;
   let closing: Promise<void> | undefined;
@@ -288,27 +136,17 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       } catch (error) {
         return Promise.reject(error);
       }
-      if (ctx.closed) return Promise.reject(withHistory(closedError(o.name), call, o.name));
-      try {
-        return send(call);
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      return engine.send(call);
     },
     fetch(input, init) {
       return fetchThrough(dep, input, init, route);
     },
-    policy: snapshot,
-    instances() {
-      const now = clock.now();
-      const list = balancer.snapshot(now).instances;
-      if (ctx.sole !== -1) for (const instance of list) if (instance.index === ctx.sole) instance.share = 1;
-      return list;
-    },
-    budget: () => budget.state(),
+    policy: engine.policy,
+    instances: engine.instances,
+    budget: () => ctx.budget.state(),
     overload: () => overloadSnapshot(gate, throttle, clock.now()),
     origins: () => transport.origins,
-    window: () => window,
+    window: () => engine.window,
     setPolicy(policy) {
       if (
         typeof policy !== 'object' ||
@@ -323,8 +161,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
           'a calibrated policy { connectMs, readMs, attempts, warning }',
           policy,
         );
-      ctx.policy = Object.freeze({ ...policy });
-      announce();
+      engine.setPolicy(policy);
     },
     recalibrate(p99Ms) {
       const policy = calibrate(p99Ms);
@@ -340,27 +177,9 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       return dep;
     },
     close() {
-      if (closing !== undefined) return closing;
-      ctx.closed = true;
-      poller?.close();
-      const error = new CancelledError(`Dependency ${o.name} closed during the call.`);
-      for (const entry of ctx.timer.entries()) entry.onClose?.(error);
-      for (const call of [...ctx.sleepers]) call.waitingOn?.interrupt(error);
-      closing = transport.close().finally(() => {
-        ctx.timer.clear();
-        events.clear();
-      });
+      if (closing === undefined) closing = engine.close();
       return closing;
     },
   };
   return dep;
-}
-
-function isRetryBudget(value: unknown): value is RetryBudget {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as RetryBudget).tryConsume === 'function' &&
-    typeof (value as RetryBudget).recordOriginal === 'function'
-  );
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { RequestOptions } from '../engine/call.js';
 import { isPrazoError } from '../errors.js';
-import type { RequestOptions } from './call.js';
 import { type FetchRoute, fetchThrough } from './fetch.js';
 
 const OWN = 'http://10.0.0.1:8080';

@@ -1,8 +1,8 @@
+import type { DependencyResponse, RequestHeaders, RequestOptions } from '../engine/call.js';
+import type { ResponseBody } from '../engine/response.js';
 import { ForeignOriginError, InvalidOptionError, isPrazoError } from '../errors.js';
-import type { DependencyResponse, RequestHeaders, RequestOptions } from './call.js';
-import type { BodySink } from './incoming-body.js';
-import type { ResponseBody } from './response.js';
-import type { RequestBody } from './transport.js';
+import type { BodySink } from '../transport/incoming-body.js';
+import type { RequestBody } from '../transport/transport.js';
 
 /** Statuses whose response has no body by definition (a `Response` refuses one). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { InstanceEvent } from '../engine/events.js';
 import { createRandom } from '../lab/random.js';
 import { advance, createTestDependency, flush, settle } from '../testing/test-dependency.js';
-import type { InstanceEvent } from './events.js';
 
 const A = 'http://10.0.0.1:8080';
 const B = 'http://10.0.0.2:8080';

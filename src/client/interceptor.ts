@@ -1,20 +1,20 @@
 import { parseDeadlineHeader } from '../deadline/header-codec.js';
+import type { DependencyResponse, RequestHeaders, RequestOptions } from '../engine/call.js';
+import { SINGLE_CALL_SIGNAL } from '../engine/steps/cancel-step.js';
 import { InvalidOptionError } from '../errors.js';
-import { DEADLINE_HEADER } from '../wire/deadline-header.js';
-import type { DependencyResponse, RequestHeaders, RequestOptions } from './call.js';
-import { SINGLE_CALL_SIGNAL } from './cancel-step.js';
-import { type Dependency, dependency } from './dependency.js';
 import {
   createDispatchTransport,
   type DispatchFunction,
   type DispatchOptions,
-} from './dispatch-transport.js';
-import type { BodySink, IncomingBody } from './incoming-body.js';
+} from '../transport/dispatch-transport.js';
+import type { BodySink, IncomingBody } from '../transport/incoming-body.js';
+import type { RequestBody } from '../transport/transport.js';
+import { DEADLINE_HEADER } from '../wire/deadline-header.js';
+import { type Dependency, dependency } from './dependency.js';
 import { BilingualHandler, isLegacyHandler, type LegacyHandler, rawHeaders } from './legacy-handler.js';
 import type { DependencyOptions } from './options.js';
-import type { RequestBody } from './transport.js';
 
-export type { DispatchFunction, DispatchOptions } from './dispatch-transport.js';
+export type { DispatchFunction, DispatchOptions } from '../transport/dispatch-transport.js';
 
 /** Options of {@link prazoInterceptor}. */
 export interface PrazoInterceptorOptions {

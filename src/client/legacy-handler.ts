@@ -1,4 +1,4 @@
-import type { ResponseHeaders } from './response-body.js';
+import type { ResponseHeaders } from '../transport/response-body.js';
 
 /** undici's older handler callbacks (Node's bundled `fetch` on undici 6 and 7 dispatches these). */
 export interface LegacyHandler {

@@ -3,24 +3,20 @@ import type { BalancerOptions } from '../balancer/balancer-options.js';
 import { normalizeBalancerOptions } from '../balancer/balancer-options.js';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
+import type { EngineOptions } from '../engine/engine.js';
+import { type ConcurrencyOptions, normalizeConcurrencyOptions } from '../engine/steps/concurrency-gate.js';
+import { normalizeRequeueOptions, type RequeueOptions } from '../engine/steps/requeue.js';
 import { InvalidOptionError } from '../errors.js';
 import type { FleetLatencySource } from '../fleet/fleet-latency-feed.js';
 import type { OriginResolver } from '../membership/origin-resolver.js';
 import {
   type AdaptiveThrottleOptions,
-  type NormalizedAdaptiveThrottleOptions,
   normalizeAdaptiveThrottleOptions,
 } from '../policy/adaptive-throttle.js';
 import type { CalibrationOptions } from '../policy/calibrate.js';
 import { CALIBRATION_DEFAULTS } from '../policy/calibrate.js';
 import type { RetryBudget, RetryBudgetOptions } from '../policy/retry-budget.js';
-import {
-  type ConcurrencyOptions,
-  type NormalizedConcurrencyOptions,
-  normalizeConcurrencyOptions,
-} from './concurrency-gate.js';
 import type { FetchFunction } from './fetch.js';
-import { type NormalizedRequeueOptions, normalizeRequeueOptions, type RequeueOptions } from './requeue.js';
 
 /**
  * The dependency's latency profile.
@@ -140,36 +136,16 @@ export const DEPENDENCY_DEFAULTS = Object.freeze({
   originsTimeoutMs: 5_000,
 });
 
-/** {@link DependencyOptions} after validation, every default applied. */
-export interface NormalizedDependencyOptions {
-  name: string;
-  /** The static origins; empty when they come from `resolver`. */
-  origins: readonly string[];
-  resolver: OriginResolver | undefined;
-  originsRefreshMs: number;
-  originsTimeoutMs: number;
-  latency: {
-    p99Ms: number;
-    p95Ms: number | undefined;
-    connectP99Ms: number | undefined;
-    source: 'static' | 'start';
-  };
-  userDeadlineMs: number;
+/**
+ * {@link DependencyOptions} after validation, every default applied: what the engine reads
+ * ({@link EngineOptions}) and what the facade keeps (attempts and calibration, connections, lookup,
+ * the pass-through fetch).
+ */
+export interface NormalizedDependencyOptions extends EngineOptions {
+  latency: EngineOptions['latency'] & { connectP99Ms: number | undefined };
   attempts: number;
   connections: number;
-  retryBudget: RetryBudgetOptions | RetryBudget;
-  hedge: { at: 'p95' | number } | false;
   calibration: CalibrationOptions;
-  localMaxMs: number;
-  liveMinSamples: number;
-  liveRefreshMs: number;
-  fleetLatency: FleetLatencySource | undefined;
-  balancer: Omit<BalancerOptions, 'onTransition'>;
-  requeue: NormalizedRequeueOptions | false;
-  concurrency: NormalizedConcurrencyOptions | false;
-  throttle: NormalizedAdaptiveThrottleOptions | false;
-  clock: Clock;
-  random: () => number;
   lookup: LookupFunction | undefined;
   passThroughFetch: FetchFunction | undefined;
 }

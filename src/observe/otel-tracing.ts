@@ -22,7 +22,7 @@ import type {
   RequestEndEvent,
   RequestStartEvent,
   RetryEvent,
-} from '../client/events.js';
+} from '../engine/events.js';
 import { type InstrumentableDependency, type InstrumentTarget, toDependencies } from './source.js';
 
 declare const __PRAZO_VERSION__: string | undefined;

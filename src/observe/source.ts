@@ -1,4 +1,4 @@
-import type { DependencyEventName, DependencyEvents } from '../client/events.js';
+import type { DependencyEventName, DependencyEvents } from '../engine/events.js';
 import { InvalidOptionError } from '../errors.js';
 import type { HealthySelection, SliceStats } from '../latency/healthy.js';
 
@@ -10,7 +10,7 @@ import type { HealthySelection, SliceStats } from '../latency/healthy.js';
 export interface InstrumentableDependency {
   /** Low-cardinality name of the dependency: the value of the `dependency` label. */
   readonly name: string;
-  /** Subscribes to one of the dependency's events (the client's events, see `client/events.ts`). */
+  /** Subscribes to one of the dependency's events (the client's events, see `engine/events.ts`). */
   on<E extends DependencyEventName>(event: E, listener: (payload: DependencyEventMap[E]) => void): unknown;
   /** Removes a listener added with {@link InstrumentableDependency.on}. */
   off<E extends DependencyEventName>(event: E, listener: (payload: DependencyEventMap[E]) => void): unknown;

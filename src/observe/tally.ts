@@ -7,7 +7,7 @@ import type {
   LimitedEvent,
   MembershipErrorEvent,
   RequestEndEvent,
-} from '../client/events.js';
+} from '../engine/events.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
 import type { DriftDirection, DriftEvent, DriftEventSource, RecalibratedEvent } from './drift-check.js';
 import { DurationBuckets } from './duration-buckets.js';

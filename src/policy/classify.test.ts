@@ -2,7 +2,15 @@ import fc from 'fast-check';
 import { errors as undiciErrors } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { CancelledError, DeadlineExceededError, PrazoError } from '../errors.js';
-import { type AttemptOutcome, type Classification, classify, timeoutOfCode } from './classify.js';
+import {
+  type AttemptOutcome,
+  type Classification,
+  classify,
+  codeOf,
+  isFinalStatus,
+  judgeError,
+  timeoutOfCode,
+} from './classify.js';
 import { isIdempotent } from './idempotency.js';
 
 /** The three kinds of request every row is checked against. */
@@ -389,6 +397,48 @@ describe('classify — never throws (property)', () => {
       }),
       { numRuns: 10_000 },
     );
+  });
+
+  it('judges any error once into the classification, the code and the timeout, without throwing', () => {
+    fc.assert(
+      fc.property(errorLike, context, (error, ctx) => {
+        const verdict = judgeError(error, ctx);
+        expect(verdict.classification).toEqual(classify({ kind: 'error', error }, ctx));
+        expect(verdict.timeout).toBe(timeoutOfCode(verdict.code));
+        if (verdict.code !== undefined) expect(typeof verdict.code).toBe('string');
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+});
+
+describe('judgeError', () => {
+  it('reads the code of the error, or of its direct cause, and the timeout it reports', () => {
+    const headers = new undiciErrors.HeadersTimeoutError();
+    expect(judgeError(headers, { idempotent: true })).toEqual({
+      classification: { retry: true, phase: 'read', reason: 'read-timeout', anotherInstance: false },
+      code: 'UND_ERR_HEADERS_TIMEOUT',
+      timeout: 'read',
+    });
+    const wrapped = new Error('wrapped', { cause: { code: 'ECONNREFUSED' } });
+    expect(judgeError(wrapped, { idempotent: false })).toMatchObject({
+      classification: { retry: true, phase: 'connect', reason: 'connect-refused' },
+      code: 'ECONNREFUSED',
+      timeout: undefined,
+    });
+    expect(codeOf(new Error('x', { cause: new Error('y', { cause: { code: 'EPIPE' } }) }))).toBeUndefined();
+    expect(judgeError('not an error', { idempotent: true })).toMatchObject({
+      classification: { retry: false, reason: 'unknown-error' },
+      code: undefined,
+      timeout: undefined,
+    });
+  });
+});
+
+describe('isFinalStatus', () => {
+  it('calls an answer below 400 or one no retry would change final, and a retryable status not', () => {
+    for (const status of [200, 204, 304, 400, 404, 409, 422, 501]) expect(isFinalStatus(status)).toBe(true);
+    for (const status of [408, 429, 500, 502, 503, 504]) expect(isFinalStatus(status)).toBe(false);
   });
 });
 

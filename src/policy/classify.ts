@@ -78,6 +78,52 @@ export function timeoutOfCode(code: string | undefined): 'connect' | 'read' | un
   return code !== undefined && Object.hasOwn(TIMEOUT_CODES, code) ? TIMEOUT_CODES[code] : undefined;
 }
 
+/**
+ * The `code` of an error, or of its direct `cause` when it has none of its own (the one prazo
+ * reports on an attempt: `errorCode`).
+ */
+export function codeOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  const cause = (error as { cause?: unknown }).cause;
+  if (typeof cause === 'object' && cause !== null) {
+    const inner = (cause as { code?: unknown }).code;
+    if (typeof inner === 'string') return inner;
+  }
+  return undefined;
+}
+
+/**
+ * A failed attempt's error, judged once: its {@link Classification}, its `code` ({@link codeOf})
+ * and the timeout that code reports ({@link timeoutOfCode}). The attempt step makes it; the steps
+ * above read it, never judge the error again.
+ */
+export interface ErrorVerdict {
+  readonly classification: Classification;
+  readonly code: string | undefined;
+  readonly timeout: 'connect' | 'read' | undefined;
+}
+
+/** Judges `error`, the failure of one attempt of a request that `context` describes. Never throws. */
+export function judgeError(error: unknown, context: ClassifyContext): ErrorVerdict {
+  let code: string | undefined;
+  try {
+    code = codeOf(error);
+  } catch {
+    // A hostile object (a throwing getter): no code.
+  }
+  return { classification: classify({ kind: 'error', error }, context), code, timeout: timeoutOfCode(code) };
+}
+
+/**
+ * A status no retry would change: below 400, or a failure the server decided on (404, 422 …), not
+ * one of {@link RETRYABLE_STATUSES}.
+ */
+export function isFinalStatus(status: number): boolean {
+  return status < 400 || !RETRYABLE_STATUSES.has(status);
+}
+
 /** Codes of failures before any byte of the request was sent (undici's and Node's), timeouts aside. */
 const CONNECT_CODES: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'connect-refused',

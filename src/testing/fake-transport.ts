@@ -4,7 +4,7 @@ import type {
   ResponseBody,
   Transport,
   TransportResponse,
-} from '../client/transport.js';
+} from '../transport/transport.js';
 
 /** One request seen by a {@link FakeTransport}, with the means to answer it. */
 export interface FakeExchange {

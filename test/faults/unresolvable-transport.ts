@@ -5,8 +5,8 @@
  * reached as usual. Plugged in through `dependency()`'s transport seam.
  */
 import type { LookupFunction } from 'node:net';
-import { createPoolTransport, type PoolTransportOptions } from '../../src/client/pool-transport.js';
-import type { Transport } from '../../src/client/transport.js';
+import { createPoolTransport, type PoolTransportOptions } from '../../src/transport/pool-transport.js';
+import type { Transport } from '../../src/transport/transport.js';
 
 /** A hostname under the reserved `.test` TLD; it is never sent to a resolver. */
 export const UNRESOLVABLE_HOST = 'unresolvable.prazo.test';

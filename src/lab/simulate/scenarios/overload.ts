@@ -1,6 +1,6 @@
 import { createAdmission } from '../../../admission/admission.js';
-import { ConcurrencyGate, normalizeConcurrencyOptions } from '../../../client/concurrency-gate.js';
 import { Deadline } from '../../../deadline/deadline.js';
+import { ConcurrencyGate, normalizeConcurrencyOptions } from '../../../engine/steps/concurrency-gate.js';
 import { LatencyHistogram } from '../../../latency/histogram.js';
 import { acceptedStatus, createAdaptiveThrottle } from '../../../policy/adaptive-throttle.js';
 import {

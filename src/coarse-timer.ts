@@ -1,0 +1,151 @@
+import type { Clock, Timer } from './clock.js';
+
+/** Something the {@link CoarseTimer} calls back once its `dueAt` has passed. */
+export interface TimerEntry {
+  /** Epoch ms at or after which {@link TimerEntry.onDue} runs. */
+  dueAt: number;
+  /** Called once, on the first tick at or after `dueAt`; the entry is already removed. */
+  onDue(nowMs: number): void;
+  /** Called when the dependency closes while the entry is pending: what it guards ends with `error`. */
+  onClose?(error: Error): void;
+  /**
+   * The timer's links while the entry waits (null otherwise): its own, not the entry's to touch. A
+   * class implementing this interface declares both, initialised to null, to keep one shape.
+   */
+  timerPrev?: TimerEntry | null;
+  timerNext?: TimerEntry | null;
+}
+
+/**
+ * Tick of the shared timer, in ms: the precision of per-attempt timeouts and hedge delays.
+ * undici's own request timeouts tick every ~500 ms, far too coarse for a 250 ms read timeout.
+ */
+export const COARSE_TICK_MS = 5;
+
+/**
+ * One timer shared by every in-flight attempt of a dependency, instead of one timer (and one
+ * closure) per request: entries join and leave a set (tens of ns each), and a single unref'd timer
+ * sweeps the set every {@link COARSE_TICK_MS} while it is not empty.
+ *
+ * Leaving the set never touches the timer: arming and clearing a Node timer costs microseconds
+ * (timer lists, a call into libuv), and at high concurrency the set empties and refills many times
+ * a tick. Instead the tick that finds the set empty does not re-arm, so an idle dependency holds no
+ * timer at most one tick after its last attempt ended.
+ *
+ * The entries form a list threaded through the entries themselves (`timerPrev`/`timerNext`), in
+ * the order they joined, rather than a `Set`: a `Set` churned by every attempt rehashes its table
+ * every few additions, and V8 links each outgrown table to its successor and leaves the entries in
+ * it. Once one table has reached the old generation, that chain keeps every attempt of every table
+ * since alive through young-generation collections, and promotes it (≈ 550 bytes a call, 13 % of
+ * the young generation surviving each scavenge at 8 or more calls in flight).
+ */
+export class CoarseTimer {
+  readonly #clock: Clock;
+  readonly #tickMs: number;
+  #head: TimerEntry | null = null;
+  #tail: TimerEntry | null = null;
+  #size = 0;
+  /** The entry the tick visits next (moved on when that entry leaves while another one fires). */
+  #cursor: TimerEntry | null = null;
+  #timer: Timer | undefined = undefined;
+  #armed = false;
+  readonly #tick = (): void => {
+    this.#armed = false;
+    if (this.#size !== 0) {
+      const now = this.#clock.now();
+      let entry = this.#head;
+      while (entry !== null) {
+        this.#cursor = entry.timerNext ?? null;
+        if (entry.dueAt <= now) {
+          this.#unlink(entry);
+          entry.onDue(now);
+        }
+        entry = this.#cursor;
+      }
+      this.#cursor = null;
+    }
+    if (this.#size !== 0 && !this.#armed) this.#arm();
+    else if (!this.#armed) this.#timer = undefined;
+  };
+
+  constructor(clock: Clock, tickMs: number = COARSE_TICK_MS) {
+    this.#clock = clock;
+    this.#tickMs = tickMs;
+  }
+
+  /** Number of entries waiting. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Adds (or keeps) `entry`; it fires on the first tick at or after its `dueAt`. */
+  add(entry: TimerEntry): void {
+    if (!this.#has(entry)) {
+      const tail = this.#tail;
+      entry.timerPrev = tail;
+      entry.timerNext = null;
+      if (tail === null) this.#head = entry;
+      else tail.timerNext = entry;
+      this.#tail = entry;
+      this.#size++;
+    }
+    if (!this.#armed) this.#arm();
+  }
+
+  /** Removes `entry` if present (the timer stops on its next tick if nothing is left). */
+  delete(entry: TimerEntry): void {
+    if (this.#has(entry)) this.#unlink(entry);
+  }
+
+  /** The entries waiting, for `close()` to cancel them. */
+  entries(): TimerEntry[] {
+    const list: TimerEntry[] = [];
+    for (let entry = this.#head; entry !== null; entry = entry.timerNext ?? null) list.push(entry);
+    return list;
+  }
+
+  /** Drops every entry without calling it and disarms the timer now. */
+  clear(): void {
+    for (const entry of this.entries()) {
+      entry.timerPrev = null;
+      entry.timerNext = null;
+    }
+    this.#head = null;
+    this.#tail = null;
+    this.#cursor = null;
+    this.#size = 0;
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#armed = false;
+  }
+
+  #has(entry: TimerEntry): boolean {
+    return (entry.timerPrev ?? null) !== null || this.#head === entry;
+  }
+
+  /** Takes a waiting `entry` out of the list; its links end null, holding nothing alive. */
+  #unlink(entry: TimerEntry): void {
+    const prev = entry.timerPrev ?? null;
+    const next = entry.timerNext ?? null;
+    if (this.#cursor === entry) this.#cursor = next;
+    if (prev === null) this.#head = next;
+    else prev.timerNext = next;
+    if (next === null) this.#tail = prev;
+    else next.timerPrev = prev;
+    entry.timerPrev = null;
+    entry.timerNext = null;
+    this.#size--;
+  }
+
+  #arm(): void {
+    this.#armed = true;
+    // Node's timers can be re-armed in place (no new Timeout object); a fake clock's cannot.
+    const timer = this.#timer as (Timer & { refresh?: () => unknown }) | undefined;
+    if (timer?.refresh !== undefined) {
+      timer.refresh();
+      return;
+    }
+    this.#timer = this.#clock.setTimeout(this.#tick, this.#tickMs);
+    this.#timer.unref();
+  }
+}

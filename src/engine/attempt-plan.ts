@@ -1,0 +1,108 @@
+import type { ErrorVerdict } from '../policy/classify.js';
+import type { AttemptKind } from '../wire/attempt-header.js';
+import type { Interruptible } from './call.js';
+
+/** An attempt of the call while it is in flight, as the steps above the attempt step see it. */
+export interface AttemptInFlight {
+  /** The instance's index in the balancer. */
+  readonly instance: number;
+  readonly origin: string;
+  /** Set when its outcome is known. */
+  readonly done: boolean;
+  abort(reason: unknown): void;
+}
+
+/**
+ * One attempt as the step that wants it hands it down to the attempt step: the retry step makes one
+ * per try (the try's first copy), the hedge step one per hedge copy. It says what to send (`kind`,
+ * the instance of a hedge copy) and is the handle on what was sent: the attempt step registers its
+ * attempt on it, so the step that made the plan can abort that attempt (even before it starts) and,
+ * once `next()` has settled, knows which instance it went to and, when it failed, how the attempt
+ * step judged its error (`failure`): the error is classified once, there, and read by the steps above.
+ *
+ * The copies of one try share their first copy's plan (`first`): the end of the try, which a hedge
+ * copy inherits, and whether one of them already won. The first copy's plan is also what the call
+ * waits on during the try: a cancellation interrupts it, which aborts both copies. One object per
+ * try on the usual path, and one more per hedge copy.
+ */
+export class AttemptPlan implements Interruptible {
+  readonly kind: AttemptKind;
+  /** The instance the attempt must use (a hedge copy's), or -1 for the attempt step's choice. */
+  readonly instance: number;
+  /** The try's first copy: this plan itself, or the one a hedge copy backs up. */
+  readonly first: AttemptPlan;
+  /** End of the try (epoch ms), set by its first attempt; a hedge copy ends with it. */
+  dueAt = 0;
+  /** The deadline, not the read timeout, sets {@link AttemptPlan.dueAt}. */
+  byDeadline = false;
+  /** Length of the try's bound, ms (for the timeout error's message). */
+  timeoutMs = 0;
+  /** An attempt of the try already gave the try's answer (the `won` of `attempt-end`). */
+  settled = false;
+  /** The attempt sent for this plan, once the attempt step has started it. */
+  attempt: AttemptInFlight | null = null;
+  /** How the attempt step judged the error this plan's attempt failed with (null until then, and on an answer). */
+  failure: ErrorVerdict | null = null;
+  /** The error judged in {@link AttemptPlan.failure}. */
+  #error: unknown = undefined;
+  /** (On the first copy's plan.) The hedge copy's plan, once the hedge step has made one. */
+  #copy: AttemptPlan | null = null;
+  #aborted = false;
+  #reason: unknown = undefined;
+
+  constructor(kind: AttemptKind, instance = -1, first: AttemptPlan | null = null) {
+    this.kind = kind;
+    this.instance = instance;
+    if (first === null) {
+      this.first = this;
+    } else {
+      this.first = first;
+      first.#copy = this;
+    }
+  }
+
+  /** (On the first copy's plan.) The try's attempt started last: the hedge copy's once it is sent. */
+  get lastSent(): AttemptInFlight | null {
+    return this.#copy?.attempt ?? this.attempt;
+  }
+
+  /** The attempt step judged `error`, the failure of this plan's attempt, as `verdict`. */
+  failed(error: unknown, verdict: ErrorVerdict): void {
+    this.#error = error;
+    this.failure = verdict;
+  }
+
+  /**
+   * (On the first copy's plan.) How the attempt step judged `error`, when it is what one copy of the
+   * try failed with (the try rejects with the error of either copy); null for any other error.
+   */
+  verdictOf(error: unknown): ErrorVerdict | null {
+    if (this.failure !== null && this.#error === error) return this.failure;
+    const copy = this.#copy;
+    if (copy !== null && copy.failure !== null && copy.#error === error) return copy.failure;
+    return null;
+  }
+
+  /** The attempt step started `attempt` for this plan. A plan aborted before that aborts it at once. */
+  sent(attempt: AttemptInFlight): void {
+    this.attempt = attempt;
+    if (this.#aborted) attempt.abort(this.#reason);
+  }
+
+  /** Aborts the plan's attempt with `reason` (no-op once it is done), or the attempt it will start. */
+  abort(reason: unknown): void {
+    const attempt = this.attempt;
+    if (attempt !== null) {
+      if (!attempt.done) attempt.abort(reason);
+      return;
+    }
+    this.#aborted = true;
+    this.#reason = reason;
+  }
+
+  /** The call was cancelled during the try: aborts every copy of it (this plan is the try's first). */
+  interrupt(reason: Error): void {
+    this.abort(reason);
+    this.#copy?.abort(reason);
+  }
+}

@@ -1,0 +1,262 @@
+import { withAmbientCriticality } from '../admission/criticality-context.js';
+import type { Clock } from '../clock.js';
+import type { Deadline } from '../deadline/deadline.js';
+import { InvalidOptionError } from '../errors.js';
+import type { ClassifyContext } from '../policy/classify.js';
+import { isHedgeSafe, isIdempotent } from '../policy/idempotency.js';
+import type { RequestBody } from '../transport/transport.js';
+import { ATTEMPT_HEADER } from '../wire/attempt-header.js';
+import { DEADLINE_HEADER } from '../wire/deadline-header.js';
+import type { AttemptRecord } from './response.js';
+
+/** Header values a caller may pass. */
+export type RequestHeaders = Record<string, string | readonly string[] | number | undefined>;
+
+/** One call of `dependency.request()`. */
+export interface RequestOptions {
+  /** @default 'GET' */
+  method?: string;
+  /** Path on the instance, starting with `/` (may carry a query string). */
+  path: string;
+  /** Query parameters appended to `path`. */
+  query?: Record<string, string | number | boolean | readonly (string | number | boolean)[] | undefined>;
+  headers?: RequestHeaders;
+  /** A string or bytes (replayable), or a stream (sent once, never retried or hedged). */
+  body?: RequestBody | null;
+  /**
+   * The call's deadline: the earlier of it and the ambient one wins (it can shorten the time a call
+   * gets, never lengthen it). Capped at now + `localMaxMs`. A `Deadline`, an object with an absolute
+   * `limitMs` (epoch ms), or a number: **milliseconds from now**, as in `Deadline.after(ms)`
+   * (`deadline: 200` gives the call at most 200 ms). A number above 2147483647 (an epoch instant
+   * passed by mistake) is refused.
+   * @throws {InvalidOptionError} (`deadline`) for anything else: a string, NaN, a `Date` …
+   */
+  deadline?: Deadline | { readonly limitMs: number } | number;
+  /** Cancels the call (the error is `CANCELLED`, distinct from `DEADLINE_EXCEEDED`). */
+  signal?: AbortSignal | null;
+  /**
+   * Overrides the method rule for retries (GET/HEAD/OPTIONS/PUT/DELETE, or an `Idempotency-Key`).
+   * `false` also forbids hedging; `true` does not allow it: only GET/HEAD/OPTIONS or a request
+   * carrying an `Idempotency-Key` is hedged (two copies in flight at once).
+   */
+  idempotent?: boolean;
+}
+
+/** Largest `deadline` in ms from now a call accepts (Node's longest timer, ≈ 24.8 days). */
+export const MAX_DEADLINE_FROM_NOW_MS = 2_147_483_647;
+
+export type { DependencyResponse } from './response.js';
+
+/**
+ * What a call may be waiting on — a try's attempts, a retry delay, a place in the concurrency
+ * queue, the first set of origins — which the caller's cancellation or the dependency's `close()`
+ * interrupts. The step that waits registers it on the call for as long as it waits.
+ */
+export interface Interruptible {
+  /** Ends the wait now: attempts are aborted with `reason`, a delay or queue ends early. */
+  interrupt(reason: Error): void;
+}
+
+const OWN_HEADERS = new Set([DEADLINE_HEADER, ATTEMPT_HEADER]);
+
+/**
+ * One call as it moves through the steps: the request (read-only), its deadline, its history
+ * (attempts, tries, requeues, the instances that failed) and its cancellation (the error, and what
+ * it must interrupt). One object per call, fixed shape. The state of one try is not here: the retry
+ * and hedge steps hand it down to the attempt step as an `AttemptPlan` (`attempt-plan.ts`).
+ */
+export class Call {
+  readonly id: number;
+  readonly method: string;
+  readonly path: string;
+  /** The caller's headers as a flat `[name, value, …]` list (prazo's own removed), or null. */
+  readonly headerPairs: string[] | null;
+  readonly body: RequestBody | undefined;
+  readonly idempotent: boolean;
+  /** Two copies may be in flight at once: idempotent, and a safe method or an `Idempotency-Key`. */
+  readonly hedgeSafe: boolean;
+  /** The body can be sent again (absent, string or bytes). */
+  readonly replayable: boolean;
+  readonly explicitLimitMs: number | undefined;
+  readonly signal: AbortSignal | undefined;
+
+  /** Absolute limit of the call, epoch ms, and its header form. */
+  limitMs = 0;
+  limitHeader = '';
+  startMs = 0;
+  readonly attempts: AttemptRecord[] = [];
+  /** Attempts sent, hedges included. */
+  attemptCount = 0;
+  /** Tries of the retry loop (a hedged try counts once; a requeue does not count). */
+  tries = 0;
+  /** Never-written attempts sent again to another instance (see `steps/requeue.ts`). */
+  requeues = 0;
+  /**
+   * Instances whose attempts failed in this call, oldest first (null until one fails): a retry or a
+   * requeue prefers an instance that is up and not among them (`Balancer.pickRetry`).
+   */
+  failedOn: number[] | null = null;
+  /** Set when the caller cancelled (or the dependency closed): the error every step rethrows. */
+  cancelled: Error | null = null;
+  /** What the call waits on now (a try, a delay, a queue), for a cancellation to interrupt; or null. */
+  waitingOn: Interruptible | null = null;
+
+  /**
+   * Reads and checks the caller's options: every unusable one throws `INVALID_OPTION` naming it,
+   * none is ignored. `clock` turns a `deadline` in ms from now into an instant.
+   */
+  constructor(id: number, options: RequestOptions, clock: Clock) {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidOptionError('request', 'an object with a path', options);
+    checkKnownOptions(options);
+    this.id = id;
+    const method = options.method === undefined ? 'GET' : options.method;
+    if (typeof method !== 'string' || !/^[A-Za-z]+$/.test(method))
+      throw new InvalidOptionError('method', 'an HTTP method name', method);
+    this.method = method === 'GET' || method === 'POST' ? method : method.toUpperCase();
+    const path = options.path;
+    if (typeof path !== 'string' || path.charCodeAt(0) !== 47 /* / */)
+      throw new InvalidOptionError('path', 'a string starting with "/"', path);
+    this.path = options.query === undefined ? path : withQuery(path, options.query);
+    const headers = options.headers;
+    // The ambient criticality (x-criticality) travels like the deadline.
+    this.headerPairs = withAmbientCriticality(headers === undefined ? null : flattenHeaders(headers));
+    const body = options.body ?? undefined;
+    if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array) && !isStream(body))
+      throw new InvalidOptionError(
+        'body',
+        'a string, bytes or a stream (serialise objects first, e.g. JSON.stringify)',
+        body,
+      );
+    this.body = body;
+    this.replayable = body === undefined || typeof body === 'string' || body instanceof Uint8Array;
+    if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean')
+      throw new InvalidOptionError('idempotent', 'true or false', options.idempotent);
+    this.idempotent =
+      options.idempotent !== undefined
+        ? options.idempotent === true
+        : this.method === 'GET' || this.method === 'HEAD' || isIdempotent(this.method, headers as never);
+    this.hedgeSafe =
+      this.idempotent &&
+      (this.method === 'GET' || this.method === 'HEAD' || isHedgeSafe(this.method, headers as never));
+    const deadline = options.deadline;
+    this.explicitLimitMs = deadline === undefined ? undefined : limitOf(deadline, clock);
+    const signal = options.signal ?? undefined;
+    if (signal !== undefined && (typeof signal !== 'object' || typeof signal.aborted !== 'boolean'))
+      throw new InvalidOptionError('signal', 'an AbortSignal', signal);
+    this.signal = signal;
+  }
+
+  /** Whether the call may be hedged: safe to have twice in flight, and replayable. */
+  get hedgeable(): boolean {
+    return this.hedgeSafe && this.replayable;
+  }
+
+  /** What the classification of the call's failures needs to know about its request, at `nowMs`. */
+  classifyContext(nowMs: number): ClassifyContext {
+    return { idempotent: this.idempotent, replayable: this.replayable, nowMs };
+  }
+
+  /** Notes that an attempt on `instance` failed (once per instance). */
+  noteFailure(instance: number): void {
+    const list = this.failedOn;
+    if (list === null) this.failedOn = [instance];
+    else if (!list.includes(instance)) list.push(instance);
+  }
+
+  /**
+   * The caller cancelled the call with `error`: every step rethrows it from now on, and what the
+   * call waits on is interrupted.
+   */
+  cancel(error: Error): void {
+    this.cancelled = error;
+    this.waitingOn?.interrupt(error);
+  }
+}
+
+/** Option names of {@link RequestOptions}; anything else is refused rather than ignored. */
+function checkKnownOptions(options: RequestOptions): void {
+  // A for-in over the caller's two or three keys costs ≈ 10 ns; a typo such as `timeout: 500` would
+  // otherwise run silently with the defaults.
+  for (const name in options) {
+    switch (name) {
+      case 'method':
+      case 'path':
+      case 'query':
+      case 'headers':
+      case 'body':
+      case 'deadline':
+      case 'signal':
+      case 'idempotent':
+        break;
+      default:
+        if ((options as unknown as Record<string, unknown>)[name] !== undefined)
+          throw new InvalidOptionError(
+            name,
+            'absent: request() takes method, path, query, headers, body, deadline, signal, idempotent',
+            (options as unknown as Record<string, unknown>)[name],
+          );
+    }
+  }
+}
+
+/** The absolute limit (epoch ms) of a `deadline` option. */
+function limitOf(deadline: NonNullable<RequestOptions['deadline']>, clock: Clock): number {
+  if (typeof deadline === 'number') {
+    if (Number.isFinite(deadline) && deadline <= MAX_DEADLINE_FROM_NOW_MS) return clock.now() + deadline;
+  } else if (typeof deadline === 'object' && deadline !== null) {
+    const limitMs = deadline.limitMs;
+    if (typeof limitMs === 'number' && Number.isFinite(limitMs)) return limitMs;
+    throw new InvalidOptionError('deadline.limitMs', 'a finite number (epoch ms)', limitMs);
+  }
+  throw new InvalidOptionError(
+    'deadline',
+    `a Deadline, { limitMs } (epoch ms) or a number of ms from now (≤ ${MAX_DEADLINE_FROM_NOW_MS})`,
+    deadline,
+  );
+}
+
+function isStream(body: object): boolean {
+  return typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function';
+}
+
+function flattenHeaders(headers: RequestHeaders): string[] {
+  if (typeof headers !== 'object' || headers === null)
+    throw new InvalidOptionError('headers', 'an object of header names to values', headers);
+  const pairs: string[] = [];
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (OWN_HEADERS.has(name.toLowerCase())) continue; // prazo sets these itself, per attempt
+    if (Array.isArray(value)) for (const v of value) pairs.push(name, scalar(`headers.${name}`, v, false));
+    else pairs.push(name, scalar(`headers.${name}`, value, false));
+  }
+  return pairs;
+}
+
+/** A header or query value as text; an object (`[object Object]` on the wire) is refused. */
+function scalar(option: string, value: unknown, booleans: boolean): string {
+  const type = typeof value;
+  if (type === 'string') return value as string;
+  if (type === 'number' || (booleans && type === 'boolean')) return String(value);
+  throw new InvalidOptionError(
+    option,
+    booleans ? 'a string, number or boolean' : 'a string or number',
+    value,
+  );
+}
+
+function withQuery(path: string, query: NonNullable<RequestOptions['query']>): string {
+  if (typeof query !== 'object' || query === null)
+    throw new InvalidOptionError('query', 'an object of parameter names to values', query);
+  const params = new URLSearchParams();
+  for (const name of Object.keys(query)) {
+    const value = query[name];
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) params.append(name, scalar(`query.${name}`, v, true));
+    else params.append(name, scalar(`query.${name}`, value, true));
+  }
+  const text = params.toString();
+  if (text === '') return path;
+  return path + (path.includes('?') ? '&' : '?') + text;
+}

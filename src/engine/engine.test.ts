@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { type DependencyOptions, normalizeDependencyOptions } from '../client/options.js';
+import { isPrazoError } from '../errors.js';
+import { calibrateTimeout } from '../policy/calibrate.js';
+import { createFakeClock } from '../testing/fake-clock.js';
+import { createFakeTransport, type FakeTransport } from '../testing/fake-transport.js';
+import { settle, TEST_START_MS } from '../testing/test-dependency.js';
+import { Call } from './call.js';
+import { createEngine } from './engine.js';
+
+const ORIGINS = ['http://10.0.0.1:8080', 'http://10.0.0.2:8080'];
+
+function setup(options: Partial<DependencyOptions> = {}, onOpen?: () => void) {
+  const clock = createFakeClock(TEST_START_MS);
+  const o = normalizeDependencyOptions({
+    name: 'inventory',
+    origins: ORIGINS,
+    latency: { p99Ms: 100, p95Ms: 50 },
+    userDeadlineMs: 1_000,
+    clock,
+    random: () => 0.5,
+    ...options,
+  });
+  const initial = calibrateTimeout({ p99Ms: 100, userDeadlineMs: 1_000, attempts: o.attempts });
+  let transport: FakeTransport | undefined;
+  const engine = createEngine(o, initial, () => {
+    onOpen?.();
+    transport = createFakeTransport(o.origins, (exchange) => exchange.respond(200, {}, 'ok'));
+    return transport;
+  });
+  return { clock, engine, transport: transport!, initial };
+}
+
+describe('the engine of a dependency', () => {
+  it('sends a call through its steps to the transport, with the deadline and attempt headers', async () => {
+    const { clock, engine, transport } = setup();
+    const response = await engine.send(new Call(1, { path: '/stock/42' }, clock));
+    expect(response.status).toBe(200);
+    expect(await response.body.text()).toBe('ok');
+    expect(transport.exchanges).toHaveLength(1);
+    expect(transport.exchanges[0]!.headers['x-deadline-epoch-ms']).toBe(String(TEST_START_MS + 1_000));
+    expect(transport.exchanges[0]!.headers['x-prazo-attempt']).toBe('1;kind=original');
+    expect(response.attempts).toEqual([expect.objectContaining({ attempt: 1, outcome: 'success' })]);
+    await engine.close();
+  });
+
+  it('puts the initial policy in force and announces a new one to the policy listeners', async () => {
+    const { engine, initial } = setup();
+    expect(engine.policy()).toMatchObject({ connectMs: initial.connectMs, readMs: initial.readMs });
+    const seen: number[] = [];
+    engine.ctx.events.on('policy', (event) => seen.push(event.policy.readMs));
+    engine.setPolicy({ ...initial, readMs: 300 });
+    expect(engine.ctx.policy.readMs).toBe(300);
+    expect(Object.isFrozen(engine.ctx.policy)).toBe(true);
+    expect(seen).toEqual([300]);
+    await engine.close();
+  });
+
+  it('rejects a call sent after close with CANCELLED and closes its transport', async () => {
+    const { clock, engine, transport } = setup();
+    await engine.close();
+    expect(transport.closed).toBe(true);
+    const { error } = await settle(engine.send(new Call(1, { path: '/' }, clock)));
+    expect(isPrazoError(error, 'CANCELLED')).toBe(true);
+    expect(transport.exchanges).toHaveLength(0);
+  });
+
+  it('opens no transport when the retry budget options are unusable', () => {
+    let opened = 0;
+    expect(() =>
+      setup({ retryBudget: { maxRatio: -1 } }, () => {
+        opened++;
+      }),
+    ).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
+    expect(opened).toBe(0);
+  });
+
+  it('reports every instance, and the origins it sends to', async () => {
+    const { engine } = setup();
+    expect(engine.instances().map((instance) => instance.origin)).toEqual(ORIGINS);
+    expect(engine.origins).toEqual(ORIGINS);
+    expect(engine.gate).toBeNull();
+    expect(engine.throttle).toBeNull();
+    await engine.close();
+  });
+});

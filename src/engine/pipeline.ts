@@ -1,0 +1,78 @@
+import type { Balancer } from '../balancer/balancer.js';
+import type { Clock } from '../clock.js';
+import type { CoarseTimer } from '../coarse-timer.js';
+import type { CalibratedPolicy } from '../policy/calibrate.js';
+import type { RetryBudget } from '../policy/retry-budget.js';
+import type { Transport } from '../transport/transport.js';
+import type { AttemptPlan } from './attempt-plan.js';
+import type { Call, DependencyResponse } from './call.js';
+import type { EventHub } from './events.js';
+import type { LiveLatency } from './live-latency.js';
+import type { ConcurrencyGate } from './steps/concurrency-gate.js';
+import type { NormalizedRequeueOptions } from './steps/requeue.js';
+
+/** Sends a call (or one try of it) and resolves with the response. */
+export type Handler = (call: Call) => Promise<DependencyResponse>;
+
+/** One concern of the client, wrapped around the rest: `(next) => (call) => Promise<response>`. */
+export type Step = (next: Handler) => Handler;
+
+/**
+ * Sends one attempt of a try, as `plan` says, and resolves with what the try answers. Below the
+ * retry step, per-try state travels in `plan`, handed down by the step that owns it, never on the call.
+ */
+export type TryHandler = (call: Call, plan: AttemptPlan) => Promise<DependencyResponse>;
+
+/** A concern of one try (the hedge), wrapped around the attempt step. */
+export type TryStep = (next: TryHandler) => TryHandler;
+
+/** What the steps of one dependency share. `policy` is replaced whole, never mutated. */
+export interface DependencyContext {
+  readonly name: string;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly transport: Transport;
+  /** Chooses the instance of every attempt and learns from its outcome (`src/balancer/`). */
+  readonly balancer: Balancer;
+  /**
+   * The index of the only instance while the fleet has one, else -1: the attempt step then skips
+   * the balancer (nothing to choose, nothing to eject). Kept by {@link DependencyContext.setOrigins}.
+   */
+  sole: number;
+  /** Requeues of never-written attempts, or false. */
+  readonly requeue: NormalizedRequeueOptions | false;
+  /** The requeue budget (its own, apart from the retry budget). */
+  readonly requeueBudget: RetryBudget;
+  /**
+   * Makes the fleet `origins` (normalised origins): the balancer gets the new set, added instances
+   * enter in slow start, removed ones drain (`instance-drained` says when the last call ended).
+   * The transport must already know the added origins.
+   */
+  setOrigins(origins: readonly string[]): void;
+  readonly timer: CoarseTimer;
+  readonly events: EventHub;
+  readonly budget: RetryBudget;
+  readonly live: LiveLatency;
+  /** Connect/read timeouts and attempts in force (swapped atomically by `setPolicy`). */
+  policy: CalibratedPolicy;
+  readonly hedge: { at: 'p95' | number } | false;
+  /** The adaptive concurrency limit's slots, or null when `concurrency` is off. */
+  readonly concurrency: ConcurrencyGate | null;
+  readonly userDeadlineMs: number;
+  readonly localMaxMs: number;
+  /** Calls waiting out a retry delay (woken by `close()`). */
+  readonly sleepers: Set<Call>;
+  /** Set by `close()`. */
+  closed: boolean;
+}
+
+/**
+ * Wraps `last` in `steps`, the first step outermost. The order of a call is written once, here
+ * and in `engine.ts`, nowhere else: the call's steps, then the retry step (a {@link Handler}
+ * made of a {@link TryHandler}), then the try's steps down to the attempt.
+ */
+export function compose(steps: readonly Step[], last: Handler): Handler {
+  let handler = last;
+  for (let i = steps.length - 1; i >= 0; i--) handler = steps[i]!(handler);
+  return handler;
+}

@@ -1,0 +1,78 @@
+import { DeadlineInsufficientError } from '../../errors.js';
+import type { Call, DependencyResponse } from '../call.js';
+import { withHistory } from '../history.js';
+import type { DependencyContext, Step } from '../pipeline.js';
+
+/**
+ * Bootstrap probes a dependency may have in flight at once while its p99 is only a starting guess.
+ * One is enough to learn (a sequential caller sends every call) and bounds what a wrong guess can
+ * cost a dependency that really is slow: one call at a time, each cut at its deadline.
+ */
+export const BOOTSTRAP_PROBES_IN_FLIGHT = 1;
+
+/**
+ * The pre-call check. A call whose remaining deadline cannot hold the dependency's p99 fails at once
+ * with `DEADLINE_INSUFFICIENT`, the dependency untouched; it is counted by the retry budget as
+ * *refused* (`recordRefused`), never as an original, and the `fast-fail` event says
+ * `beforeAttempt: true`.
+ *
+ * **Bootstrap.** While the p99 in force is a starting value (`latency: 'auto'`, or the live window
+ * thinned out to fewer healthy samples than `liveMinSamples`), it is a guess, not a measurement, and
+ * a guess alone must not refuse every call — else no call goes out, no sample is recorded, and the
+ * guess never changes. So a call that does not fit the guess is still sent as a *probe* when fewer
+ * than {@link BOOTSTRAP_PROBES_IN_FLIGHT} probes are in flight and some time is left: it gets one
+ * attempt bounded by its deadline, and its latency feeds the window. A measured p99 (a static profile,
+ * or the live window) is never probed past; but before refusing, the step re-reads the window when
+ * its last reading is older than `liveRefreshMs` (nothing else would, since a refused call records
+ * nothing), so a p99 measured in a slow period gives way to the starting value once it ages out.
+ *
+ * @see The source article, "falhar rápido antes da chamada"; DESIGN.md §7.
+ */
+export function admitStep(ctx: DependencyContext): Step {
+  let probes = 0;
+  const probeDone = (): void => {
+    probes--;
+  };
+  return (next) => (call) => {
+    const now = ctx.clock.now();
+    const remaining = call.limitMs - now;
+    if (remaining >= ctx.live.p99Ms) return next(call);
+    // The refusal path only: a reading of the window that no recorded attempt would trigger.
+    ctx.live.refreshIfDue(now);
+    const required = ctx.live.p99Ms;
+    if (remaining >= required) return next(call);
+    if (remaining > 0 && ctx.live.p99Source === 'start' && probes < BOOTSTRAP_PROBES_IN_FLIGHT) {
+      probes++;
+      let sent: Promise<DependencyResponse>;
+      try {
+        sent = next(call);
+      } catch (error) {
+        probes--;
+        throw error;
+      }
+      sent.then(probeDone, probeDone);
+      return sent;
+    }
+    return refuse(ctx, call, remaining, required);
+  };
+}
+
+function refuse(
+  ctx: DependencyContext,
+  call: Call,
+  remainingMs: number,
+  requiredMs: number,
+): Promise<DependencyResponse> {
+  ctx.budget.recordRefused?.();
+  if (ctx.events.has('fast-fail'))
+    ctx.events.emit('fast-fail', {
+      dependency: ctx.name,
+      requestId: call.id,
+      remainingMs,
+      requiredMs,
+      beforeAttempt: true,
+    });
+  return Promise.reject(
+    withHistory(new DeadlineInsufficientError(ctx.name, remainingMs, requiredMs), call, ctx.name),
+  );
+}

@@ -1,0 +1,294 @@
+import type { TimerEntry } from '../../coarse-timer.js';
+import {
+  AttemptAbandonedError,
+  DeadlineExceededError,
+  ReadTimeoutError,
+  RequestFailedError,
+} from '../../errors.js';
+import { isFinalStatus, judgeError } from '../../policy/classify.js';
+import type { AbortLike, AbortListener, OutgoingRequest, RequestBody } from '../../transport/transport.js';
+import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../wire/attempt-header.js';
+import { DEADLINE_HEADER } from '../../wire/deadline-header.js';
+import type { AttemptInFlight, AttemptPlan } from '../attempt-plan.js';
+import type { Call, DependencyResponse } from '../call.js';
+import { instanceOutcomeOfAttempt } from '../instance-report.js';
+import type { DependencyContext, TryHandler } from '../pipeline.js';
+import { guardBody } from './body-deadline.js';
+
+const NONE_FAILED: readonly number[] = Object.freeze([]);
+
+/**
+ * One attempt in flight. It is at once the request handed to the transport, the signal that
+ * aborts it (an `AbortSignal` costs microseconds to create and to listen to; undici only needs
+ * `aborted`, `reason` and one listener) and the entry of the shared coarse timer that enforces its
+ * timeout: one object per attempt.
+ */
+export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptInFlight {
+  aborted = false;
+  reason: unknown = undefined;
+  dueAt = 0;
+  /** The deadline, not the read timeout, ends this attempt. */
+  byDeadline = false;
+  timeoutMs = 0;
+  done = false;
+  timerPrev: TimerEntry | null = null;
+  timerNext: TimerEntry | null = null;
+  readonly call: Call;
+  readonly instance: number;
+  readonly kind: AttemptKind;
+  readonly number: number;
+  readonly startMs: number;
+  readonly origin: string;
+  readonly method: string;
+  readonly path: string;
+  readonly headers: string[];
+  readonly body: RequestBody | undefined;
+  #listener: AbortListener | null = null;
+
+  constructor(
+    call: Call,
+    instance: number,
+    origin: string,
+    headers: string[],
+    kind: AttemptKind,
+    number: number,
+    startMs: number,
+  ) {
+    this.call = call;
+    this.instance = instance;
+    this.origin = origin;
+    this.method = call.method;
+    this.path = call.path;
+    this.headers = headers;
+    this.body = call.body;
+    this.kind = kind;
+    this.number = number;
+    this.startMs = startMs;
+  }
+
+  addEventListener(_type: 'abort', listener: AbortListener): void {
+    this.#listener = listener;
+  }
+
+  removeEventListener(_type: 'abort', listener: AbortListener): void {
+    if (this.#listener === listener) this.#listener = null;
+  }
+
+  /** Aborts the attempt with `reason` (the error its transport promise rejects with). */
+  abort(reason: unknown): void {
+    if (this.aborted || this.done) return;
+    this.aborted = true;
+    this.reason = reason;
+    const listener = this.#listener;
+    this.#listener = null;
+    if (typeof listener === 'function') listener();
+    else if (listener !== null) listener.handleEvent();
+  }
+
+  /** The shared timer says time is up. */
+  /** The dependency closed during the attempt: the call ends with `error`. */
+  onClose(error: Error): void {
+    if (this.call.cancelled === null) this.call.cancelled = error;
+    this.abort(error);
+  }
+
+  onDue(): void {
+    this.abort(
+      this.byDeadline
+        ? new DeadlineExceededError(`Deadline exceeded after ${this.timeoutMs} ms of attempt ${this.number}.`)
+        : new ReadTimeoutError(
+            `No answer within the ${this.timeoutMs} ms read timeout (attempt ${this.number}).`,
+            {
+              timeoutMs: this.timeoutMs,
+            },
+          ),
+    );
+  }
+}
+
+/** Shared reason for losing hedge copies: nobody reads its stack, and `new Error()` costs ~4 µs. */
+export const HEDGE_LOST = new AttemptAbandonedError('Another copy of the request answered first.');
+
+/**
+ * The last step: sends the attempt `plan` asks for and resolves (or rejects) with its own outcome.
+ * It chooses the instance (the balancer: `pick` for an original, `pickRetry` after a failure; a
+ * hedge copy's plan names its instance), bounds the attempt by min(read timeout, remaining deadline)
+ * on the shared timer (a hedge copy shares the end of the try it backs up, kept on the try's first
+ * plan), registers the attempt on its plan (the abort handle of the step that made the plan), sends
+ * the deadline and attempt headers, records the latency in the live window and reports the attempt,
+ * to the events and to the balancer (outcome and latency). A failure is judged here, once
+ * (`judgeError`), and the verdict is left on the plan for the steps above (`plan.failure`).
+ */
+export function attemptHandler(ctx: DependencyContext): TryHandler {
+  return (call, plan) => runAttempt(ctx, call, plan);
+}
+
+async function runAttempt(
+  ctx: DependencyContext,
+  call: Call,
+  plan: AttemptPlan,
+): Promise<DependencyResponse> {
+  const clock = ctx.clock;
+  const now = clock.now();
+  const kind = plan.kind;
+  const balancer = ctx.balancer;
+  let instance = plan.instance;
+  let picked = true;
+  // A hedge copy's plan names its instance (the hedge step chose it with the balancer).
+  if (instance === -1) {
+    if (ctx.sole !== -1) {
+      // One instance: nothing to choose and nothing to eject; the balancer is skipped.
+      instance = ctx.sole;
+      picked = false;
+    } else {
+      instance =
+        kind === 'original' ? balancer.pick(now) : balancer.pickRetry(call.failedOn ?? NONE_FAILED, now);
+      if (instance === -1) {
+        const error = new RequestFailedError(`${ctx.name}: no instance left in the fleet.`, {
+          phase: 'connect',
+        });
+        plan.failed(error, judgeError(error, call.classifyContext(now)));
+        throw error;
+      }
+    }
+  }
+  const number = ++call.attemptCount;
+  const origin = balancer.origin(instance)!;
+  const own = [DEADLINE_HEADER, call.limitHeader, ATTEMPT_HEADER, attemptHeaderValue(number, kind)];
+  const headers = call.headerPairs === null ? own : own.concat(call.headerPairs);
+  if (ctx.events.has('attempt-headers'))
+    ctx.events.emit('attempt-headers', {
+      dependency: ctx.name,
+      requestId: call.id,
+      attempt: number,
+      kind,
+      method: call.method,
+      instance: origin,
+      path: call.path,
+      headers,
+    });
+  const attempt = new Attempt(call, instance, origin, headers, kind, number, now);
+  const first = plan.first;
+  if (kind === 'hedge') {
+    attempt.dueAt = first.dueAt;
+    attempt.byDeadline = first.byDeadline;
+    attempt.timeoutMs = first.timeoutMs;
+  } else {
+    const readMs = ctx.policy.readMs;
+    const remaining = call.limitMs - now;
+    if (remaining <= readMs) {
+      attempt.timeoutMs = Math.max(remaining, 1);
+      attempt.byDeadline = true;
+    } else {
+      attempt.timeoutMs = readMs;
+    }
+    attempt.dueAt = now + attempt.timeoutMs;
+    first.dueAt = attempt.dueAt;
+    first.byDeadline = attempt.byDeadline;
+    first.timeoutMs = attempt.timeoutMs;
+  }
+  ctx.timer.add(attempt);
+  plan.sent(attempt);
+  const events = ctx.events;
+  if (events.has('attempt-start')) {
+    events.emit('attempt-start', {
+      dependency: ctx.name,
+      requestId: call.id,
+      attempt: number,
+      kind,
+      instance: origin,
+    });
+  }
+  try {
+    const res = await ctx.transport.send(attempt, attempt);
+    const end = clock.now();
+    attempt.done = true;
+    ctx.timer.delete(attempt);
+    const status = res.statusCode;
+    const durationMs = end - now;
+    ctx.live.record(durationMs, status >= 500, end);
+    if (picked)
+      balancer.finished(
+        instance,
+        instanceOutcomeOfAttempt(status, null, undefined, false, false),
+        durationMs,
+        end,
+      );
+    // "success" means "final": below 400, or a status no retry would change (404, 422 …).
+    const success = isFinalStatus(status);
+    if (!success) call.noteFailure(instance);
+    const won = success && !first.settled;
+    if (won) first.settled = true;
+    call.attempts.push({
+      attempt: number,
+      instance: origin,
+      kind,
+      phase: 'response',
+      durationMs,
+      outcome: success ? 'success' : 'failure',
+      status,
+    });
+    if (events.has('attempt-end')) {
+      events.emit('attempt-end', {
+        dependency: ctx.name,
+        requestId: call.id,
+        attempt: number,
+        kind,
+        instance: origin,
+        durationMs,
+        outcome: success ? 'success' : 'failure',
+        status,
+        phase: 'response',
+        won,
+      });
+    }
+    guardBody(ctx, call, res.body);
+    return { status, headers: res.headers, body: res.body, attempts: call.attempts };
+  } catch (error) {
+    const end = clock.now();
+    attempt.done = true;
+    ctx.timer.delete(attempt);
+    const durationMs = end - now;
+    const abandoned =
+      error instanceof AttemptAbandonedError || (call.cancelled !== null && error === call.cancelled);
+    const verdict = judgeError(error, call.classifyContext(end));
+    plan.failed(error, verdict);
+    const classification = verdict.classification;
+    const errorCode = verdict.code;
+    const timeout = verdict.timeout;
+    if (picked)
+      balancer.finished(
+        instance,
+        instanceOutcomeOfAttempt(0, classification, timeout, abandoned, attempt.byDeadline),
+        durationMs,
+        end,
+      );
+    if (!abandoned) {
+      call.noteFailure(instance);
+      // A timeout cut by prazo says nothing about the latency distribution, only that it failed.
+      ctx.live.record(undefined, true, end);
+    }
+    const record: AttemptRecordDraft = {
+      attempt: number,
+      instance: origin,
+      kind,
+      phase: classification.phase,
+      durationMs,
+      outcome: abandoned ? 'aborted' : 'failure',
+    };
+    if (errorCode !== undefined) record.errorCode = errorCode;
+    call.attempts.push(record);
+    if (events.has('attempt-end')) {
+      events.emit('attempt-end', {
+        ...record,
+        dependency: ctx.name,
+        requestId: call.id,
+        ...(timeout === undefined ? {} : { timeout }),
+        won: false,
+      });
+    }
+    throw error;
+  }
+}
+
+type AttemptRecordDraft = DependencyResponse['attempts'][number] & { errorCode?: string };

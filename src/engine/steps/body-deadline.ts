@@ -1,0 +1,39 @@
+import type { TimerEntry } from '../../coarse-timer.js';
+import { DeadlineExceededError } from '../../errors.js';
+import { IncomingBody } from '../../transport/incoming-body.js';
+import type { Call } from '../call.js';
+import type { DependencyContext } from '../pipeline.js';
+import type { ResponseBody } from '../response.js';
+
+/**
+ * Holds a response body to the call's deadline. The attempt's timer stops at the response headers,
+ * but the connection stays taken until the body has been read: a body that drips (or a caller that
+ * never reads it) would hold it past the deadline, which is exactly what a deadline is for. At the
+ * deadline the body is destroyed with `DEADLINE_EXCEEDED` — the caller's read rejects, and the
+ * connection is released. The body leaves the shared timer as soon as it ends or fails (no listener,
+ * no closure). Bodies of other transports (a test's fake) hold no connection and are not guarded.
+ */
+export function guardBody(ctx: DependencyContext, call: Call, body: ResponseBody): void {
+  if (body instanceof IncomingBody) body.watch(ctx.timer, new BodyDeadline(ctx.name, call.limitMs, body));
+}
+
+/** The shared-timer entry that destroys a body still open at the call's deadline. */
+class BodyDeadline implements TimerEntry {
+  readonly dueAt: number;
+  timerPrev: TimerEntry | null = null;
+  timerNext: TimerEntry | null = null;
+  readonly #name: string;
+  readonly #body: IncomingBody;
+
+  constructor(name: string, dueAt: number, body: IncomingBody) {
+    this.#name = name;
+    this.dueAt = dueAt;
+    this.#body = body;
+  }
+
+  onDue(): void {
+    this.#body.destroy(
+      new DeadlineExceededError(`Deadline exceeded while reading the response body of ${this.#name}.`),
+    );
+  }
+}

@@ -1,0 +1,106 @@
+import { getEventListeners } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { dependency } from '../../client/dependency.js';
+import { isPrazoError } from '../../errors.js';
+import { createFakeClock } from '../../testing/fake-clock.js';
+import { createFakeTransport, type FakeTransport } from '../../testing/fake-transport.js';
+import { advance, createTestDependency, settle, TEST_START_MS } from '../../testing/test-dependency.js';
+
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function setup() {
+  let transport: FakeTransport | undefined;
+  const dep = dependency(
+    {
+      name: 'inventory',
+      origins: ['http://10.0.0.1:80', 'http://10.0.0.2:80'],
+      latency: { p99Ms: 100 },
+      userDeadlineMs: 1_000,
+      clock: createFakeClock(1_800_000_000_000),
+    },
+    {
+      transport: (o) => {
+        transport = createFakeTransport(o.origins);
+        return transport;
+      },
+    },
+  );
+  return { dep, transport: transport! };
+}
+
+describe('the caller signal', () => {
+  it('is followed through one abort listener however many calls share it, gone when the last settles', async () => {
+    const { dep, transport } = setup();
+    const shutdown = new AbortController();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    const calls = Array.from({ length: 64 }, () => dep.request({ path: '/', signal: shutdown.signal }));
+    await flush();
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(1);
+    for (const exchange of transport.pending()) exchange.respond(200);
+    await Promise.all(calls);
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+    await flush();
+    process.off('warning', onWarning);
+    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    await dep.close();
+  });
+
+  it('cancels every call sharing it when it aborts, each with CANCELLED', async () => {
+    const { dep } = setup();
+    const shutdown = new AbortController();
+    const calls = Array.from({ length: 20 }, () =>
+      dep.request({ path: '/', signal: shutdown.signal }).then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+    );
+    await flush();
+    shutdown.abort(new Error('shutting down'));
+    const errors = await Promise.all(calls);
+    expect(errors.every((error) => isPrazoError(error, 'CANCELLED'))).toBe(true);
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+    await dep.close();
+  });
+
+  it('a call that settles leaves the others following the signal', async () => {
+    const { dep, transport } = setup();
+    const shutdown = new AbortController();
+    const first = dep.request({ path: '/a', signal: shutdown.signal });
+    const second = dep.request({ path: '/b', signal: shutdown.signal }).catch((error: unknown) => error);
+    await flush();
+    transport
+      .pending()
+      .find((exchange) => exchange.path === '/a')!
+      .respond(200);
+    await first;
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(1);
+    shutdown.abort();
+    expect(isPrazoError(await second, 'CANCELLED')).toBe(true);
+    await dep.close();
+  });
+
+  it('aborts both copies of a hedged try in flight, and a retry delay, when it aborts', async () => {
+    const { dep, clock, transport } = createTestDependency({ hedge: { at: 'p95' } });
+    const hedged = new AbortController();
+    const pending = settle(dep.request({ path: '/stock/1', signal: hedged.signal }));
+    await advance(clock, 60);
+    expect(transport.pending()).toHaveLength(2);
+    hedged.abort(new Error('gone'));
+    expect(isPrazoError((await pending).error, 'CANCELLED')).toBe(true);
+    expect(transport.exchanges.map((e) => e.signal.aborted)).toEqual([true, true]);
+
+    const retried = new AbortController();
+    const waiting = settle(dep.request({ path: '/stock/2', signal: retried.signal }));
+    await advance(clock, 5);
+    transport.pending()[0]!.respond(503, { 'retry-after': '0.5' });
+    await advance(clock, 20);
+    expect(transport.pending()).toHaveLength(0);
+    retried.abort();
+    const result = await waiting;
+    expect(isPrazoError(result.error, 'CANCELLED')).toBe(true);
+    expect(clock.now()).toBeLessThan(TEST_START_MS + 400);
+    await dep.close();
+  });
+});

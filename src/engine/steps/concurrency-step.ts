@@ -1,0 +1,167 @@
+import type { TimerEntry } from '../../coarse-timer.js';
+import { ConcurrencyLimitedError, isPrazoError } from '../../errors.js';
+import type { Call, DependencyResponse, Interruptible } from '../call.js';
+import { closedError, withHistory } from '../history.js';
+import type { DependencyContext, Handler, Step } from '../pipeline.js';
+import type { ConcurrencyGate, GateWaiter } from './concurrency-gate.js';
+
+/** A call waiting for a slot: an entry of the coarse timer, due when it could no longer start in time. */
+class Waiter implements TimerEntry, GateWaiter, Interruptible {
+  dueAt: number;
+  done = false;
+  timerPrev: TimerEntry | null = null;
+  timerNext: TimerEntry | null = null;
+  readonly #ctx: DependencyContext;
+  readonly #gate: ConcurrencyGate;
+  readonly #call: Call;
+  readonly #resolve: () => void;
+  readonly #reject: (error: Error) => void;
+
+  constructor(
+    ctx: DependencyContext,
+    gate: ConcurrencyGate,
+    call: Call,
+    dueAt: number,
+    resolve: () => void,
+    reject: (error: Error) => void,
+  ) {
+    this.#ctx = ctx;
+    this.#gate = gate;
+    this.#call = call;
+    this.dueAt = dueAt;
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
+
+  /** A slot is this call's (the gate already counted it). */
+  grant(): void {
+    this.#settle();
+    this.#resolve();
+  }
+
+  /** It could no longer start in time for the p99. */
+  onDue(nowMs: number): void {
+    if (this.done) return;
+    this.#gate.leave();
+    this.#settle();
+    this.#reject(
+      limited(this.#ctx, this.#gate, this.#call, nowMs, 'it waited until it could no longer fit the p99.'),
+    );
+  }
+
+  /** The caller cancelled, or the dependency closed. */
+  interrupt(): void {
+    if (this.done) return;
+    this.#gate.leave();
+    this.#settle();
+    const call = this.#call;
+    this.#reject(withHistory(call.cancelled ?? closedError(this.#ctx.name), call, this.#ctx.name));
+  }
+
+  #settle(): void {
+    this.done = true;
+    const ctx = this.#ctx;
+    ctx.timer.delete(this);
+    ctx.sleepers.delete(this.#call);
+    if (this.#call.waitingOn === this) this.#call.waitingOn = null;
+  }
+}
+
+/**
+ * The adaptive concurrency step (on with `concurrency`): a call takes a slot of the dependency's
+ * {@link ConcurrencyGate} before its first attempt and gives it back when it ends. The limit is
+ * the gradient algorithm's (`policy/gradient-limit.ts`), fed with the duration of every call that
+ * the dependency served (a status below 500 other than 429) or that ran out of time.
+ *
+ * When no slot is free the call waits, first come first served, in a bounded queue — but only while
+ * it can still start in time: it fails at once with `CONCURRENCY_LIMITED` when the queue is full or
+ * when the wait it faces (the calls ahead × the latency ÷ the limit, by Little's law) leaves less
+ * than the dependency's p99 before its deadline, and it fails as soon as its wait has eaten that
+ * margin. A limited call never reached the dependency: the retry budget counts it as refused
+ * (`recordRefused`), not as an original, and the `limited` event says `reason: 'concurrency'`.
+ *
+ * @see docs/overload.md
+ */
+export function concurrencyStep(ctx: DependencyContext, gate: ConcurrencyGate): Step {
+  return (next) => (call) => {
+    if (gate.tryAcquire()) return held(ctx, gate, call, next, ctx.clock.now());
+    return queued(ctx, gate, call, next);
+  };
+}
+
+async function held(
+  ctx: DependencyContext,
+  gate: ConcurrencyGate,
+  call: Call,
+  next: Handler,
+  startedMs: number,
+): Promise<DependencyResponse> {
+  let rttMs: number | undefined;
+  try {
+    const response = await next(call);
+    const status = response.status;
+    if (status < 500 && status !== 429) rttMs = ctx.clock.now() - startedMs;
+    return response;
+  } catch (error) {
+    // A call that ran out of time says the dependency is at least that slow.
+    if (isPrazoError(error, 'READ_TIMEOUT') || isPrazoError(error, 'DEADLINE_EXCEEDED'))
+      rttMs = ctx.clock.now() - startedMs;
+    throw error;
+  } finally {
+    gate.release(rttMs, startedMs, ctx.clock.now());
+  }
+}
+
+async function queued(
+  ctx: DependencyContext,
+  gate: ConcurrencyGate,
+  call: Call,
+  next: Handler,
+): Promise<DependencyResponse> {
+  const now = ctx.clock.now();
+  const startBy = call.limitMs - ctx.live.p99Ms;
+  if (gate.queued >= gate.maxQueued) throw limited(ctx, gate, call, now, 'the wait queue is full.');
+  const waitMs = gate.expectedWaitMs(gate.queued, ctx.live.p99Ms);
+  if (now + waitMs > startBy)
+    throw limited(
+      ctx,
+      gate,
+      call,
+      now,
+      `the wait ahead (≈ ${Math.ceil(waitMs)} ms) leaves less than its p99 (${Math.ceil(ctx.live.p99Ms)} ms) before the deadline.`,
+    );
+  await new Promise<void>((resolve, reject) => {
+    const waiter = new Waiter(ctx, gate, call, startBy, resolve, reject);
+    gate.enqueue(waiter);
+    ctx.timer.add(waiter);
+    call.waitingOn = waiter;
+    ctx.sleepers.add(call);
+  });
+  return held(ctx, gate, call, next, ctx.clock.now());
+}
+
+function limited(
+  ctx: DependencyContext,
+  gate: ConcurrencyGate,
+  call: Call,
+  nowMs: number,
+  why: string,
+): Error {
+  ctx.budget.recordRefused?.();
+  const limit = gate.limit();
+  const remainingMs = call.limitMs - nowMs;
+  if (ctx.events.has('limited'))
+    ctx.events.emit('limited', {
+      dependency: ctx.name,
+      requestId: call.id,
+      reason: 'concurrency',
+      limit,
+      queued: gate.queued,
+      remainingMs,
+    });
+  return withHistory(
+    new ConcurrencyLimitedError(ctx.name, why, { limit, queued: gate.queued, remainingMs }),
+    call,
+    ctx.name,
+  );
+}

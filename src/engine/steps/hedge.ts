@@ -1,0 +1,188 @@
+import type { TimerEntry } from '../../coarse-timer.js';
+import { AttemptAbandonedError } from '../../errors.js';
+import { isFinalStatus } from '../../policy/classify.js';
+import { hedgeDelayMs, shouldHedge } from '../../policy/hedge-delay.js';
+import { AttemptPlan } from '../attempt-plan.js';
+import type { Call } from '../call.js';
+import type { DependencyContext, TryHandler, TryStep } from '../pipeline.js';
+import { type DependencyResponse, discard } from '../response.js';
+import { HEDGE_LOST } from './attempt.js';
+
+/**
+ * The hedging step: sends the try; when it has not answered after the hedge delay, and the retry
+ * budget grants an extra attempt, sends one copy to another instance. The first acceptable answer
+ * (a status below 400, or a final one) wins and the other copy is aborted; a retryable failure of
+ * one copy waits for the other. Only GET/HEAD/OPTIONS or requests carrying an `Idempotency-Key` are
+ * hedged (a PUT or DELETE is retried, never doubled in flight); stream bodies never.
+ *
+ * The step referees the copies itself, from what `next()` returns: the first copy's promise settles
+ * into {@link HedgedTry.firstAnswered} or {@link HedgedTry.firstFailed}, the copy's into the
+ * referee's own handlers. It aborts a losing copy through the plan it handed down for it (the
+ * try's plan for the first copy, one of its own for the hedge copy). A try that cannot be hedged
+ * passes straight through, at no cost.
+ */
+export function hedgeStep(ctx: DependencyContext): TryStep {
+  return (next) => (call, plan) => {
+    // One instance: no other instance to send a copy to.
+    if (ctx.hedge === false || !call.hedgeable || ctx.sole !== -1) return next(call, plan);
+    const delay = hedgeDelayMs(ctx.hedge, ctx.live.p95Ms);
+    const remaining = call.limitMs - ctx.clock.now();
+    const tryMs = Math.min(remaining, ctx.policy.readMs);
+    if (!shouldHedge(delay, call, tryMs)) return next(call, plan);
+    const hedged = new HedgedTry(ctx, call, next, plan, delay);
+    const first = next(call, plan);
+    ctx.timer.add(hedged);
+    return first.then(hedged.firstAnswered, hedged.firstFailed);
+  };
+}
+
+/**
+ * One try that may get a hedge copy: a coarse-timer entry that fires at the hedge delay and sends
+ * the copy, and the referee between the first copy's outcome and the hedge copy's.
+ */
+export class HedgedTry implements TimerEntry {
+  dueAt: number;
+  timerPrev: TimerEntry | null = null;
+  timerNext: TimerEntry | null = null;
+  readonly #ctx: DependencyContext;
+  readonly #call: Call;
+  readonly #next: TryHandler;
+  /** The first copy's plan (the try's, handed down by the retry step). */
+  readonly #first: AttemptPlan;
+  readonly #delayMs: number;
+  #firstDone = false;
+  #copy: AttemptPlan | null = null;
+  #copyPromise: Promise<DependencyResponse> | null = null;
+  #copyDone = false;
+  /** The try answers with the copy's promise: its answer is the caller's. */
+  #copyTaken = false;
+  /** The copy's acceptable answer, once it has beaten the first copy. */
+  #winner: DependencyResponse | null = null;
+  /** The copy's retryable failure response, kept in case the first copy does worse. */
+  #copyFailure: DependencyResponse | null = null;
+
+  constructor(ctx: DependencyContext, call: Call, next: TryHandler, first: AttemptPlan, delayMs: number) {
+    this.#ctx = ctx;
+    this.#call = call;
+    this.#next = next;
+    this.#first = first;
+    this.#delayMs = delayMs;
+    this.dueAt = ctx.clock.now() + delayMs;
+  }
+
+  onDue(): void {
+    const ctx = this.#ctx;
+    const call = this.#call;
+    if (this.#firstDone || this.#copyPromise !== null || call.cancelled !== null) return;
+    const now = ctx.clock.now();
+    const firstAttempt = this.#first.attempt;
+    const instance = ctx.balancer.pickHedge(firstAttempt === null ? -1 : firstAttempt.instance, now);
+    if (instance === -1) return;
+    // A copy needs a slot of the concurrency limit of its own: none free, no copy (docs/overload.md).
+    const gate = ctx.concurrency;
+    if (gate !== null && !gate.tryAcquire()) {
+      ctx.balancer.finished(instance, 'neutral', 0, now);
+      return;
+    }
+    if (!ctx.budget.tryConsume()) {
+      // The pick counted a call in flight that will not be sent.
+      ctx.balancer.finished(instance, 'neutral', 0, now);
+      gate?.release(undefined, now, now);
+      if (ctx.events.has('budget-exhausted'))
+        ctx.events.emit('budget-exhausted', { dependency: ctx.name, requestId: call.id, purpose: 'hedge' });
+      return;
+    }
+    if (ctx.events.has('hedge'))
+      ctx.events.emit('hedge', { dependency: ctx.name, requestId: call.id, afterMs: this.#delayMs });
+    const copy = new AttemptPlan('hedge', instance, this.#first);
+    this.#copy = copy;
+    const promise = this.#next(call, copy);
+    this.#copyPromise = promise;
+    promise.then(
+      (response) => {
+        gate?.release(undefined, now, ctx.clock.now());
+        this.#copyAnswered(response);
+      },
+      () => {
+        gate?.release(undefined, now, ctx.clock.now());
+        this.#copyDone = true;
+      },
+    );
+  }
+
+  /** The first copy answered: returns what the try answers. */
+  readonly firstAnswered = (
+    response: DependencyResponse,
+  ): DependencyResponse | Promise<DependencyResponse> => {
+    this.#firstDone = true;
+    this.#ctx.timer.delete(this);
+    if (this.#winner !== null) {
+      discard(response);
+      return this.#winner;
+    }
+    if (this.#copyPromise === null) return response;
+    if (isFinal(response)) {
+      this.#copy?.abort(HEDGE_LOST);
+      if (this.#copyFailure !== null) discard(this.#copyFailure);
+      this.#copyFailure = null;
+      return response;
+    }
+    // A retryable answer: the copy may do better — unless it already failed too.
+    if (this.#copyDone) {
+      if (this.#copyFailure !== null) discard(this.#copyFailure);
+      this.#copyFailure = null;
+      return response;
+    }
+    discard(response);
+    this.#copyTaken = true;
+    return this.#copyPromise;
+  };
+
+  /** The first copy failed with `error`: returns (or throws) what the try answers. */
+  readonly firstFailed = (error: unknown): DependencyResponse | Promise<DependencyResponse> => {
+    this.#firstDone = true;
+    this.#ctx.timer.delete(this);
+    if (this.#winner !== null) return this.#winner;
+    if (
+      this.#copyPromise !== null &&
+      !this.#copyDone &&
+      (retryable(this.#first) || error instanceof AttemptAbandonedError)
+    ) {
+      if (this.#copyFailure !== null) discard(this.#copyFailure);
+      this.#copyTaken = true;
+      return this.#copyPromise;
+    }
+    if (this.#copyFailure !== null) {
+      // Both failed: the copy's answer is the later one — and an answer beats an error.
+      const failure = this.#copyFailure;
+      this.#copyFailure = null;
+      return failure;
+    }
+    throw error;
+  };
+
+  #copyAnswered(response: DependencyResponse): void {
+    this.#copyDone = true;
+    if (this.#firstDone) {
+      // Either the try answers with this copy's promise, or the first copy's answer won: then this
+      // one, arriving late, must free its connection.
+      if (!this.#copyTaken) discard(response);
+      return;
+    }
+    if (isFinal(response)) {
+      this.#winner = response;
+      this.#first.abort(HEDGE_LOST);
+    } else {
+      this.#copyFailure = response;
+    }
+  }
+}
+
+/** Whether the error of the attempt `plan` sent may be retried (as the attempt step judged it). */
+function retryable(plan: AttemptPlan): boolean {
+  return plan.failure?.classification.retry === true;
+}
+
+function isFinal(response: DependencyResponse): boolean {
+  return isFinalStatus(response.status);
+}

@@ -1,0 +1,236 @@
+import { describe, expect, it } from 'vitest';
+import { isPrazoError } from '../../errors.js';
+import { advance, createTestDependency, flush, settle } from '../../testing/test-dependency.js';
+import type { DependencyEvents } from '../events.js';
+
+const ONE = ['http://10.0.0.1:80'];
+
+describe('adaptive concurrency limit (concurrency step)', () => {
+  it('sends at most the limit at once and starts waiting calls, first come first served, as slots free', async () => {
+    const { dep, transport, clock } = createTestDependency({ origins: ONE, concurrency: { minLimit: 2 } });
+    const calls = Array.from({ length: 5 }, (_, i) => settle(dep.request({ path: `/${i}` })));
+    await flush();
+    expect(transport.pending().map((e) => e.path)).toEqual(['/0', '/1']);
+    expect(dep.overload().concurrency).toMatchObject({ limit: 2, inFlight: 2, queued: 3, probing: true });
+    clock.advance(10);
+    transport.pending()[0]!.respond(200);
+    await flush();
+    expect(transport.pending().map((e) => e.path)).toEqual(['/1', '/2']);
+    for (let i = 0; i < 4; i++) {
+      clock.advance(10);
+      transport.pending()[0]!.respond(200);
+      await flush();
+    }
+    const results = await Promise.all(calls);
+    expect(results.map((r) => r.value?.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(dep.overload().concurrency).toMatchObject({ inFlight: 0, queued: 0 });
+    expect(dep.budget()).toMatchObject({ originals: 5, refused: 0 });
+    await dep.close();
+  });
+
+  it('fails a call with CONCURRENCY_LIMITED when the queue is full; it counts as refused, not as an original', async () => {
+    const { dep, transport } = createTestDependency({
+      origins: ONE,
+      concurrency: { minLimit: 1, maxQueued: 1 },
+    });
+    const limited: DependencyEvents['limited'][] = [];
+    dep.on('limited', (e) => limited.push(e));
+    const calls = [1, 2, 3].map(() => settle(dep.request({ path: '/' })));
+    await flush();
+    const third = await calls[2]!;
+    expect(isPrazoError(third.error, 'CONCURRENCY_LIMITED')).toBe(true);
+    expect(third.error).toMatchObject({ limit: 1, queued: 1, dependency: 'inventory', attempts: [] });
+    expect(limited).toEqual([
+      {
+        dependency: 'inventory',
+        requestId: 3,
+        reason: 'concurrency',
+        limit: 1,
+        queued: 1,
+        remainingMs: 1000,
+      },
+    ]);
+    expect(transport.exchanges).toHaveLength(1);
+    expect(dep.budget()).toMatchObject({ originals: 1, refused: 1 });
+    transport.pending()[0]!.respond(200);
+    await flush();
+    transport.pending()[0]!.respond(200);
+    expect((await calls[1]!).value?.status).toBe(200);
+    await dep.close();
+  });
+
+  it('fails a waiting call as soon as it could no longer start in time for the p99, never sending it', async () => {
+    const { dep, transport, clock } = createTestDependency({ origins: ONE, concurrency: { minLimit: 1 } });
+    const first = settle(dep.request({ path: '/slow' }));
+    // A 200 ms deadline and a p99 of 100 ms: it must start by 100 ms; the first call holds the
+    // only slot until its read timeout (140 ms).
+    const second = settle(dep.request({ path: '/waits', deadline: 200 }));
+    await flush();
+    await advance(clock, 95);
+    expect(dep.overload().concurrency?.queued).toBe(1);
+    await advance(clock, 15);
+    const { error } = await second;
+    expect(isPrazoError(error, 'CONCURRENCY_LIMITED')).toBe(true);
+    expect((error as Error).message).toMatch(/could no longer fit the p99/);
+    expect(transport.exchanges.map((e) => e.path)).toEqual(['/slow']);
+    expect(dep.overload().concurrency?.queued).toBe(0);
+    await advance(clock, 400);
+    await first;
+    await dep.close();
+  });
+
+  it('fails at once when the wait ahead would not leave the p99 before the deadline', async () => {
+    const { dep, transport } = createTestDependency({
+      origins: ONE,
+      latency: { p99Ms: 700 },
+      concurrency: { minLimit: 1 },
+    });
+    const first = settle(dep.request({ path: '/' }));
+    const second = await settle(dep.request({ path: '/' }));
+    expect(isPrazoError(second.error, 'CONCURRENCY_LIMITED')).toBe(true);
+    expect((second.error as Error).message).toMatch(/wait ahead/);
+    expect(transport.exchanges).toHaveLength(1);
+    transport.pending()[0]!.respond(200);
+    await first;
+    await dep.close();
+  });
+
+  it('lets the caller cancel a waiting call (CANCELLED) and close() end the waiting ones, leaving no timer', async () => {
+    const { dep, transport, clock } = createTestDependency({ origins: ONE, concurrency: { minLimit: 1 } });
+    const controller = new AbortController();
+    const first = settle(dep.request({ path: '/' }));
+    const cancelled = settle(dep.request({ path: '/', signal: controller.signal }));
+    const closed = settle(dep.request({ path: '/' }));
+    await flush();
+    controller.abort();
+    expect(isPrazoError((await cancelled).error, 'CANCELLED')).toBe(true);
+    expect(dep.overload().concurrency?.queued).toBe(1);
+    await dep.close();
+    expect(isPrazoError((await closed).error, 'CANCELLED')).toBe(true);
+    expect(isPrazoError((await first).error, 'CANCELLED')).toBe(true);
+    expect(transport.exchanges).toHaveLength(1);
+    expect(dep.overload().concurrency).toMatchObject({ inFlight: 0, queued: 0 });
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('runs a call’s retries inside its one slot', async () => {
+    const { dep, transport, clock } = createTestDependency({ origins: ONE, concurrency: { minLimit: 1 } });
+    const call = settle(dep.request({ path: '/' }));
+    await flush();
+    transport.pending()[0]!.respond(503);
+    await advance(clock, 100);
+    expect(transport.exchanges).toHaveLength(2);
+    expect(dep.overload().concurrency?.inFlight).toBe(1);
+    transport.pending()[0]!.respond(200);
+    expect((await call).value?.status).toBe(200);
+    expect(dep.overload().concurrency?.inFlight).toBe(0);
+    await dep.close();
+  });
+
+  it('sends a hedge copy only when a slot is free, without waiting for one', async () => {
+    for (const [minLimit, copies] of [
+      [1, 1],
+      [2, 2],
+    ] as const) {
+      const { dep, transport, clock } = createTestDependency({
+        hedge: { at: 20 },
+        concurrency: { minLimit },
+      });
+      const call = settle(dep.request({ path: '/' }));
+      await advance(clock, 40);
+      expect(transport.exchanges, `minLimit ${minLimit}`).toHaveLength(copies);
+      for (const e of transport.pending()) e.respond(200);
+      expect((await call).value?.status).toBe(200);
+      await flush();
+      expect(dep.overload().concurrency?.inFlight).toBe(0);
+      await dep.close();
+    }
+  });
+
+  it('learns the limit from the calls’ latency (the first windows are a probe at the floor)', async () => {
+    const { dep, transport, clock } = createTestDependency({
+      origins: ONE,
+      concurrency: { minLimit: 2, initialLimit: 8, windowSamples: 4, windowMs: 10 },
+    });
+    const changes: number[] = [];
+    dep.on('concurrency-limit', (e) => changes.push(e.limit));
+    for (let i = 0; i < 12; i++) {
+      const call = settle(dep.request({ path: '/' }));
+      await flush();
+      clock.advance(5);
+      transport.pending()[0]!.respond(200);
+      await call;
+    }
+    expect(changes).toEqual([8]);
+    expect(dep.overload().concurrency).toMatchObject({ limit: 8, noLoadMs: 5, probing: false });
+    await dep.close();
+  });
+});
+
+describe('adaptive throttling (throttle step)', () => {
+  it('rejects calls locally with THROTTLED once the dependency accepts too few; they count as refused', async () => {
+    const { dep, transport, clock } = createTestDependency(
+      { origins: ONE, throttle: { k: 2 }, attempts: 1, random: () => 0 },
+      (e) => e.respond(503),
+    );
+    const limited: DependencyEvents['limited'][] = [];
+    dep.on('limited', (e) => limited.push(e));
+    const results = [];
+    for (let i = 0; i < 10; i++) {
+      results.push(await settle(dep.request({ path: '/' })));
+      clock.advance(10);
+    }
+    // The first call is sent (no history yet); after it the probability is 1/2, and random() = 0.
+    expect(results[0]!.value?.status).toBe(503);
+    expect(results.slice(1).every((r) => isPrazoError(r.error, 'THROTTLED'))).toBe(true);
+    expect(transport.exchanges).toHaveLength(1);
+    expect(limited[0]).toMatchObject({ reason: 'throttle', probability: 0.5 });
+    expect(dep.budget()).toMatchObject({ originals: 1, refused: 9 });
+    expect(dep.overload().throttle).toEqual({ requests: 10, accepts: 0, probability: 10 / 11 });
+    await dep.close();
+  });
+
+  it('counts a 404 or a 500 as accepted, a 429, a timeout or a refused connection as not, a cancelled call not at all', async () => {
+    let status = 404;
+    const { dep, transport, clock } = createTestDependency(
+      { origins: ONE, throttle: true, attempts: 1, random: () => 0.99 },
+      (e) => (status === 0 ? undefined : e.respond(status)),
+    );
+    for (const s of [404, 500, 429]) {
+      status = s;
+      await settle(dep.request({ path: '/' }));
+    }
+    expect(dep.overload().throttle).toMatchObject({ requests: 3, accepts: 2 });
+    status = 0;
+    const timedOut = settle(dep.request({ path: '/' }));
+    await advance(clock, 1100);
+    expect(isPrazoError((await timedOut).error)).toBe(true);
+    const controller = new AbortController();
+    const cancelled = settle(dep.request({ path: '/', signal: controller.signal }));
+    await flush();
+    controller.abort();
+    await cancelled;
+    const refused = settle(dep.request({ path: '/' }));
+    await flush();
+    transport.pending()[0]!.fail(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    await refused;
+    expect(dep.overload().throttle).toMatchObject({ requests: 5, accepts: 2 });
+    await dep.close();
+  });
+
+  it('is off by default, and refuses unusable options naming them', () => {
+    const { dep } = createTestDependency();
+    expect(dep.overload()).toEqual({ concurrency: null, throttle: null });
+    for (const [options, option] of [
+      [{ concurrency: 'yes' }, 'concurrency'],
+      [{ concurrency: { minLimit: 0 } }, 'concurrency.minLimit'],
+      [{ concurrency: { maxQueued: -1 } }, 'concurrency.maxQueued'],
+      [{ throttle: { k: 0.5 } }, 'throttle.k'],
+      [{ throttle: 1 }, 'throttle'],
+    ] as const) {
+      expect(() => createTestDependency(options as never), option).toThrow(
+        expect.objectContaining({ code: 'INVALID_OPTION', option }),
+      );
+    }
+  });
+});

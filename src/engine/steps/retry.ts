@@ -1,0 +1,230 @@
+import {
+  ConnectTimeoutError,
+  isPrazoError,
+  ReadTimeoutError,
+  RequestFailedError,
+  RetryAfterExceedsDeadlineError,
+  RetryBudgetExhaustedError,
+} from '../../errors.js';
+import { classify, type ErrorVerdict, judgeError } from '../../policy/classify.js';
+import { planRetry } from '../../policy/plan-retry.js';
+import type { AttemptKind } from '../../wire/attempt-header.js';
+import { type AttemptInFlight, AttemptPlan } from '../attempt-plan.js';
+import type { Call, DependencyResponse } from '../call.js';
+import { closedError, withHistory } from '../history.js';
+import type { DependencyContext, Handler, TryHandler } from '../pipeline.js';
+import { discard } from '../response.js';
+import { mayRequeue } from './requeue.js';
+import { sleep } from './sleep.js';
+
+/**
+ * The attempt loop (the pre-call check before the first try is the admission step's). After a
+ * failed try, its classification then `planRetry` decide: retry only with attempts left,
+ * the budget granting an extra, and the server's `Retry-After` (or the backoff) plus a p99 fitting
+ * the deadline. The next try prefers another instance (the balancer's `pickRetry`).
+ *
+ * Before any of that, an attempt that was never written (connect phase: refused, connect timeout,
+ * aborted while waiting for a pool connection) is **requeued** when `mayRequeue` and the requeue
+ * budget allow: sent at once to another instance without counting as one of the caller's tries and
+ * without spending the retry budget. A request that may have reached the server never is.
+ *
+ * What the caller gets at the end: a status below 400 or a final status (404, 422 …) is returned;
+ * a retryable status with no retry left (a 503) is returned too, as the response it is; a
+ * `Retry-After` that does not fit the deadline throws `RETRY_AFTER_EXCEEDS_DEADLINE`; an error is
+ * thrown as a prazo error with the history of attempts and the last cause.
+ *
+ * Each try gets a fresh {@link AttemptPlan} handed down to the try's steps (its kind: `original`,
+ * then `retry`); once the try has settled, the plan says which attempt was sent last (the origin
+ * an error names) and how the attempt step judged the error the try failed with (`verdictOf`): an
+ * error is classified once, by the attempt step; an answer (a status of 400 or above) here.
+ */
+export function retryStep(ctx: DependencyContext): (next: TryHandler) => Handler {
+  return (next) => (call) => retryLoop(ctx, call, next);
+}
+
+async function retryLoop(ctx: DependencyContext, call: Call, next: TryHandler): Promise<DependencyResponse> {
+  let kind: AttemptKind = 'original';
+  /** The call's attempt started last (kept across tries: a try may fail before sending one). */
+  let last: AttemptInFlight | null = null;
+  for (;;) {
+    call.tries++;
+    const tryPlan = new AttemptPlan(kind);
+    // While the try runs, it is what a cancellation interrupts (its plan aborts every copy).
+    call.waitingOn = tryPlan;
+    let response: DependencyResponse | undefined;
+    let error: unknown;
+    try {
+      response = await next(call, tryPlan);
+    } catch (caught) {
+      error = caught;
+    }
+    if (call.waitingOn === tryPlan) call.waitingOn = null;
+    if (response !== undefined && response.status < 400) return response;
+    if (tryPlan.lastSent !== null) last = tryPlan.lastSent;
+    if (call.cancelled !== null) {
+      if (response !== undefined) discard(response);
+      throw withHistory(call.cancelled, call, ctx.name);
+    }
+    const now = ctx.clock.now();
+    const verdict =
+      response === undefined ? errorVerdict(call, tryPlan, error, now) : answerVerdict(call, response, now);
+    const classification = verdict.classification;
+    if (
+      response === undefined &&
+      classification.retry &&
+      mayRequeue(
+        ctx.requeue,
+        classification.phase === 'connect',
+        call.replayable,
+        call.requeues,
+        ctx.balancer.size,
+        call.limitMs - now,
+        ctx.live.p99Ms,
+      ) &&
+      ctx.requeueBudget.tryConsume()
+    ) {
+      call.tries--;
+      call.requeues++;
+      if (ctx.events.has('requeue')) {
+        ctx.events.emit('requeue', {
+          dependency: ctx.name,
+          requestId: call.id,
+          attempt: call.attemptCount,
+          instance: last === null ? '' : last.origin,
+          reason: classification.reason,
+          requeues: call.requeues,
+        });
+      }
+      kind = 'retry';
+      if (ctx.closed) throw withHistory(closedError(ctx.name), call, ctx.name);
+      continue;
+    }
+    if (!classification.retry) {
+      if (response !== undefined) return response;
+      throw finalError(ctx, call, last, error, verdict, explain(classification.reason));
+    }
+    const plan = planRetry({
+      classification,
+      attemptsMade: call.tries,
+      maxAttempts: ctx.policy.attempts,
+      remainingMs: call.limitMs - now,
+      p99Ms: ctx.live.p99Ms,
+      budget: ctx.budget,
+      random: ctx.random,
+    });
+    if (!plan.retry) {
+      const events = ctx.events;
+      if (plan.code === 'RETRY_BUDGET_EXHAUSTED' && events.has('budget-exhausted'))
+        events.emit('budget-exhausted', { dependency: ctx.name, requestId: call.id, purpose: 'retry' });
+      if (plan.code === 'DEADLINE_INSUFFICIENT' && events.has('fast-fail'))
+        events.emit('fast-fail', {
+          dependency: ctx.name,
+          requestId: call.id,
+          remainingMs: call.limitMs - now,
+          requiredMs: ctx.live.p99Ms,
+          beforeAttempt: false,
+        });
+      if (plan.code === 'RETRY_AFTER_EXCEEDS_DEADLINE') {
+        if (response !== undefined) discard(response);
+        const err = new RetryAfterExceedsDeadlineError({
+          retryAfterMs: classification.retryAfterMs ?? 0,
+          remainingMs: call.limitMs - now,
+          p99Ms: ctx.live.p99Ms,
+          cause: finalError(ctx, call, last, error ?? answered(response), verdict, ''),
+        });
+        throw withHistory(err, call, ctx.name);
+      }
+      if (response !== undefined) return response;
+      const failure = finalError(ctx, call, last, error, verdict, plan.reason);
+      if (plan.code === 'RETRY_BUDGET_EXHAUSTED')
+        throw withHistory(
+          new RetryBudgetExhaustedError({ cause: failure, dependency: ctx.name }),
+          call,
+          ctx.name,
+        );
+      throw failure;
+    }
+    if (response !== undefined) discard(response);
+    if (ctx.events.has('retry'))
+      ctx.events.emit('retry', {
+        dependency: ctx.name,
+        requestId: call.id,
+        attempt: call.attemptCount,
+        delayMs: plan.delayMs,
+        reason: classification.reason,
+        anotherInstance: plan.anotherInstance,
+      });
+    kind = 'retry';
+    if (plan.delayMs > 0) await sleep(ctx, call, plan.delayMs);
+    if (call.cancelled !== null) throw withHistory(call.cancelled, call, ctx.name);
+    if (ctx.closed) throw withHistory(closedError(ctx.name), call, ctx.name);
+  }
+}
+
+/**
+ * The verdict on the error a try failed with: the attempt step's, left on the try's plan. An error
+ * no attempt step judged (a step below this one that failed on its own) is judged here.
+ */
+function errorVerdict(call: Call, tryPlan: AttemptPlan, error: unknown, nowMs: number): ErrorVerdict {
+  return tryPlan.verdictOf(error) ?? judgeError(error, call.classifyContext(nowMs));
+}
+
+/** The verdict on an answer of 400 or above (the attempt step classifies no answer). */
+function answerVerdict(call: Call, response: DependencyResponse, nowMs: number): ErrorVerdict {
+  const classification = classify(
+    { kind: 'response', status: response.status, headers: response.headers },
+    call.classifyContext(nowMs),
+  );
+  return { classification, code: undefined, timeout: undefined };
+}
+
+/** The answer a retry was refused after, as an error (the `cause` of `RETRY_AFTER_EXCEEDS_DEADLINE`). */
+function answered(response: DependencyResponse | undefined): Error {
+  const retryAfter = response?.headers['retry-after'];
+  return new Error(
+    `The server answered ${response?.status ?? 'nothing'}${retryAfter === undefined ? '' : ` with Retry-After: ${String(retryAfter)}`}.`,
+  );
+}
+
+/** The prazo error that ends a call whose last try failed with `error`. */
+function finalError(
+  ctx: DependencyContext,
+  call: Call,
+  last: AttemptInFlight | null,
+  error: unknown,
+  verdict: ErrorVerdict,
+  why: string,
+): Error {
+  let result: Error;
+  const { classification, code, timeout } = verdict;
+  const origin = last === null ? ctx.name : last.origin;
+  if (isPrazoError(error)) {
+    result = error;
+  } else if (timeout === 'connect') {
+    result = new ConnectTimeoutError(`Could not connect to ${origin} within ${ctx.policy.connectMs} ms.`, {
+      cause: error,
+      timeoutMs: ctx.policy.connectMs,
+    });
+  } else if (timeout === 'read') {
+    result = new ReadTimeoutError(`No answer from ${origin} within the read timeout.`, { cause: error });
+  } else {
+    const phase = classification.phase === 'connect' ? 'connect' : 'read';
+    result = new RequestFailedError(
+      `${ctx.name}: ${phase === 'connect' ? 'could not reach' : 'request failed on'} ${origin} (${classification.reason}${code === undefined ? '' : `, ${code}`}).`,
+      { cause: error, phase },
+    );
+  }
+  if (!isPrazoError(result, 'CANCELLED') && !isPrazoError(result, 'DEADLINE_EXCEEDED') && why !== '')
+    result.message += ` Not retried: ${why}`;
+  return withHistory(result, call, ctx.name);
+}
+
+const EXPLANATIONS: Readonly<Record<string, string>> = {
+  'stream-body': 'the body is a stream, sent once and never replayed.',
+  'not-idempotent': 'the request is not idempotent and may have reached the server.',
+  'unknown-error': 'the error is not known to be safe to retry.',
+};
+
+function explain(reason: string): string {
+  return EXPLANATIONS[reason] ?? `${reason}.`;
+}

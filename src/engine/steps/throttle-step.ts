@@ -1,0 +1,64 @@
+import { isPrazoError, ThrottledError } from '../../errors.js';
+import { type AdaptiveThrottle, acceptedStatus } from '../../policy/adaptive-throttle.js';
+import type { Call, DependencyResponse } from '../call.js';
+import { withHistory } from '../history.js';
+import type { DependencyContext, Handler, Step } from '../pipeline.js';
+
+/**
+ * The adaptive throttling step (on with `throttle`): before anything is sent, rejects the call
+ * locally with the throttle's probability (`policy/adaptive-throttle.ts`), failing with `THROTTLED`;
+ * otherwise counts the call's outcome when it ends.
+ *
+ * What counts (one call = one request, its retries included — the retry budget already bounds them):
+ * - **accepted**: any answer except 429, 502, 503 and 504 — a 404 or a 422 is the dependency doing
+ *   its work, and so is a 500 (a bug is not overload);
+ * - **not accepted**: a 429, 502, 503 or 504 answer, and a call that got no answer at all (a
+ *   timeout, a refused or reset connection, a retry refused after one of those);
+ * - **not counted**: a call the caller cancelled, or that the dependency's `close()` ended, or that
+ *   the concurrency limit refused (it never left);
+ * - **a request but not an accept**: a call this step rejected, as the SRE book prescribes.
+ *
+ * A throttled call never reached the dependency: the retry budget counts it as refused
+ * (`recordRefused`), and the `limited` event says `reason: 'throttle'`.
+ *
+ * @see docs/overload.md; Google SRE book, "Handling Overload", client-side throttling.
+ */
+export function throttleStep(ctx: DependencyContext, throttle: AdaptiveThrottle): Step {
+  return (next) => (call) => {
+    const now = ctx.clock.now();
+    const probability = throttle.reject(now, ctx.random());
+    if (probability > 0) return Promise.reject(throttled(ctx, probability, call, now));
+    return counted(ctx, throttle, call, next);
+  };
+}
+
+async function counted(
+  ctx: DependencyContext,
+  throttle: AdaptiveThrottle,
+  call: Call,
+  next: Handler,
+): Promise<DependencyResponse> {
+  let response: DependencyResponse;
+  try {
+    response = await next(call);
+  } catch (error) {
+    if (call.cancelled === null && !ctx.closed && !isPrazoError(error, 'CONCURRENCY_LIMITED'))
+      throttle.record(false, ctx.clock.now());
+    throw error;
+  }
+  throttle.record(acceptedStatus(response.status), ctx.clock.now());
+  return response;
+}
+
+function throttled(ctx: DependencyContext, probability: number, call: Call, nowMs: number): Error {
+  ctx.budget.recordRefused?.();
+  if (ctx.events.has('limited'))
+    ctx.events.emit('limited', {
+      dependency: ctx.name,
+      requestId: call.id,
+      reason: 'throttle',
+      probability,
+      remainingMs: call.limitMs - nowMs,
+    });
+  return withHistory(new ThrottledError(ctx.name, probability), call, ctx.name);
+}
