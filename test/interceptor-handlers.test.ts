@@ -80,7 +80,7 @@ describe('the interceptor and the older handler API', () => {
     }
   });
 
-  it('hands an older-API handler the response headers exactly as undici would: case, order and repeats', async () => {
+  it('hands an older-API handler the response headers as the connection received them: case, order and repeats', async () => {
     const server = createServer((_req, res) => {
       res.writeHead(200, [
         ['X-Stock-Source', 'Warehouse'],
@@ -114,17 +114,21 @@ describe('the interceptor and the older handler API', () => {
         );
       });
     try {
-      const bare = await read(agent.dispatch.bind(agent) as never);
+      // What undici's parser hands a handler, in the server's order (undici 8's own dispatchers no
+      // longer take this handler API, so the expectation is written out).
       const governed = await read(interceptor(agent.dispatch.bind(agent) as never) as never);
-      expect(bare.slice(0, 6)).toEqual([
+      expect(governed.slice(0, 10)).toEqual([
         'X-Stock-Source',
         'Warehouse',
         'Set-Cookie',
         'a=1',
         'set-cookie',
         'b=2',
+        'Content-Type',
+        'application/json',
+        'Content-Length',
+        '2',
       ]);
-      expect(governed).toEqual(bare);
     } finally {
       await interceptor.close();
       await agent.destroy();
