@@ -246,7 +246,12 @@ export function cancelDeadline(deadline: Deadline, reason: unknown): void {
   abortDeadline(deadline, reason);
 }
 
-function checkClock(clock: Clock): Clock {
+/**
+ * Checks a `clock` option: `now`, `setTimeout` and `clearTimeout` functions.
+ * @throws {@link InvalidOptionError} naming `clock`.
+ * @internal Shared with the server adapters.
+ */
+export function checkClock(clock: Clock): Clock {
   if (
     typeof clock !== 'object' ||
     clock === null ||

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Clock, systemClock } from '../clock.js';
-import { cancelDeadline, Deadline, readIncomingDeadlineWith } from '../deadline/deadline.js';
+import { cancelDeadline, checkClock, Deadline, readIncomingDeadlineWith } from '../deadline/deadline.js';
 import { normalizeDeadlineHeaderOptions } from '../deadline/header-codec.js';
 import { CancelledError, InvalidOptionError, isPrazoError, type PrazoError } from '../errors.js';
 
@@ -46,15 +46,7 @@ export function normalizeServerDeadlineOptions(
   options: ServerDeadlineOptions,
 ): NormalizedServerDeadlineOptions {
   const header = normalizeDeadlineHeaderOptions(options);
-  const clock = options.clock ?? systemClock;
-  if (
-    typeof clock !== 'object' ||
-    clock === null ||
-    typeof clock.now !== 'function' ||
-    typeof clock.setTimeout !== 'function' ||
-    typeof clock.clearTimeout !== 'function'
-  )
-    throw new InvalidOptionError('clock', 'a Clock ({ now, setTimeout, clearTimeout })', clock);
+  const clock = checkClock(options.clock ?? systemClock);
   const onLateWrite = options.onLateWrite;
   if (onLateWrite !== undefined && typeof onLateWrite !== 'function')
     throw new InvalidOptionError('onLateWrite', 'a function', onLateWrite);
