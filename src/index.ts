@@ -34,13 +34,6 @@ export { callWithDeadline } from './deadline/call-with-deadline.js';
 export { currentDeadline, withDeadline } from './deadline/context.js';
 export type { DeadlineFromHeadersOptions, DeadlineHeadersInput } from './deadline/deadline.js';
 export { Deadline } from './deadline/deadline.js';
-export type { DeadlineHeaderOptions, HeaderValue, ParsedDeadline } from './deadline/header-codec.js';
-export {
-  DEADLINE_HEADER,
-  GRPC_TIMEOUT_HEADER,
-  parseDeadlineHeader,
-  parseGrpcTimeout,
-} from './deadline/header-codec.js';
 export type { RequestHeaders, RequestOptions } from './engine/call.js';
 export { DIAGNOSTICS_CHANNELS } from './engine/diagnostics.js';
 export type {
@@ -286,3 +279,10 @@ export { createFakeClock } from './testing/fake-clock.js';
 export type { RequestBody } from './transport/transport.js';
 export type { Criticality } from './wire/criticality-header.js';
 export { CRITICALITY_HEADER, CRITICALITY_LEVELS, parseCriticality } from './wire/criticality-header.js';
+export type { DeadlineHeaderOptions, HeaderValue, ParsedDeadline } from './wire/deadline-header.js';
+export {
+  DEADLINE_HEADER,
+  GRPC_TIMEOUT_HEADER,
+  parseDeadlineHeader,
+  parseGrpcTimeout,
+} from './wire/deadline-header.js';

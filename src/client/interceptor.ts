@@ -1,4 +1,3 @@
-import { parseDeadlineHeader } from '../deadline/header-codec.js';
 import type { DependencyResponse, RequestHeaders, RequestOptions } from '../engine/call.js';
 import { SINGLE_CALL_SIGNAL } from '../engine/steps/cancel-step.js';
 import { InvalidOptionError } from '../errors.js';
@@ -9,7 +8,7 @@ import {
 } from '../transport/dispatch-transport.js';
 import type { BodySink, IncomingBody } from '../transport/incoming-body.js';
 import type { RequestBody } from '../transport/transport.js';
-import { DEADLINE_HEADER } from '../wire/deadline-header.js';
+import { DEADLINE_HEADER, parseDeadlineHeader } from '../wire/deadline-header.js';
 import { type Dependency, dependency } from './dependency.js';
 import { BilingualHandler, isLegacyHandler, type LegacyHandler, rawHeaders } from './legacy-handler.js';
 import type { DependencyOptions } from './options.js';

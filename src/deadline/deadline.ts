@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Clock, systemClock, type Timer } from '../clock.js';
 import { DeadlineExceededError, InvalidOptionError } from '../errors.js';
-import { checkLimitMs } from './effective-limit.js';
 import {
   DEADLINE_HEADER,
   GRPC_TIMEOUT_HEADER,
@@ -9,9 +8,10 @@ import {
   type NormalizedDeadlineHeaderOptions,
   normalizeDeadlineHeaderOptions,
   parseDeadlineHeaderWith,
-} from './header-codec.js';
+} from '../wire/deadline-header.js';
+import { checkLimitMs } from './effective-limit.js';
 
-export { DEADLINE_HEADER } from './header-codec.js';
+export { DEADLINE_HEADER } from '../wire/deadline-header.js';
 
 /** Headers as Node, a framework or the Fetch API hand them over. */
 export type DeadlineHeadersInput =

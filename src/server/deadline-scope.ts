@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Clock, systemClock } from '../clock.js';
 import { cancelDeadline, checkClock, Deadline, readIncomingDeadlineWith } from '../deadline/deadline.js';
-import { normalizeDeadlineHeaderOptions } from '../deadline/header-codec.js';
 import { CancelledError, InvalidOptionError, isPrazoError, type PrazoError } from '../errors.js';
+import { normalizeDeadlineHeaderOptions } from '../wire/deadline-header.js';
 
 /** Options shared by the server adapters (`prazo/http`, `prazo/express`, `prazo/fastify`). */
 export interface ServerDeadlineOptions {

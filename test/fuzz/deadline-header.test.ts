@@ -2,15 +2,15 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { Deadline } from '../../src/deadline/deadline.js';
+import { isPrazoError } from '../../src/errors.js';
+import { createFakeClock } from '../../src/testing/fake-clock.js';
 import {
   DEADLINE_HEADER,
   GRPC_TIMEOUT_HEADER,
   normalizeDeadlineHeaderOptions,
   parseDeadlineHeader,
   parseGrpcTimeout,
-} from '../../src/deadline/header-codec.js';
-import { isPrazoError } from '../../src/errors.js';
-import { createFakeClock } from '../../src/testing/fake-clock.js';
+} from '../../src/wire/deadline-header.js';
 import { headerSlot, headerValue, RUNS } from './arbitraries.js';
 
 // Instants from 1970 to past 2100, and the service's own limits as an operator would set them.
