@@ -73,21 +73,32 @@ describe('a fleet with a sick instance', () => {
     const d = fleet([sick.origin, healthy.origin, refused, healthy2.origin], {
       balancer: { connectDownMs: 60_000 },
     });
-    const started = new Map<number, string[]>();
-    const ended = new Map<number, (number | undefined)[]>();
-    d.on('attempt-start', (e) => started.set(e.requestId, [...(started.get(e.requestId) ?? []), e.instance]));
-    d.on('attempt-end', (e) => ended.set(e.requestId, [...(ended.get(e.requestId) ?? []), e.status]));
+    // Every attempt in the order it was sent (the calls are sequential), and whether, when it was sent,
+    // the refusing instance had already refused an attempt (before that, nothing tells it apart).
+    const sent: { requestId: number; attempt: number; instance: string; refusalKnown: boolean }[] = [];
+    const statusOf = new Map<string, number | undefined>();
+    let refusalKnown = false;
+    d.on('attempt-start', (e) =>
+      sent.push({ requestId: e.requestId, attempt: e.attempt, instance: e.instance, refusalKnown }),
+    );
+    d.on('attempt-end', (e) => {
+      statusOf.set(`${e.requestId}/${e.attempt}`, e.status);
+      if (e.instance === refused) refusalKnown = true;
+    });
     let ok = 0;
     for (let i = 0; i < 100; i++) if ((await call(d)) === 200) ok++;
     expect(ok).toBe(100);
     let retriesAfter503 = 0;
-    for (const [id, instances] of started) {
-      const statuses = ended.get(id)!;
-      for (let k = 1; k < instances.length; k++) {
-        if (statuses[k - 1] !== 503) continue;
-        retriesAfter503++;
-        expect([healthy.origin, healthy2.origin]).toContain(instances[k]);
-      }
+    for (let k = 1; k < sent.length; k++) {
+      const previous = sent[k - 1]!;
+      const retry = sent[k]!;
+      if (retry.requestId !== previous.requestId) continue;
+      if (statusOf.get(`${previous.requestId}/${previous.attempt}`) !== 503) continue;
+      retriesAfter503++;
+      const up = retry.refusalKnown
+        ? [healthy.origin, healthy2.origin]
+        : [healthy.origin, healthy2.origin, refused];
+      expect(up).toContain(retry.instance);
     }
     // The sick instance is tried until it is ejected: its 503s were retried.
     expect(retriesAfter503).toBeGreaterThanOrEqual(3);
