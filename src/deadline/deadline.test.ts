@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isPrazoError } from '../errors.js';
 import { createFakeClock } from '../testing/fake-clock.js';
-import { cancelDeadline, DEADLINE_HEADER, Deadline } from './deadline.js';
+import { cancelDeadline, DEADLINE_HEADER, Deadline, onDeadlineExpired } from './deadline.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -217,5 +217,46 @@ describe('Deadline', () => {
         { numRuns: 10_000 },
       );
     });
+  });
+});
+
+describe('onDeadlineExpired (the server adapters’ 504)', () => {
+  it('runs at the limit before the signal aborts, with the error the signal aborts with', () => {
+    const clock = createFakeClock(1_000);
+    const deadline = Deadline.at(1_100, clock);
+    const order: string[] = [];
+    let hookError: unknown;
+    onDeadlineExpired(deadline, (error) => {
+      hookError = error;
+      order.push(`hook:${deadline.signal.aborted}`);
+    });
+    deadline.signal.addEventListener('abort', () => order.push('signal'));
+    expect(clock.pendingTimers()).toBe(1); // one timer for both
+    clock.advance(99);
+    expect(order).toEqual([]);
+    clock.advance(1);
+    expect(order).toEqual(['hook:false', 'signal']);
+    expect(deadline.signal.reason).toBe(hookError);
+    expect(isPrazoError(hookError, 'DEADLINE_EXCEEDED')).toBe(true);
+  });
+
+  it('needs no signal, and stops with dispose() or a cancellation', () => {
+    const clock = createFakeClock(0);
+    const fired: number[] = [];
+    const a = Deadline.at(50, clock);
+    onDeadlineExpired(a, () => fired.push(1));
+    clock.advance(50);
+    expect(fired).toEqual([1]);
+    expect(clock.pendingTimers()).toBe(0);
+
+    const b = Deadline.at(100, clock);
+    onDeadlineExpired(b, () => fired.push(2));
+    b.dispose();
+    const c = Deadline.at(100, clock);
+    onDeadlineExpired(c, () => fired.push(3));
+    cancelDeadline(c, new Error('client went away'));
+    expect(clock.pendingTimers()).toBe(0);
+    clock.advance(200);
+    expect(fired).toEqual([1]);
   });
 });

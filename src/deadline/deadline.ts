@@ -38,6 +38,7 @@ export interface DeadlineFromHeadersOptions {
 const MAX_TIMER_MS = 2_147_483_647;
 
 let abortDeadline: (deadline: Deadline, reason: unknown) => void;
+let watchDeadline: (deadline: Deadline, onExpire: (error: DeadlineExceededError) => void) => void;
 
 /**
  * An absolute limit in epoch milliseconds, read through an injected clock — the instant after which
@@ -60,9 +61,16 @@ export class Deadline {
   #controller: AbortController | undefined;
   #timer: Timer | undefined;
   #disposed = false;
+  /** Called at the limit before the signal aborts (a server adapter's 504), without making a signal. */
+  #onExpire: ((error: DeadlineExceededError) => void) | undefined;
 
   static {
     abortDeadline = (deadline, reason) => deadline.#abort(reason);
+    watchDeadline = (deadline, onExpire) => {
+      deadline.#onExpire = onExpire;
+      if (deadline.#timer === undefined && !deadline.#disposed && !deadline.#controller?.signal.aborted)
+        deadline.#arm();
+    };
   }
 
   private constructor(limitMs: number, clock: Clock) {
@@ -129,7 +137,7 @@ export class Deadline {
     const controller = new AbortController();
     this.#controller = controller;
     if (this.expired()) controller.abort(this.#exceeded());
-    else if (!this.#disposed) this.#arm();
+    else if (!this.#disposed && this.#timer === undefined) this.#arm();
     return controller.signal;
   }
 
@@ -178,8 +186,15 @@ export class Deadline {
       () => {
         this.#timer = undefined;
         if (this.#disposed || this.#controller?.signal.aborted) return;
-        if (this.expired()) this.#controller?.abort(this.#exceeded());
-        else this.#arm();
+        if (!this.expired()) {
+          this.#arm();
+          return;
+        }
+        const error = this.#exceeded();
+        const onExpire = this.#onExpire;
+        this.#onExpire = undefined;
+        onExpire?.(error);
+        this.#controller?.abort(error);
       },
       Math.min(this.remainingMs(), MAX_TIMER_MS),
     );
@@ -244,6 +259,19 @@ export function readIncomingDeadlineWith(
  */
 export function cancelDeadline(deadline: Deadline, reason: unknown): void {
   abortDeadline(deadline, reason);
+}
+
+/**
+ * Calls `onExpire` when the deadline's limit is reached, before its signal (if anyone made it)
+ * aborts — what an adapter's 504 needs, without an `AbortController` and a listener per request.
+ * One watcher per deadline; `dispose()` stops it, a cancellation too.
+ * @internal
+ */
+export function onDeadlineExpired(
+  deadline: Deadline,
+  onExpire: (error: DeadlineExceededError) => void,
+): void {
+  watchDeadline(deadline, onExpire);
 }
 
 /**

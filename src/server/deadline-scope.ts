@@ -1,6 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Clock, systemClock } from '../clock.js';
-import { cancelDeadline, checkClock, Deadline, readIncomingDeadlineWith } from '../deadline/deadline.js';
+import {
+  cancelDeadline,
+  checkClock,
+  Deadline,
+  onDeadlineExpired,
+  readIncomingDeadlineWith,
+} from '../deadline/deadline.js';
 import { CancelledError, InvalidOptionError, isPrazoError, type PrazoError } from '../errors.js';
 import { normalizeDeadlineHeaderOptions } from '../wire/deadline-header.js';
 
@@ -121,7 +127,6 @@ export function openDeadlineScope(
   // Skew excuses the arrival and prazo's own 504, never the deadline the handler passes on.
   const answerBy = arrivalLimitMs > deadline.limitMs ? Deadline.at(arrivalLimitMs, options.clock) : deadline;
 
-  const signal = answerBy.signal;
   let released = false;
   let then: ((finished: boolean) => void) | undefined;
   const release = (): void => {
@@ -130,19 +135,16 @@ export function openDeadlineScope(
     then?.(res.writableFinished);
     deadline.dispose();
     answerBy.dispose();
-    signal.removeEventListener('abort', onAbort);
     res.off('finish', release);
     res.off('close', onClose);
   };
-  const onAbort = (): void => {
-    const reason: unknown = signal.reason;
-    if (isPrazoError(reason, 'DEADLINE_EXCEEDED') && !res.headersSent && !res.writableEnded) {
-      // A handler that keeps writing after this answer must not crash the process with
-      // ERR_STREAM_WRITE_AFTER_END: its late writes are discarded.
-      res.on('error', ignore);
-      onExpire(reason);
-      if (res.headersSent) dropLateWrites(req, res, options.onLateWrite);
-    }
+  const onLimit = (reason: PrazoError): void => {
+    if (res.headersSent || res.writableEnded) return;
+    // A handler that keeps writing after this answer must not crash the process with
+    // ERR_STREAM_WRITE_AFTER_END: its late writes are discarded.
+    res.on('error', ignore);
+    onExpire(reason);
+    if (res.headersSent) dropLateWrites(req, res, options.onLateWrite);
   };
   const onClose = (): void => {
     if (!res.writableFinished) {
@@ -153,7 +155,9 @@ export function openDeadlineScope(
     release();
   };
 
-  signal.addEventListener('abort', onAbort, { once: true });
+  // At the limit (plus the skew allowance) prazo answers first, then the signal the handler may have
+  // taken aborts; no signal is made for a handler that never reads one.
+  onDeadlineExpired(answerBy, onLimit);
   res.once('finish', release);
   res.once('close', onClose);
   return {
