@@ -1,4 +1,4 @@
-import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Dependency, dependency } from '../src/client/dependency.js';
@@ -8,6 +8,7 @@ import { type Double, startDouble } from '../src/lab/double.js';
 import { createDriftMonitor } from '../src/observe/drift-monitor.js';
 import { instrument as instrumentOtel } from '../src/observe/otel.js';
 import { instrument } from '../src/observe/prometheus.js';
+import { CollectingReader } from './support/collecting-reader.js';
 import { metricValue as value } from './support/metric-value.js';
 
 const open: Array<{ close(): Promise<unknown> }> = [];
@@ -114,11 +115,6 @@ describe('prazo/prometheus on a real dependency', () => {
     expect(double.stats().received).toBe(0);
   });
 });
-
-class CollectingReader extends MetricReader {
-  protected override async onForceFlush(): Promise<void> {}
-  protected override async onShutdown(): Promise<void> {}
-}
 
 describe('prazo/otel on a real dependency', () => {
   it('reports the calls and the retry ratio', async () => {

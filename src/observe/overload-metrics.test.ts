@@ -1,11 +1,7 @@
-import {
-  AggregationTemporality,
-  type DataPoint,
-  MeterProvider,
-  MetricReader,
-} from '@opentelemetry/sdk-metrics';
+import { type DataPoint, MeterProvider } from '@opentelemetry/sdk-metrics';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { CollectingReader } from '../../test/support/collecting-reader.js';
 import { createEventSourceDouble } from '../../test/support/event-source-double.js';
 import { instrument as instrumentOtel } from './otel.js';
 import { instrument as instrumentPrometheus } from './prometheus.js';
@@ -50,20 +46,12 @@ describe('overload metrics', () => {
   });
 
   it('OpenTelemetry: the same figures under prazo.reason', async () => {
-    class Reader extends MetricReader {
-      constructor() {
-        super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-      }
-      protected override async onForceFlush(): Promise<void> {}
-      protected override async onShutdown(): Promise<void> {}
-    }
-    const reader = new Reader();
+    const reader = new CollectingReader();
     const provider = new MeterProvider({ readers: [reader] });
     const dep = overloadDouble(both);
     instrumentOtel(dep, { meterProvider: provider });
     dep.emit('limited', limited('concurrency'));
-    const { resourceMetrics } = await reader.collect();
-    const data = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
+    const data = await reader.metrics();
     const points = (name: string) =>
       (data.find((m) => m.descriptor.name === name)?.dataPoints ?? []) as DataPoint<number>[];
     expect(

@@ -19,7 +19,6 @@ import {
   createDrillRecorder,
   type DrillRecorder,
   instanceRequests,
-  sumSuppliers,
 } from './report/recorder.js';
 import { startServiceProcess } from './services/process.js';
 import { type ServiceSet, type Stoppable, startServiceSet } from './services/set.js';
@@ -31,7 +30,7 @@ import {
   type TierPolicy,
   type TierStats,
 } from './services/spec.js';
-import type { SupplierCounts } from './services/supplier.js';
+import { type SupplierCounts, sumSuppliers } from './services/supplier.js';
 
 /** Where the drill is, for a progress display. */
 export interface DrillProgress {

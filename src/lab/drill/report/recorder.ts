@@ -2,7 +2,7 @@ import { LatencyHistogram } from '../../../latency/histogram.js';
 import { type Phase, type PhaseName, phaseAt } from '../phase-plan.js';
 import type { UserResult } from '../services/load-driver.js';
 import type { DrillConfig, PerConfig, TierStats } from '../services/spec.js';
-import type { SupplierCounts } from '../services/supplier.js';
+import { type SupplierCounts, sumSuppliers } from '../services/supplier.js';
 
 /** One point of a configuration's timeline: what happened during one sample interval. */
 export interface Sample {
@@ -91,31 +91,6 @@ export interface DrillRecorder {
   tally(config: DrillConfig, phase: PhaseName | 'all', key: string): RouteTally;
   /** Checkouts by the sample interval they were SENT in (for the error rate, free of leftovers). */
   checkoutsBySent(config: DrillConfig): readonly Bucketed[];
-}
-
-/** Sums the counters of the supplier instances. */
-export function sumSuppliers(counts: readonly SupplierCounts[]): SupplierCounts {
-  const total: SupplierCounts = {
-    received: 0,
-    originals: 0,
-    retries: 0,
-    hedges: 0,
-    unknownKind: 0,
-    afterDeadline: 0,
-    inFlight: 0,
-    byStatus: {},
-  };
-  for (const c of counts) {
-    total.received += c.received;
-    total.originals += c.originals;
-    total.retries += c.retries;
-    total.hedges += c.hedges;
-    total.unknownKind += c.unknownKind;
-    total.afterDeadline += c.afterDeadline;
-    total.inFlight += c.inFlight;
-    for (const [s, n] of Object.entries(c.byStatus)) total.byStatus[s] = (total.byStatus[s] ?? 0) + n;
-  }
-  return total;
 }
 
 /**

@@ -1,19 +1,16 @@
 import type { Behaviour, BehaviourInput } from '../../behaviour.js';
 import { type Double, startDouble } from '../../double.js';
+import type { DoubleStats } from '../../double-stats.js';
 import type { SupplierSpec } from './spec.js';
 
-/** The supplier's counters the drill reads (cumulative since start, across restarts). */
-export interface SupplierCounts {
-  received: number;
-  originals: number;
-  retries: number;
-  hedges: number;
-  /** Requests without an attempt header (also in `originals`): an HAProxy sidecar's health checks. */
-  unknownKind: number;
-  afterDeadline: number;
-  inFlight: number;
-  byStatus: Record<string, number>;
-}
+/**
+ * The supplier's counters the drill reads (cumulative since start, across restarts): a double's own
+ * counters (`unknownKind` also counts an HAProxy sidecar's health checks).
+ */
+export type SupplierCounts = Pick<
+  DoubleStats,
+  'received' | 'originals' | 'retries' | 'hedges' | 'unknownKind' | 'afterDeadline' | 'inFlight' | 'byStatus'
+>;
 
 /** One supplier instance: a dependency double the drill can switch, read and restart. */
 export interface SupplierService {
@@ -53,20 +50,10 @@ export async function startSupplier(spec: SupplierSpec): Promise<SupplierService
   let generation = 0;
   const port = double.port;
 
+  // In flight is the live double's alone; the rest carries on across restarts.
   const current = (): SupplierCounts => {
-    const s = double.stats();
-    const byStatus = { ...carried.byStatus };
-    for (const [status, n] of Object.entries(s.byStatus)) byStatus[status] = (byStatus[status] ?? 0) + n;
-    return {
-      received: carried.received + s.received,
-      originals: carried.originals + s.originals,
-      retries: carried.retries + s.retries,
-      hedges: carried.hedges + s.hedges,
-      unknownKind: carried.unknownKind + s.unknownKind,
-      afterDeadline: carried.afterDeadline + s.afterDeadline,
-      inFlight: s.inFlight,
-      byStatus,
-    };
+    const live = double.stats();
+    return { ...sumSuppliers([carried, live]), inFlight: live.inFlight };
   };
 
   return {
@@ -89,4 +76,20 @@ export async function startSupplier(spec: SupplierSpec): Promise<SupplierService
     },
     close: () => double.close(),
   };
+}
+
+/** Sums the counters of supplier instances. */
+export function sumSuppliers(counts: readonly SupplierCounts[]): SupplierCounts {
+  const total: SupplierCounts = { ...ZERO_SUPPLIER_COUNTS, byStatus: {} };
+  for (const c of counts) {
+    total.received += c.received;
+    total.originals += c.originals;
+    total.retries += c.retries;
+    total.hedges += c.hedges;
+    total.unknownKind += c.unknownKind;
+    total.afterDeadline += c.afterDeadline;
+    total.inFlight += c.inFlight;
+    for (const [s, n] of Object.entries(c.byStatus)) total.byStatus[s] = (total.byStatus[s] ?? 0) + n;
+  }
+  return total;
 }
