@@ -219,7 +219,8 @@ class InterceptedCall implements BodySink {
     this.#resumeBody?.();
   }
 
-  // --- the prazo call's abort handle (one listener: the cancel step's) -------------------------
+  // --- the prazo call's abort handle (one listener: the cancel step's, dropped once the call has
+  // answered or failed) ----------------------------------------------------------------------------
 
   addEventListener(_type: 'abort', listener: () => void): void {
     this.#listener = listener;
@@ -232,6 +233,8 @@ class InterceptedCall implements BodySink {
   // --- the response, back to the caller's handler ----------------------------------------------
 
   #respond(response: DependencyResponse): void {
+    // The call has answered: an abort from now on stops the body, not the call.
+    this.#listener = null;
     const body = response.body as IncomingBody;
     if (this.#done || this.aborted) {
       body.destroy(this.reason);

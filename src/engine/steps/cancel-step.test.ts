@@ -5,6 +5,7 @@ import { isPrazoError } from '../../errors.js';
 import { createFakeClock } from '../../testing/fake-clock.js';
 import { createFakeTransport, type FakeTransport } from '../../testing/fake-transport.js';
 import { advance, createTestDependency, settle, TEST_START_MS } from '../../testing/test-dependency.js';
+import { SINGLE_CALL_SIGNAL } from './cancel-step.js';
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -44,6 +45,26 @@ describe('the caller signal', () => {
     await flush();
     process.off('warning', onWarning);
     expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    await dep.close();
+  });
+
+  it('made for one call only, is listened to directly, and left to drop its listener itself', async () => {
+    const { dep, transport } = setup();
+    const handle = singleCallHandle();
+    const answered = dep.request({ path: '/', signal: handle as unknown as AbortSignal });
+    await flush();
+    expect(handle.added).toBe(1);
+    transport.pending()[0]!.respond(200);
+    await answered;
+    await flush();
+    // The step neither shares it nor removes its listener: the handle drops it once the call answered.
+    expect(handle.removed).toBe(0);
+
+    const other = singleCallHandle();
+    const cancelled = dep.request({ path: '/', signal: other as unknown as AbortSignal }).catch((e) => e);
+    await flush();
+    other.abort(new Error('caller gone'));
+    expect(isPrazoError(await cancelled, 'CANCELLED')).toBe(true);
     await dep.close();
   });
 
@@ -104,3 +125,28 @@ describe('the caller signal', () => {
     await dep.close();
   });
 });
+
+/** An abort handle made for one call, as the interceptor's per-request controller is. */
+function singleCallHandle() {
+  let listener: (() => void) | null = null;
+  return {
+    [SINGLE_CALL_SIGNAL]: true as const,
+    aborted: false,
+    reason: undefined as unknown,
+    added: 0,
+    removed: 0,
+    addEventListener(_type: 'abort', l: () => void) {
+      this.added++;
+      listener = l;
+    },
+    removeEventListener() {
+      this.removed++;
+      listener = null;
+    },
+    abort(reason: Error) {
+      this.aborted = true;
+      this.reason = reason;
+      listener?.();
+    },
+  };
+}

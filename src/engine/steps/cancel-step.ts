@@ -15,17 +15,15 @@ const watches = new WeakMap<AbortSignal, SignalWatch>();
 
 /**
  * Marks an abort handle made for one call only (the interceptor's per-request controller): the call
- * listens to it directly, without the sharing above, which would fill and empty a `WeakMap` and a
- * `Set` on every call.
+ * listens to it directly, without the sharing above (which would fill and empty a `WeakMap` and a
+ * `Set` on every call), and does not stop listening when it settles — such a handle holds one
+ * listener and drops it itself once the call has answered or failed. That spares a closure and a
+ * `finally()` promise per call.
  * @internal
  */
 export const SINGLE_CALL_SIGNAL: unique symbol = Symbol('prazo.singleCallSignal');
 
 function follow(signal: AbortSignal, onAbort: () => void): () => void {
-  if ((signal as { [SINGLE_CALL_SIGNAL]?: true })[SINGLE_CALL_SIGNAL] === true) {
-    signal.addEventListener('abort', onAbort);
-    return () => signal.removeEventListener('abort', onAbort);
-  }
   let watch = watches.get(signal);
   if (watch === undefined) {
     const calls = new Set<() => void>();
@@ -74,6 +72,10 @@ export function cancelStep(ctx: DependencyContext): Step {
       });
       call.cancel(error);
     };
+    if ((signal as { [SINGLE_CALL_SIGNAL]?: true })[SINGLE_CALL_SIGNAL] === true) {
+      signal.addEventListener('abort', onAbort);
+      return next(call);
+    }
     const unfollow = follow(signal, onAbort);
     return next(call).finally(unfollow);
   };
