@@ -127,7 +127,8 @@ async function fetchCall(...[dep, input, init, route]: Parameters<typeof fetchTh
 
 /** A response body prazo's transport feeds chunk by chunk (`IncomingBody`). */
 interface PipeableBody {
-  pipe(sink: BodySink): () => void;
+  pipe(sink: BodySink): void;
+  unpause(): void;
   destroy(error?: Error): unknown;
 }
 
@@ -141,11 +142,10 @@ function webStream(body: ResponseBody): ReadableStream<Uint8Array> | AsyncIterab
   const pipeable = body as unknown as Partial<PipeableBody>;
   if (typeof pipeable.pipe !== 'function') return body;
   const source = pipeable as PipeableBody;
-  let resume: (() => void) | null = null;
   let open = true;
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      resume = source.pipe({
+      source.pipe({
         data(chunk) {
           if (!open) return false;
           // A copy: the chunk is a view of the connection's read buffer, and a web stream's reader
@@ -166,11 +166,10 @@ function webStream(body: ResponseBody): ReadableStream<Uint8Array> | AsyncIterab
       });
     },
     pull() {
-      resume?.();
+      if (open) source.unpause();
     },
     cancel(reason) {
       open = false;
-      resume = null;
       source.destroy(reason instanceof Error ? reason : undefined);
     },
   });

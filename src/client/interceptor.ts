@@ -160,7 +160,8 @@ class InterceptedCall implements BodySink {
   readonly #legacy: boolean;
   #listener: (() => void) | null = null;
   #body: IncomingBody | null = null;
-  #resumeBody: (() => void) | null = null;
+  /** The body streams into this call (`data`, `end`, `error`). */
+  #piping = false;
   #done = false;
 
   constructor(handler: AnyHandler) {
@@ -216,7 +217,7 @@ class InterceptedCall implements BodySink {
   resume(): void {
     if (!this.paused) return;
     this.paused = false;
-    this.#resumeBody?.();
+    if (this.#piping && !this.#done) this.#body!.unpause();
   }
 
   // --- the prazo call's abort handle (one listener: the cancel step's, dropped once the call has
@@ -261,7 +262,8 @@ class InterceptedCall implements BodySink {
       return;
     }
     if (this.#done) return;
-    this.#resumeBody = body.pipe(this);
+    this.#piping = true;
+    body.pipe(this);
   }
 
   data(chunk: Buffer): boolean {
@@ -283,7 +285,6 @@ class InterceptedCall implements BodySink {
   end(): void {
     if (this.#done) return;
     this.#done = true;
-    this.#resumeBody = null;
     if (this.#legacy) this.#handler.onComplete?.([]);
     else this.#handler.onResponseEnd?.(this, {});
   }
@@ -295,7 +296,6 @@ class InterceptedCall implements BodySink {
   #fail(error: Error): void {
     if (this.#done) return;
     this.#done = true;
-    this.#resumeBody = null;
     this.#listener = null;
     if (this.#legacy) this.#handler.onError?.(error);
     else this.#handler.onResponseError?.(this, error);
@@ -320,8 +320,9 @@ function isLegacyWrapper(handler: AnyHandler): boolean {
 
 /** The prazo call for undici dispatch options; the deadline header a request carries only tightens. */
 function requestOf(opts: DispatchOptions, signal: InterceptedCall): RequestOptions {
-  const headers = headerRecord(opts.headers);
-  const carried = headers[DEADLINE_HEADER];
+  // No headers (undici's request() without any): no record to build, and none for the call to read.
+  const headers = opts.headers == null ? undefined : headerRecord(opts.headers);
+  const carried = headers?.[DEADLINE_HEADER];
   let deadline: { limitMs: number } | undefined;
   if (carried !== undefined) {
     const parsed = parseDeadlineHeader(carried as string | string[], Date.now(), HEADER_LIMITS);

@@ -19,7 +19,7 @@ export interface BodySource {
 
 /** Where {@link IncomingBody.pipe} hands the body: the undici interceptor's way back to its caller. */
 export interface BodySink {
-  /** A chunk; false pauses the connection until the function `pipe()` returned is called. */
+  /** A chunk; false pauses the connection until the body's `unpause()` is called. */
   data(chunk: Buffer): boolean;
   end(): void;
   error(error: Error): void;
@@ -58,7 +58,10 @@ export class IncomingBody implements ResponseBody {
    */
   rawHeaders: readonly Buffer[] | null = null;
   #source: BodySource;
-  #chunks: Buffer[] = [];
+  // The chunks held until read: none, one (most bodies arrive in one), or several — an array only
+  // from the second chunk on (an array's first push allocates room for 17).
+  #first: Buffer | null = null;
+  #more: Buffer[] | null = null;
   #bytes = 0;
   #state = OPEN;
   #error: Error | null = null;
@@ -116,7 +119,9 @@ export class IncomingBody implements ResponseBody {
         }
         return true;
       default:
-        this.#chunks.push(chunk);
+        if (this.#first === null) this.#first = chunk;
+        else if (this.#more === null) this.#more = [chunk];
+        else this.#more.push(chunk);
         this.#bytes += chunk.length;
         if (this.#mode === UNREAD && this.#bytes >= UNREAD_LIMIT_BYTES) {
           this.#paused = true;
@@ -142,7 +147,7 @@ export class IncomingBody implements ResponseBody {
     if (this.#state !== OPEN) return;
     this.#state = FAILED;
     this.#error = error;
-    this.#chunks = [];
+    this.#drop();
     this.#unwatch();
     if (this.#mode === STREAMING) this.#stream!.destroy(error);
     else if (this.#mode === PIPING) this.#sink!.error(error);
@@ -179,7 +184,7 @@ export class IncomingBody implements ResponseBody {
   dump(): Promise<null> {
     if (this.#state !== OPEN) {
       this.#used = true;
-      this.#chunks = [];
+      this.#drop();
       return Promise.resolve(null);
     }
     if (this.#mode !== UNREAD) {
@@ -189,7 +194,7 @@ export class IncomingBody implements ResponseBody {
     }
     this.#used = true;
     this.#mode = DUMPING;
-    this.#chunks = [];
+    this.#drop();
     const promise = new Promise<null>((resolve) => {
       this.#resolve = resolve as (value: unknown) => void;
     });
@@ -202,30 +207,36 @@ export class IncomingBody implements ResponseBody {
   /** Stops the body: an unfinished response closes its connection; reads in progress reject. */
   destroy(error?: Error): this {
     if (this.#state === OPEN) this.#source.abort(error ?? new BodyDestroyedError());
-    else this.#chunks = [];
+    else this.#drop();
     if (this.#stream !== null && !this.#stream.destroyed) this.#stream.destroy(error);
     return this;
   }
 
   /**
    * Hands the body to `sink` chunk by chunk as it arrives (what was buffered first), without a
-   * `Readable`: a sink's `data()` returning false pauses the connection until the returned function
-   * is called. Ends with exactly one of `sink.end()` and `sink.error()`.
+   * `Readable`: a sink's `data()` returning false pauses the connection until the sink calls
+   * {@link unpause}. Ends with exactly one of `sink.end()` and `sink.error()`.
    */
-  pipe(sink: BodySink): () => void {
+  pipe(sink: BodySink): void {
     if (this.#used) throw new TypeError('Response body already read.');
     this.#used = true;
     this.#mode = PIPING;
     this.#sink = sink;
-    const chunks = this.#chunks;
-    this.#chunks = [];
+    const first = this.#first;
+    const rest = this.#more;
+    this.#drop();
     let more = true;
-    for (const chunk of chunks) more = sink.data(chunk);
+    if (first !== null) more = sink.data(first);
+    if (rest !== null) for (const chunk of rest) more = sink.data(chunk);
     if (this.#state === ENDED) sink.end();
     else if (this.#state === FAILED) sink.error(this.#error!);
     else if (more) this.#unpause();
     else this.#paused = true;
-    return () => this.#unpause();
+  }
+
+  /** The sink of {@link pipe} wants more after its `data()` returned false: the connection resumes. */
+  unpause(): void {
+    this.#unpause();
   }
 
   [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
@@ -245,8 +256,9 @@ export class IncomingBody implements ResponseBody {
       },
     });
     this.#stream = stream;
-    for (const chunk of this.#chunks) stream.push(chunk);
-    this.#chunks = [];
+    if (this.#first !== null) stream.push(this.#first);
+    if (this.#more !== null) for (const chunk of this.#more) stream.push(chunk);
+    this.#drop();
     if (this.#state === ENDED) stream.push(null);
     else if (this.#state === FAILED) stream.destroy(this.#error!);
     return stream;
@@ -274,9 +286,11 @@ export class IncomingBody implements ResponseBody {
   }
 
   #result(): unknown {
-    const chunks = this.#chunks;
-    this.#chunks = [];
-    const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.#bytes);
+    const first = this.#first;
+    const rest = this.#more;
+    this.#drop();
+    const whole =
+      rest === null ? (first ?? Buffer.alloc(0)) : Buffer.concat([first!, ...rest], this.#bytes);
     switch (this.#want) {
       case TEXT:
         return utf8(whole);
@@ -318,6 +332,11 @@ export class IncomingBody implements ResponseBody {
     if (!this.#paused || this.#state !== OPEN) return;
     this.#paused = false;
     this.#source.resume();
+  }
+
+  #drop(): void {
+    this.#first = null;
+    this.#more = null;
   }
 
   #unwatch(): void {
