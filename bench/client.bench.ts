@@ -48,6 +48,9 @@ const EntryAgent: typeof Agent =
       ).Agent as typeof Agent);
 
 type Client = BenchClient;
+// biome-ignore lint/suspicious/noExplicitAny: undici 7's or 8's dispatch, whichever --undici loads
+type Dispatch = (opts: any, handler: any) => boolean;
+type DispatchOpts = { origin?: unknown; method: string; path: string; body?: unknown };
 
 type Contender = {
   name: string;
@@ -167,6 +170,63 @@ const contenders: Contender[] = [
       return {
         async call() {
           const { body } = await agent.request({ origin, path: '/', method: 'GET' });
+          await body.text();
+        },
+        close: () => agent.close(),
+      };
+    },
+  },
+  {
+    // What composing costs before any policy: an interceptor that passes every request through as
+    // it is (on undici 7 the handler is still wrapped from one API to the other and back).
+    name: 'pass-through interceptor over Agent.request',
+    create(origin, connections) {
+      const agent = new EntryAgent({ connections });
+      const composed = agent.compose(
+        (dispatch: Dispatch) =>
+          (opts: DispatchOpts, handler: unknown): boolean =>
+            dispatch(opts, handler),
+      );
+      return {
+        async call() {
+          const { body } = await composed.request({ origin, path: '/', method: 'GET' });
+          await body.text();
+        },
+        close: () => agent.close(),
+      };
+    },
+  },
+  {
+    // The least an interceptor carrying a deadline does: the request rewritten into a literal of
+    // fixed shape with prazo's two headers (deadline and attempt) and per-request timeouts, as prazo's
+    // transport dispatches it — no policy, no engine.
+    name: 'header-only interceptor over Agent.request',
+    create(origin, connections) {
+      const agent = new EntryAgent({ connections });
+      const composed = agent.compose(
+        (dispatch: Dispatch) =>
+          (opts: DispatchOpts, handler: unknown): boolean =>
+            dispatch(
+              {
+                origin: opts.origin,
+                method: opts.method,
+                path: opts.path,
+                headers: [
+                  'x-deadline-epoch-ms',
+                  String(Date.now() + 2_000),
+                  'x-prazo-attempt',
+                  '1;kind=original',
+                ],
+                body: opts.body ?? null,
+                headersTimeout: 280,
+                bodyTimeout: 280,
+              },
+              handler,
+            ),
+      );
+      return {
+        async call() {
+          const { body } = await composed.request({ origin, path: '/', method: 'GET' });
           await body.text();
         },
         close: () => agent.close(),
