@@ -1,6 +1,8 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Agent } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { prazoInterceptor } from '../src/client/interceptor.js';
@@ -140,5 +142,51 @@ describe('the interceptor and the older handler API', () => {
     const interceptor = prazoInterceptor({ dependencies: [options('http://127.0.0.1:1')] });
     interceptor((() => true) as never);
     expect(() => interceptor((() => true) as never)).toThrow(/one dispatcher/);
+  });
+});
+
+describe('a finished call', () => {
+  it("lets go of the caller's handler once it has ended, though the caller still holds its controller", async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const server = createServer((_req, res) => res.end('ok'));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const agent = new Agent();
+    const interceptor = prazoInterceptor({ dependencies: [options(origin)] });
+    const dispatch = interceptor(agent.dispatch.bind(agent) as never);
+    try {
+      // The handler is made and referenced only inside send(): once the call has ended, the
+      // controller the caller keeps (as undici's request() does) is the only way left to it.
+      const send = (): Promise<{ controller: object; handler: WeakRef<object> }> =>
+        new Promise((resolve, reject) => {
+          let controller: object | null = null;
+          const handler = {
+            onRequestStart(c: object) {
+              controller = c;
+            },
+            onResponseStart() {},
+            onResponseData() {},
+            onResponseEnd() {
+              resolve({ controller: controller!, handler: new WeakRef(handler) });
+            },
+            onResponseError(_c: unknown, error: Error) {
+              reject(error);
+            },
+          };
+          dispatch({ origin, path: '/', method: 'GET' }, handler);
+        });
+      const { controller, handler } = await send();
+      await new Promise((r) => setImmediate(r));
+      gc();
+      await new Promise((r) => setImmediate(r));
+      expect(controller).toBeDefined();
+      expect(handler.deref()).toBeUndefined();
+    } finally {
+      await interceptor.close();
+      await agent.close();
+      server.close();
+    }
   });
 });

