@@ -190,3 +190,61 @@ describe('a finished call', () => {
     }
   });
 });
+
+describe("the caller's request headers", () => {
+  it('are read in every form undici takes — record, flat list, pairs, Headers — and a carried deadline only tightens', async () => {
+    const seen: Record<string, string | undefined>[] = [];
+    const server = createServer((req, res) => {
+      seen.push({
+        trace: req.headers['x-trace'] as string | undefined,
+        deadline: req.headers['x-deadline-epoch-ms'] as string | undefined,
+        attempt: req.headers['x-prazo-attempt'] as string | undefined,
+      });
+      res.end('ok');
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const agent = new Agent();
+    const interceptor = prazoInterceptor({ dependencies: [options(origin)] });
+    const composed = agent.compose(interceptor);
+    try {
+      const soon = String(Date.now() + 400);
+      const forms: unknown[] = [
+        { 'X-Trace': 'record', 'X-Deadline-Epoch-Ms': soon },
+        ['X-Trace', 'flat', 'x-deadline-epoch-ms', soon],
+        [
+          ['x-trace', 'pairs'],
+          ['x-deadline-epoch-ms', soon],
+        ],
+        new Headers({ 'x-trace': 'headers', 'x-deadline-epoch-ms': soon }),
+      ];
+      for (const headers of forms) {
+        const { body } = await composed.request({
+          origin,
+          path: '/',
+          method: 'GET',
+          headers: headers as never,
+        });
+        await body.text();
+      }
+      // Without a carried deadline, the dependency's own (1.5 s) applies.
+      const before = Date.now();
+      await (
+        await composed.request({ origin, path: '/', method: 'GET', headers: { 'x-trace': 'none' } })
+      ).body.text();
+      expect(seen.map((s) => s.trace)).toEqual(['record', 'flat', 'pairs', 'headers', 'none']);
+      // One deadline header each (the caller's replaced by prazo's), at most the carried limit.
+      for (const s of seen.slice(0, 4)) {
+        expect(s.deadline).toMatch(/^\d+$/);
+        expect(Number(s.deadline)).toBeLessThanOrEqual(Number(soon));
+        expect(s.attempt).toBe('1;kind=original');
+      }
+      expect(Number(seen[4]!.deadline)).toBeGreaterThanOrEqual(before + 1_000);
+    } finally {
+      await interceptor.close();
+      await agent.close();
+      server.close();
+    }
+  });
+});

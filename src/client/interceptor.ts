@@ -368,25 +368,27 @@ const HEADER_LIMITS = { defaultMs: 2_147_483_647, maxMs: 2_147_483_647 };
 function headerRecord(headers: unknown): RequestHeaders {
   const record: Record<string, string | string[]> = {};
   if (headers == null) return record;
-  const add = (name: unknown, value: unknown): void => {
-    if (value === undefined) return;
-    const key = String(name).toLowerCase();
-    const text = Array.isArray(value) ? value.map(String) : String(value);
-    const existing = record[key];
-    if (existing === undefined) record[key] = text;
-    else record[key] = ([] as string[]).concat(existing, text);
-  };
   if (Array.isArray(headers)) {
     if (headers.length > 0 && Array.isArray(headers[0]))
-      for (const [name, value] of headers) add(name, value);
-    else for (let i = 0; i + 1 < headers.length; i += 2) add(headers[i], headers[i + 1]);
+      for (const [name, value] of headers) addHeader(record, name, value);
+    else for (let i = 0; i + 1 < headers.length; i += 2) addHeader(record, headers[i], headers[i + 1]);
   } else if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
-    for (const [name, value] of headers as Iterable<[unknown, unknown]>) add(name, value);
+    for (const [name, value] of headers as Iterable<[unknown, unknown]>) addHeader(record, name, value);
   } else if (typeof headers === 'object') {
+    // A record: what Node's fetch and most callers of request() pass.
     const source = headers as Record<string, unknown>;
-    for (const name of Object.keys(source)) add(name, source[name]);
+    for (const name in source) if (Object.hasOwn(source, name)) addHeader(record, name, source[name]);
   }
   return record;
+}
+
+function addHeader(record: Record<string, string | string[]>, name: unknown, value: unknown): void {
+  if (value === undefined) return;
+  const key = String(name).toLowerCase();
+  const text = Array.isArray(value) ? value.map(String) : String(value);
+  const existing = record[key];
+  if (existing === undefined) record[key] = text;
+  else record[key] = ([] as string[]).concat(existing, text);
 }
 
 function abortError(): Error {
