@@ -6,7 +6,7 @@ import { runInNewContext } from 'node:vm';
 import { Agent } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { prazoInterceptor } from '../src/client/interceptor.js';
-import { warmUp } from './support/servers.js';
+import { startServer, warmUp } from './support/servers.js';
 import { stockOptions, stockServers } from './support/stock-servers.js';
 
 // Kept apart from urllib's tests: urllib subscribes to undici's diagnostics channels for the whole
@@ -149,10 +149,8 @@ describe('a finished call', () => {
   it("lets go of the caller's handler once it has ended, though the caller still holds its controller", async () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
-    const server = createServer((_req, res) => res.end('ok'));
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const server = await startServer((_req, res) => res.end('ok'));
+    const origin = server.origin;
     const agent = new Agent();
     const interceptor = prazoInterceptor({ dependencies: [options(origin)] });
     const dispatch = interceptor(agent.dispatch.bind(agent) as never);
@@ -186,25 +184,19 @@ describe('a finished call', () => {
     } finally {
       await interceptor.close();
       await agent.close();
-      server.close();
+      await server.close();
     }
   });
 });
 
 describe("the caller's request headers", () => {
   it('are read in every form undici takes — record, flat list, pairs, Headers — and a carried deadline only tightens', async () => {
-    const seen: Record<string, string | undefined>[] = [];
-    const server = createServer((req, res) => {
-      seen.push({
-        trace: req.headers['x-trace'] as string | undefined,
-        deadline: req.headers['x-deadline-epoch-ms'] as string | undefined,
-        attempt: req.headers['x-prazo-attempt'] as string | undefined,
-      });
+    const traces: unknown[] = [];
+    const server = await startServer((req, res) => {
+      traces.push(req.headers['x-trace']);
       res.end('ok');
     });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const origin = server.origin;
     const agent = new Agent();
     const interceptor = prazoInterceptor({ dependencies: [options(origin)] });
     const composed = agent.compose(interceptor);
@@ -233,18 +225,18 @@ describe("the caller's request headers", () => {
       await (
         await composed.request({ origin, path: '/', method: 'GET', headers: { 'x-trace': 'none' } })
       ).body.text();
-      expect(seen.map((s) => s.trace)).toEqual(['record', 'flat', 'pairs', 'headers', 'none']);
+      expect(traces).toEqual(['record', 'flat', 'pairs', 'headers', 'none']);
       // One deadline header each (the caller's replaced by prazo's), at most the carried limit.
-      for (const s of seen.slice(0, 4)) {
-        expect(s.deadline).toMatch(/^\d+$/);
-        expect(Number(s.deadline)).toBeLessThanOrEqual(Number(soon));
-        expect(s.attempt).toBe('1;kind=original');
+      for (const deadline of server.seen.deadlines.slice(0, 4)) {
+        expect(deadline).toMatch(/^\d+$/);
+        expect(Number(deadline)).toBeLessThanOrEqual(Number(soon));
       }
-      expect(Number(seen[4]!.deadline)).toBeGreaterThanOrEqual(before + 1_000);
+      expect(server.seen.attempts).toEqual(Array(5).fill('1;kind=original'));
+      expect(Number(server.seen.deadlines[4])).toBeGreaterThanOrEqual(before + 1_000);
     } finally {
       await interceptor.close();
       await agent.close();
-      server.close();
+      await server.close();
     }
   });
 });
