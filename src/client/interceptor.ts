@@ -331,14 +331,22 @@ const FINISHED: AnyHandler = {};
  * for the handler to parse again.
  */
 function isLegacyWrapper(handler: AnyHandler): boolean {
-  return (
-    (handler as { constructor?: { name?: unknown } }).constructor?.name === 'WrapHandler' &&
+  // Every request of one caller comes with a handler of the same class: the verdict on the last
+  // class is kept, as reading a class's `name` costs more than the rest of this check.
+  const type = (handler as { constructor?: unknown }).constructor;
+  if (type === lastHandlerType) return lastVerdict;
+  lastHandlerType = type;
+  lastVerdict =
+    (type as { name?: unknown } | undefined)?.name === 'WrapHandler' &&
     typeof handler.onConnect === 'function' &&
     typeof handler.onHeaders === 'function' &&
     typeof handler.onData === 'function' &&
-    typeof handler.onComplete === 'function'
-  );
+    typeof handler.onComplete === 'function';
+  return lastVerdict;
 }
+
+let lastHandlerType: unknown = null;
+let lastVerdict = false;
 
 /** The prazo call for undici dispatch options; the deadline header a request carries only tightens. */
 function requestOf(opts: DispatchOptions, signal: InterceptedCall): RequestOptions {
