@@ -157,7 +157,7 @@ function measure(name: string, origin: string, requests: number, concurrency: nu
     for (const line of lines) {
       if (line === 'MEASURE') measuring = true;
       else if (line.startsWith('RESULT ')) cpuUs = (JSON.parse(line.slice(7)) as { cpuUs: number }).cpuUs;
-      else if (measuring && line.includes(' gc=s ')) {
+      else if (measuring && (line.includes(' gc=s ') || line.includes('"gc":"s"'))) {
         scavenges++;
         survived += field(line, 'new_space_survived');
         pause += field(line, 'pause');
@@ -179,9 +179,10 @@ function measure(name: string, origin: string, requests: number, concurrency: nu
   });
 }
 
+/** A figure of a trace line: `name=1.5` (Node ≤ 24) or `"name":1.5` (Node 26's JSON lines). */
 function field(line: string, name: string): number {
-  const match = new RegExp(`(?:^|\\s)${name}=([0-9.]+)`).exec(line);
-  return match === null ? 0 : Number(match[1]);
+  const match = new RegExp(`(?:^|\\s)${name}=([0-9.]+)|"${name}":([0-9.]+)`).exec(line);
+  return match === null ? 0 : Number(match[1] ?? match[2]);
 }
 
 function hasTaskset(): boolean {
