@@ -18,12 +18,12 @@ export function deadlineStep(ctx: DependencyContext): Step {
   let lastHeader = '';
   return (next) => (call) => {
     const now = ctx.clock.now();
-    const limit = effectiveLimitMs({
-      explicitMs: call.explicitLimitMs,
-      ambientMs: currentDeadline()?.limitMs,
-      defaultMs: now + ctx.userDeadlineMs,
-      capMs: now + ctx.localMaxMs,
-    });
+    const limit = effectiveLimitMs(
+      call.explicitLimitMs,
+      currentDeadline()?.limitMs,
+      now + ctx.userDeadlineMs,
+      now + ctx.localMaxMs,
+    );
     call.startMs = now;
     call.limitMs = limit;
     if (limit !== lastLimit) {
