@@ -142,7 +142,7 @@ export const HEDGE_LOST = new AttemptAbandonedError('Another copy of the request
  * (`judgeError`), and the verdict is left on the plan for the steps above (`plan.failure`).
  */
 export function attemptHandler(ctx: DependencyContext): TryHandler {
-  return (call, plan) => runAttempt(ctx, call, plan);
+  return (call, plan, nowMs) => runAttempt(ctx, call, plan, nowMs);
 }
 
 /**
@@ -152,9 +152,13 @@ export function attemptHandler(ctx: DependencyContext): TryHandler {
  * The behaviour is an async function's all the same: nothing here throws synchronously, and an
  * exception in the bookkeeping after the answer is handled as the attempt's failure.
  */
-function runAttempt(ctx: DependencyContext, call: Call, plan: AttemptPlan): Promise<DependencyResponse> {
+function runAttempt(
+  ctx: DependencyContext,
+  call: Call,
+  plan: AttemptPlan,
+  now: number,
+): Promise<DependencyResponse> {
   try {
-    const now = ctx.clock.now();
     const kind = plan.kind;
     const balancer = ctx.balancer;
     let instance = plan.instance;

@@ -57,9 +57,9 @@ function follow(signal: AbortSignal, onAbort: () => void): () => void {
  * calls sharing one signal share one listener on it.
  */
 export function cancelStep(ctx: DependencyContext): Step {
-  return (next) => (call) => {
+  return (next) => (call, nowMs) => {
     const signal = call.signal;
-    if (signal === undefined) return next(call);
+    if (signal === undefined) return next(call, nowMs);
     if (signal.aborted)
       return Promise.reject(
         withHistory(
@@ -77,7 +77,7 @@ export function cancelStep(ctx: DependencyContext): Step {
     const unfollow = follow(signal, onAbort);
     // `.then()` with a handler per outcome rather than `.finally()`, which makes two more promises
     // and a closure per call and settles the caller's promise two turns later.
-    return next(call).then(
+    return next(call, nowMs).then(
       (response) => {
         unfollow();
         return response;

@@ -16,8 +16,7 @@ export function deadlineStep(ctx: DependencyContext): Step {
   // Calls that start in the same millisecond share a limit: format its header value once.
   let lastLimit = Number.NaN;
   let lastHeader = '';
-  return (next) => (call) => {
-    const now = ctx.clock.now();
+  return (next) => (call, now) => {
     const limit = effectiveLimitMs(
       call.explicitLimitMs,
       currentDeadline()?.limitMs,
@@ -31,6 +30,6 @@ export function deadlineStep(ctx: DependencyContext): Step {
       lastHeader = String(Math.floor(limit));
     }
     call.limitHeader = lastHeader;
-    return next(call);
+    return next(call, now);
   };
 }

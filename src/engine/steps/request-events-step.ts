@@ -7,7 +7,7 @@ import type { DependencyContext, Handler, Step } from '../pipeline.js';
  * the call (no extra promise).
  */
 export function requestEventsStep(ctx: DependencyContext): Step {
-  return (next) => (call) => {
+  return (next) => (call, nowMs) => {
     const events = ctx.events;
     if (events.has('request-start'))
       events.emit('request-start', {
@@ -17,15 +17,20 @@ export function requestEventsStep(ctx: DependencyContext): Step {
         idempotent: call.idempotent,
         remainingMs: call.limitMs - call.startMs,
       });
-    if (!events.has('request-end')) return next(call);
-    return observed(ctx, call, next);
+    if (!events.has('request-end')) return next(call, nowMs);
+    return observed(ctx, call, next, nowMs);
   };
 }
 
 // An async function rather than `.then()` with two closures: one promise, nothing else allocated.
-async function observed(ctx: DependencyContext, call: Call, next: Handler): Promise<DependencyResponse> {
+async function observed(
+  ctx: DependencyContext,
+  call: Call,
+  next: Handler,
+  nowMs: number,
+): Promise<DependencyResponse> {
   try {
-    const response = await next(call);
+    const response = await next(call, nowMs);
     ended(ctx, call, response, undefined);
     return response;
   } catch (error) {

@@ -38,7 +38,7 @@ import { sleep } from './sleep.js';
  * error is classified once, by the attempt step; an answer (a status of 400 or above) here.
  */
 export function retryStep(ctx: DependencyContext): (next: TryHandler) => Handler {
-  return (next) => (call) => firstTry(ctx, call, next);
+  return (next) => (call, nowMs) => firstTry(ctx, call, next, nowMs);
 }
 
 /**
@@ -46,14 +46,19 @@ export function retryStep(ctx: DependencyContext): (next: TryHandler) => Handler
  * call is done, and one `.then()` costs less than a suspended async frame (its registers and await
  * closures, allocated per call). A try that did not answer below 400 goes on in {@link retryLoop}.
  */
-function firstTry(ctx: DependencyContext, call: Call, next: TryHandler): Promise<DependencyResponse> {
+function firstTry(
+  ctx: DependencyContext,
+  call: Call,
+  next: TryHandler,
+  nowMs: number,
+): Promise<DependencyResponse> {
   call.tries++;
   const tryPlan = new AttemptPlan('original');
   // While the try runs, it is what a cancellation interrupts (its plan aborts every copy).
   call.waitingOn = tryPlan;
   let sent: Promise<DependencyResponse>;
   try {
-    sent = next(call, tryPlan);
+    sent = next(call, tryPlan, nowMs);
   } catch (error) {
     return retryLoop(ctx, call, next, tryPlan, undefined, error);
   }
@@ -93,7 +98,7 @@ async function retryLoop(
       response = undefined;
       error = undefined;
       try {
-        response = await next(call, tryPlan);
+        response = await next(call, tryPlan, ctx.clock.now());
       } catch (caught) {
         error = caught;
       }
