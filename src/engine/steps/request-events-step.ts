@@ -22,21 +22,31 @@ export function requestEventsStep(ctx: DependencyContext): Step {
   };
 }
 
-// An async function rather than `.then()` with two closures: one promise, nothing else allocated.
-async function observed(
+// `.then()` with a handler per outcome rather than an async function: a suspended async frame (its
+// registers and await closures) allocates more than the two closures.
+function observed(
   ctx: DependencyContext,
   call: Call,
   next: Handler,
   nowMs: number,
 ): Promise<DependencyResponse> {
+  let sent: Promise<DependencyResponse>;
   try {
-    const response = await next(call, nowMs);
-    ended(ctx, call, response, undefined);
-    return response;
+    sent = next(call, nowMs);
   } catch (error) {
     ended(ctx, call, undefined, error);
-    throw error;
+    return Promise.reject(error);
   }
+  return sent.then(
+    (response) => {
+      ended(ctx, call, response, undefined);
+      return response;
+    },
+    (error: unknown) => {
+      ended(ctx, call, undefined, error);
+      throw error;
+    },
+  );
 }
 
 function ended(
