@@ -17,6 +17,7 @@ import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../wire
 import { DEADLINE_HEADER } from '../../wire/deadline-header.js';
 import type { AttemptInFlight, AttemptPlan } from '../attempt-plan.js';
 import type { Call, DependencyResponse } from '../call.js';
+import type { EventSlot } from '../events.js';
 import { instanceOutcomeOfAttempt } from '../instance-report.js';
 import type { DependencyContext, TryHandler } from '../pipeline.js';
 import { guardBody } from './body-deadline.js';
@@ -142,7 +143,19 @@ export const HEDGE_LOST = new AttemptAbandonedError('Another copy of the request
  * (`judgeError`), and the verdict is left on the plan for the steps above (`plan.failure`).
  */
 export function attemptHandler(ctx: DependencyContext): TryHandler {
-  return (call, plan, nowMs) => runAttempt(ctx, call, plan, nowMs);
+  const events: AttemptEvents = {
+    headers: ctx.events.slot('attempt-headers'),
+    start: ctx.events.slot('attempt-start'),
+    end: ctx.events.slot('attempt-end'),
+  };
+  return (call, plan, nowMs) => runAttempt(ctx, events, call, plan, nowMs);
+}
+
+/** The events of every attempt, looked up once (see `EventHub.slot`). */
+interface AttemptEvents {
+  readonly headers: EventSlot;
+  readonly start: EventSlot;
+  readonly end: EventSlot;
 }
 
 /**
@@ -154,6 +167,7 @@ export function attemptHandler(ctx: DependencyContext): TryHandler {
  */
 function runAttempt(
   ctx: DependencyContext,
+  events: AttemptEvents,
   call: Call,
   plan: AttemptPlan,
   now: number,
@@ -185,7 +199,7 @@ function runAttempt(
     const origin = balancer.origin(instance)!;
     const own = [DEADLINE_HEADER, call.limitHeader, ATTEMPT_HEADER, attemptHeaderValue(number, kind)];
     const headers = call.headerPairs === null ? own : own.concat(call.headerPairs);
-    if (ctx.events.has('attempt-headers'))
+    if (events.headers.active)
       ctx.events.emit('attempt-headers', {
         dependency: ctx.name,
         requestId: call.id,
@@ -218,9 +232,8 @@ function runAttempt(
     }
     ctx.timer.add(attempt);
     plan.sent(attempt);
-    const events = ctx.events;
-    if (events.has('attempt-start')) {
-      events.emit('attempt-start', {
+    if (events.start.active) {
+      ctx.events.emit('attempt-start', {
         dependency: ctx.name,
         requestId: call.id,
         attempt: number,
@@ -232,18 +245,18 @@ function runAttempt(
     try {
       sent = ctx.transport.send(attempt, attempt);
     } catch (error) {
-      return Promise.reject(attemptFailed(ctx, attempt, error));
+      return Promise.reject(attemptFailed(ctx, events.end, attempt, error));
     }
     return sent.then(
       (res) => {
         try {
-          return attemptAnswered(ctx, attempt, res);
+          return attemptAnswered(ctx, events.end, attempt, res);
         } catch (error) {
-          throw attemptFailed(ctx, attempt, error);
+          throw attemptFailed(ctx, events.end, attempt, error);
         }
       },
       (error: unknown) => {
-        throw attemptFailed(ctx, attempt, error);
+        throw attemptFailed(ctx, events.end, attempt, error);
       },
     );
   } catch (error) {
@@ -254,6 +267,7 @@ function runAttempt(
 /** The instance answered `res`: records the attempt and returns the try's response. */
 function attemptAnswered(
   ctx: DependencyContext,
+  endEvent: EventSlot,
   attempt: Attempt,
   res: TransportResponse,
 ): DependencyResponse {
@@ -263,7 +277,6 @@ function attemptAnswered(
   const kind = attempt.kind;
   const origin = attempt.origin;
   const first = attempt.plan.first;
-  const events = ctx.events;
   const end = ctx.clock.now();
   attempt.done = true;
   ctx.timer.delete(attempt);
@@ -291,8 +304,8 @@ function attemptAnswered(
     outcome: success ? 'success' : 'failure',
     status,
   });
-  if (events.has('attempt-end')) {
-    events.emit('attempt-end', {
+  if (endEvent.active) {
+    ctx.events.emit('attempt-end', {
       dependency: ctx.name,
       requestId: call.id,
       attempt: number,
@@ -310,7 +323,12 @@ function attemptAnswered(
 }
 
 /** The attempt failed with `error`: judges and records it, and returns the error to reject with. */
-function attemptFailed(ctx: DependencyContext, attempt: Attempt, error: unknown): unknown {
+function attemptFailed(
+  ctx: DependencyContext,
+  endEvent: EventSlot,
+  attempt: Attempt,
+  error: unknown,
+): unknown {
   const call = attempt.call;
   const instance = attempt.instance;
   const end = ctx.clock.now();
@@ -346,9 +364,8 @@ function attemptFailed(ctx: DependencyContext, attempt: Attempt, error: unknown)
   };
   if (errorCode !== undefined) record.errorCode = errorCode;
   call.recordAttempt(record);
-  const events = ctx.events;
-  if (events.has('attempt-end')) {
-    events.emit('attempt-end', {
+  if (endEvent.active) {
+    ctx.events.emit('attempt-end', {
       ...record,
       dependency: ctx.name,
       requestId: call.id,

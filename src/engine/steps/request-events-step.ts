@@ -7,9 +7,11 @@ import type { DependencyContext, Handler, Step } from '../pipeline.js';
  * the call (no extra promise).
  */
 export function requestEventsStep(ctx: DependencyContext): Step {
+  const events = ctx.events;
+  const start = events.slot('request-start');
+  const end = events.slot('request-end');
   return (next) => (call, nowMs) => {
-    const events = ctx.events;
-    if (events.has('request-start'))
+    if (start.active)
       events.emit('request-start', {
         dependency: ctx.name,
         requestId: call.id,
@@ -17,7 +19,7 @@ export function requestEventsStep(ctx: DependencyContext): Step {
         idempotent: call.idempotent,
         remainingMs: call.limitMs - call.startMs,
       });
-    if (!events.has('request-end')) return next(call, nowMs);
+    if (!end.active) return next(call, nowMs);
     return observed(ctx, call, next, nowMs);
   };
 }
