@@ -160,8 +160,9 @@ interface AttemptEvents {
 
 /**
  * Sends the attempt and settles with its outcome. Not an `async` function: on the success path a
- * suspended async frame (its registers and its await closures, ≈ 0.7 KB) costs more than the one
- * `.then()` below, and every allocated byte is paid again by the young-generation collector.
+ * suspended async frame (its registers and its await closures: with the rest of this step it was
+ * ≈ 1.5 KB a call, against ≈ 0.7 KB now) costs more than the one `.then()` below, and every
+ * allocated byte is paid again by the young-generation collector.
  * The behaviour is an async function's all the same: nothing here throws synchronously, and an
  * exception in the bookkeeping after the answer is handled as the attempt's failure.
  */
