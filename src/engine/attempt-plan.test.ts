@@ -10,6 +10,9 @@ function attempt(instance: number): AttemptInFlight & { done: boolean; reasons: 
     instance,
     origin: `http://127.0.0.1:${8000 + instance}`,
     done: false,
+    dueAt: 0,
+    byDeadline: false,
+    timeoutMs: 0,
     reasons,
     abort(reason) {
       reasons.push(reason);

@@ -9,6 +9,12 @@ export interface AttemptInFlight {
   readonly origin: string;
   /** Set when its outcome is known. */
   readonly done: boolean;
+  /** End of its bound, epoch ms: the read timeout or the deadline (a hedge copy inherits it). */
+  readonly dueAt: number;
+  /** The deadline, not the read timeout, sets {@link AttemptInFlight.dueAt}. */
+  readonly byDeadline: boolean;
+  /** Length of its bound, ms (for the timeout error's message). */
+  readonly timeoutMs: number;
   abort(reason: unknown): void;
 }
 
@@ -20,7 +26,7 @@ export interface AttemptInFlight {
  * once `next()` has settled, knows which instance it went to and, when it failed, how the attempt
  * step judged its error (`failure`): the error is classified once, there, and read by the steps above.
  *
- * The copies of one try share their first copy's plan (`first`): the end of the try, which a hedge
+ * The copies of one try share their first copy's plan (`first`): its attempt, whose end a hedge
  * copy inherits, and whether one of them already won. The first copy's plan is also what the call
  * waits on during the try: a cancellation interrupts it, which aborts both copies. One object per
  * try on the usual path, and one more per hedge copy.
@@ -31,12 +37,6 @@ export class AttemptPlan implements Interruptible {
   readonly instance: number;
   /** The try's first copy: this plan itself, or the one a hedge copy backs up. */
   readonly first: AttemptPlan;
-  /** End of the try (epoch ms), set by its first attempt; a hedge copy ends with it. */
-  dueAt = 0;
-  /** The deadline, not the read timeout, sets {@link AttemptPlan.dueAt}. */
-  byDeadline = false;
-  /** Length of the try's bound, ms (for the timeout error's message). */
-  timeoutMs = 0;
   /** An attempt of the try already gave the try's answer (the `won` of `attempt-end`). */
   settled = false;
   /** The attempt sent for this plan, once the attempt step has started it. */

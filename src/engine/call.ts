@@ -84,7 +84,8 @@ export class Call {
   limitMs = 0;
   limitHeader = '';
   startMs = 0;
-  readonly attempts: AttemptRecord[] = [];
+  /** The history, made at its first record or read (see {@link Call.recordAttempt}). */
+  #attempts: AttemptRecord[] | null = null;
   /** Attempts sent, hedges included. */
   attemptCount = 0;
   /** Tries of the retry loop (a hedged try counts once; a requeue does not count). */
@@ -111,9 +112,14 @@ export class Call {
     checkKnownOptions(options);
     this.id = id;
     const method = options.method === undefined ? 'GET' : options.method;
-    if (typeof method !== 'string' || !/^[A-Za-z]+$/.test(method))
-      throw new InvalidOptionError('method', 'an HTTP method name', method);
-    this.method = method === 'GET' || method === 'POST' ? method : method.toUpperCase();
+    if (method === 'GET' || method === 'POST') {
+      // The usual methods skip the pattern (a regular expression run costs more than the rest here).
+      this.method = method;
+    } else {
+      if (typeof method !== 'string' || !/^[A-Za-z]+$/.test(method))
+        throw new InvalidOptionError('method', 'an HTTP method name', method);
+      this.method = method.toUpperCase();
+    }
     const path = options.path;
     if (typeof path !== 'string' || path.charCodeAt(0) !== 47 /* / */)
       throw new InvalidOptionError('path', 'a string starting with "/"', path);
@@ -145,6 +151,22 @@ export class Call {
     if (signal !== undefined && (typeof signal !== 'object' || typeof signal.aborted !== 'boolean'))
       throw new InvalidOptionError('signal', 'an AbortSignal', signal);
     this.signal = signal;
+  }
+
+  /** Every attempt of the call so far, in order: the history its response or error carries. */
+  get attempts(): AttemptRecord[] {
+    if (this.#attempts === null) this.#attempts = [];
+    return this.#attempts;
+  }
+
+  /**
+   * Adds `record` to the history. Most calls make one attempt: a one-element array costs 56 bytes,
+   * where an empty one makes room for 16 records at its first `push` (176 bytes in all).
+   */
+  recordAttempt(record: AttemptRecord): void {
+    const list = this.#attempts;
+    if (list === null) this.#attempts = [record];
+    else list.push(record);
   }
 
   /** Whether the call may be hedged: safe to have twice in flight, and replayable. */
@@ -220,14 +242,16 @@ function isStream(body: object): boolean {
   return typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function';
 }
 
-function flattenHeaders(headers: RequestHeaders): string[] {
+/** The caller's headers as flat pairs; null when there are none (an attempt then sends only prazo's). */
+function flattenHeaders(headers: RequestHeaders): string[] | null {
   if (typeof headers !== 'object' || headers === null)
     throw new InvalidOptionError('headers', 'an object of header names to values', headers);
-  const pairs: string[] = [];
+  let pairs: string[] | null = null;
   for (const name of Object.keys(headers)) {
     const value = headers[name];
     if (value === undefined) continue;
     if (OWN_HEADERS.has(name.toLowerCase())) continue; // prazo sets these itself, per attempt
+    pairs ??= [];
     if (Array.isArray(value)) for (const v of value) pairs.push(name, scalar(`headers.${name}`, v, false));
     else pairs.push(name, scalar(`headers.${name}`, value, false));
   }

@@ -58,6 +58,32 @@ describe('diagnostics_channel events', () => {
     await limited.close();
   });
 
+  it('reaches a subscriber that comes after the dependency has served calls, and stops with its unsubscribe', async () => {
+    const { dep, clock } = createTestDependency({}, (e) => e.respond(200));
+    const call = async (): Promise<void> => {
+      const pending = settle(dep.request({ path: '/stock/42' }));
+      await advance(clock, 20);
+      expect((await pending).value!.status).toBe(200);
+    };
+    await call();
+    const attempts = record('prazo:attempt:end');
+    const heard: unknown[] = [];
+    const listener = (event: unknown): void => {
+      heard.push(event);
+    };
+    dep.on('request-end', listener);
+    await call();
+    expect(attempts).toHaveLength(1);
+    expect(heard).toHaveLength(1);
+    const [name, fn] = subscriptions.pop()!;
+    diagnostics.unsubscribe(name, fn);
+    dep.off('request-end', listener);
+    await call();
+    expect(attempts).toHaveLength(1);
+    expect(heard).toHaveLength(1);
+    await dep.close();
+  });
+
   it("names a channel for every event, in undici's style", () => {
     for (const name of Object.values(DIAGNOSTICS_CHANNELS)) expect(name).toMatch(/^prazo:[a-z]+(:[a-z-]+)?$/);
     expect(DIAGNOSTICS_CHANNELS['budget-exhausted']).toBe('prazo:budget:exhausted');

@@ -117,6 +117,10 @@ export function createEngine(
   const budget: RetryBudget = isRetryBudget(o.retryBudget)
     ? o.retryBudget
     : createRetryBudget({ clock, ...o.retryBudget });
+  // The budget runs on the dependency's clock (it can take the time a step already read) unless it
+  // was given whole, or given a clock of its own.
+  const ownBudget =
+    !isRetryBudget(o.retryBudget) && (o.retryBudget.clock === undefined || o.retryBudget.clock === clock);
   const events = new EventHub();
   // The balancer's transitions become events once the call that caused them has moved on: a
   // listener may then read `instances()` (the balancer must not be re-entered from its callback).
@@ -255,7 +259,7 @@ export function createEngine(
       admitStep(ctx),
       ...(throttle === null ? [] : [throttleStep(ctx, throttle)]),
       ...(gate === null ? [] : [concurrencyStep(ctx, gate)]),
-      budgetStep(ctx),
+      budgetStep(ctx, ownBudget),
     ],
     // The retry step turns the call into tries; each try's plan goes down through the hedge step
     // to the attempt.
@@ -273,7 +277,7 @@ export function createEngine(
     send(call) {
       if (ctx.closed) return Promise.reject(withHistory(closedError(o.name), call, o.name));
       try {
-        return handler(call);
+        return handler(call, clock.now());
       } catch (error) {
         return Promise.reject(error);
       }

@@ -1,3 +1,4 @@
+import type { Channel } from 'node:diagnostics_channel';
 import type { InstanceTransition } from '../balancer/instance-transition.js';
 import type { ResolverError } from '../errors.js';
 import type { AttemptPhase } from '../policy/classify.js';
@@ -257,61 +258,62 @@ export type DependencyEventName = keyof DependencyEvents;
 /** A listener of event `K`. */
 export type DependencyListener<K extends DependencyEventName> = (event: DependencyEvents[K]) => void;
 
-type ListenerTable = { [K in DependencyEventName]: Array<DependencyListener<K>> };
+/** The listeners of one event and its diagnostics channel. */
+export class EventSlot {
+  readonly listeners: Array<(event: never) => void> = [];
+  readonly channel: Channel;
+
+  constructor(channel: Channel) {
+    this.channel = channel;
+  }
+
+  /** Whether anyone listens: a listener, or a subscriber of the diagnostics channel. */
+  get active(): boolean {
+    return this.listeners.length !== 0 || this.channel.hasSubscribers;
+  }
+}
 
 /**
  * A small typed emitter. Steps ask {@link EventHub.has} before building a payload, so an event
- * nobody listens to costs one property read. A listener that throws is reported as a process
- * warning and never breaks the call.
+ * nobody listens to costs one lookup. A listener that throws is reported as a process warning and
+ * never breaks the call.
  */
 export class EventHub {
-  readonly #table: ListenerTable = {
-    'request-start': [],
-    'attempt-headers': [],
-    'attempt-start': [],
-    'attempt-end': [],
-    retry: [],
-    hedge: [],
-    'budget-exhausted': [],
-    'fast-fail': [],
-    'request-end': [],
-    limited: [],
-    'concurrency-limit': [],
-    policy: [],
-    requeue: [],
-    'instance-ejected': [],
-    'instance-probing': [],
-    'instance-returned': [],
-    'instance-down': [],
-    'instance-up': [],
-    'instance-added': [],
-    'instance-removed': [],
-    'instance-drained': [],
-    'membership-changed': [],
-    'membership-error': [],
-  };
+  // A Map rather than an object keyed by event name: `has()` runs several times a call with a
+  // different name each time, and a keyed read of an object property by a varying name costs
+  // twice a Map lookup (≈ 20 ns against 9).
+  readonly #slots: ReadonlyMap<DependencyEventName, EventSlot> = slotsOf(channels);
 
   /** Whether anyone listens to `name`: a listener, or a subscriber of its diagnostics channel. */
   has(name: DependencyEventName): boolean {
-    return this.#table[name].length !== 0 || channels[name].hasSubscribers;
+    return this.#slots.get(name)!.active;
+  }
+
+  /**
+   * The slot of `name`, for a step that asks on every call whether anyone listens to it: looked up
+   * once, at setup, `slot.active` costs a few ns where `has()` looks the name up each time.
+   */
+  slot(name: DependencyEventName): EventSlot {
+    return this.#slots.get(name)!;
   }
 
   on<K extends DependencyEventName>(name: K, listener: DependencyListener<K>): void {
-    const list = this.#table[name] as Array<DependencyListener<K>> | undefined;
-    if (list === undefined) throw new TypeError(`Unknown prazo event "${String(name)}".`);
+    const slot = this.#slots.get(name);
+    if (slot === undefined) throw new TypeError(`Unknown prazo event "${String(name)}".`);
     if (typeof listener !== 'function') throw new TypeError('A prazo event listener must be a function.');
-    list.push(listener);
+    slot.listeners.push(listener as (event: never) => void);
   }
 
   off<K extends DependencyEventName>(name: K, listener: DependencyListener<K>): void {
-    const list = this.#table[name] as Array<DependencyListener<K>> | undefined;
+    const list = this.#slots.get(name)?.listeners;
     if (list === undefined) return;
-    const i = list.indexOf(listener);
+    const i = list.indexOf(listener as (event: never) => void);
     if (i !== -1) list.splice(i, 1);
   }
 
   emit<K extends DependencyEventName>(name: K, event: DependencyEvents[K]): void {
-    const list = this.#table[name] as Array<DependencyListener<K>>;
+    const slot = this.#slots.get(name)!;
+    const list = slot.listeners as Array<DependencyListener<K>>;
     for (let i = 0; i < list.length; i++) {
       try {
         list[i]!(event);
@@ -319,12 +321,22 @@ export class EventHub {
         process.emitWarning(`A listener of the prazo "${name}" event threw: ${String(error)}`);
       }
     }
-    const channel = channels[name];
+    const channel = slot.channel;
     if (channel.hasSubscribers) channel.publish(event);
   }
 
   /** Removes every listener. */
   clear(): void {
-    for (const list of Object.values(this.#table)) list.length = 0;
+    for (const slot of this.#slots.values()) slot.listeners.length = 0;
   }
+}
+
+/** One slot per event, each with its channel: `byName` does not compile if an event has none. */
+function slotsOf(
+  byName: { readonly [K in DependencyEventName]: Channel },
+): Map<DependencyEventName, EventSlot> {
+  const slots = new Map<DependencyEventName, EventSlot>();
+  for (const name of Object.keys(byName) as DependencyEventName[])
+    slots.set(name, new EventSlot(byName[name]));
+  return slots;
 }

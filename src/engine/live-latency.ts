@@ -7,7 +7,10 @@ export type LatencySource = 'static' | 'start' | 'live' | 'fleet';
 
 /** Options of {@link LiveLatency}. */
 export interface LiveLatencyOptions {
-  /** The dependency's own time-sliced window; every attempt is recorded in it. */
+  /**
+   * The dependency's own time-sliced window, on the dependency's clock; every attempt is recorded
+   * in it at the `nowMs` of {@link LiveLatency.record}.
+   */
   window: SlicedWindow;
   /** Starting p99, in ms (static from `prazo calibrate`, or the start value of `'auto'`). */
   p99Ms: number;
@@ -61,7 +64,7 @@ export class LiveLatency {
    * dependency (a timeout cut by prazo).
    */
   record(latencyMs: number | undefined, error: boolean, nowMs: number): void {
-    this.#options.window.record(latencyMs, error);
+    this.#options.window.record(latencyMs, error, nowMs);
     if (nowMs >= this.#nextRefreshAt) {
       if (this.#nextRefreshAt === Number.NEGATIVE_INFINITY) {
         this.#nextRefreshAt = nowMs + this.#options.refreshMs;

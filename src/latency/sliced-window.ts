@@ -32,8 +32,9 @@ export interface SlicedWindow {
   /**
    * Records one finished request. `latencyMs` goes into the histogram when given (leave it out for
    * failures whose duration says nothing about the dependency, such as a timeout cut by the client).
+   * `nowMs` is the time now on the window's clock, for a caller that has just read it.
    */
-  record(latencyMs: number | undefined, error?: boolean): void;
+  record(latencyMs: number | undefined, error?: boolean, nowMs?: number): void;
   /** The slices still in the window, oldest first (the current, partial slice last). */
   slices(): SliceStats[];
   /** The merged histogram of the healthy slices, and the excluded slices with the reason for each. */
@@ -99,8 +100,8 @@ export function createSlicedWindow(options: SlicedWindowOptions = {}): SlicedWin
     }));
 
   return {
-    record(latencyMs, error = false) {
-      const slot = slotFor(Math.floor(clock.now() / sliceMs));
+    record(latencyMs, error = false, nowMs = clock.now()) {
+      const slot = slotFor(Math.floor(nowMs / sliceMs));
       slot.count++;
       if (error) slot.errors++;
       if (latencyMs !== undefined) slot.histogram.record(latencyMs);

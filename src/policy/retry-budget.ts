@@ -52,8 +52,12 @@ export interface RetryBudgetState {
  * dependency, not a right of each request.
  */
 export interface RetryBudget {
-  /** Counts one original request (call it once per request that reaches the dependency, before its first attempt). */
-  recordOriginal(): void;
+  /**
+   * Counts one original request (call it once per request that reaches the dependency, before its
+   * first attempt). `nowMs` is the time now on the budget's own clock, for a caller that has just
+   * read that clock (a budget may ignore it; without it, the budget reads its clock).
+   */
+  recordOriginal(nowMs?: number): void;
   /**
    * Counts one call refused before any attempt, apart from the originals: a refused call is not
    * traffic the dependency saw, and counting it as an original would inflate the budget (and dilute
@@ -179,9 +183,9 @@ export function createRetryBudget(options?: RetryBudgetOptions): RetryBudget {
   let head = Number.NaN;
   let headSlot = 0;
 
-  /** Moves the window to the clock's time and returns the ring position of the current slot. */
-  const advance = (): number => {
-    let now = clock.now();
+  /** Moves the window to `now` (the clock's time) and returns the ring position of the current slot. */
+  const advance = (nowMs: number): number => {
+    let now = nowMs;
     // Time inside the budget never runs backwards (a wall clock can step back under NTP), and a
     // clock answering NaN or ±Infinity (a bug upstream) holds the last sane instant.
     if (!(now >= lastNow && now <= Number.MAX_VALUE)) now = lastNow;
@@ -217,18 +221,18 @@ export function createRetryBudget(options?: RetryBudgetOptions): RetryBudget {
   };
 
   return {
-    recordOriginal() {
-      const slot = advance();
+    recordOriginal(nowMs = clock.now()) {
+      const slot = advance(nowMs);
       originalsBySlot[slot]! += 1;
       originals += 1;
     },
     recordRefused() {
-      const slot = advance();
+      const slot = advance(clock.now());
       refusedBySlot[slot]! += 1;
       refused += 1;
     },
     tryConsume() {
-      const slot = advance();
+      const slot = advance(clock.now());
       const ceiling = Math.max(floor, originals * maxRatio);
       if (extras >= ceiling) return false;
       extrasBySlot[slot]! += 1;
@@ -236,7 +240,7 @@ export function createRetryBudget(options?: RetryBudgetOptions): RetryBudget {
       return true;
     },
     state() {
-      advance();
+      advance(clock.now());
       return { originals, extras, ratio: originals > 0 ? extras / originals : 0, refused };
     },
   };

@@ -33,19 +33,18 @@ export function admitStep(ctx: DependencyContext): Step {
   const probeDone = (): void => {
     probes--;
   };
-  return (next) => (call) => {
-    const now = ctx.clock.now();
+  return (next) => (call, now) => {
     const remaining = call.limitMs - now;
-    if (remaining >= ctx.live.p99Ms) return next(call);
+    if (remaining >= ctx.live.p99Ms) return next(call, now);
     // The refusal path only: a reading of the window that no recorded attempt would trigger.
     ctx.live.refreshIfDue(now);
     const required = ctx.live.p99Ms;
-    if (remaining >= required) return next(call);
+    if (remaining >= required) return next(call, now);
     if (remaining > 0 && ctx.live.p99Source === 'start' && probes < BOOTSTRAP_PROBES_IN_FLIGHT) {
       probes++;
       let sent: Promise<DependencyResponse>;
       try {
-        sent = next(call);
+        sent = next(call, now);
       } catch (error) {
         probes--;
         throw error;

@@ -83,9 +83,9 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
  * @see docs/overload.md
  */
 export function concurrencyStep(ctx: DependencyContext, gate: ConcurrencyGate): Step {
-  return (next) => (call) => {
-    if (gate.tryAcquire()) return held(ctx, gate, call, next, ctx.clock.now());
-    return queued(ctx, gate, call, next);
+  return (next) => (call, nowMs) => {
+    if (gate.tryAcquire()) return held(ctx, gate, call, next, nowMs);
+    return queued(ctx, gate, call, next, nowMs);
   };
 }
 
@@ -98,7 +98,7 @@ async function held(
 ): Promise<DependencyResponse> {
   let rttMs: number | undefined;
   try {
-    const response = await next(call);
+    const response = await next(call, startedMs);
     const status = response.status;
     if (status < 500 && status !== 429) rttMs = ctx.clock.now() - startedMs;
     return response;
@@ -117,8 +117,8 @@ async function queued(
   gate: ConcurrencyGate,
   call: Call,
   next: Handler,
+  now: number,
 ): Promise<DependencyResponse> {
-  const now = ctx.clock.now();
   const startBy = call.limitMs - ctx.live.p99Ms;
   if (gate.queued >= gate.maxQueued) throw limited(ctx, gate, call, now, 'the wait queue is full.');
   const waitMs = gate.expectedWaitMs(gate.queued, ctx.live.p99Ms);

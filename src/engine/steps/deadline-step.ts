@@ -16,14 +16,13 @@ export function deadlineStep(ctx: DependencyContext): Step {
   // Calls that start in the same millisecond share a limit: format its header value once.
   let lastLimit = Number.NaN;
   let lastHeader = '';
-  return (next) => (call) => {
-    const now = ctx.clock.now();
-    const limit = effectiveLimitMs({
-      explicitMs: call.explicitLimitMs,
-      ambientMs: currentDeadline()?.limitMs,
-      defaultMs: now + ctx.userDeadlineMs,
-      capMs: now + ctx.localMaxMs,
-    });
+  return (next) => (call, now) => {
+    const limit = effectiveLimitMs(
+      call.explicitLimitMs,
+      currentDeadline()?.limitMs,
+      now + ctx.userDeadlineMs,
+      now + ctx.localMaxMs,
+    );
     call.startMs = now;
     call.limitMs = limit;
     if (limit !== lastLimit) {
@@ -31,6 +30,6 @@ export function deadlineStep(ctx: DependencyContext): Step {
       lastHeader = String(Math.floor(limit));
     }
     call.limitHeader = lastHeader;
-    return next(call);
+    return next(call, now);
   };
 }

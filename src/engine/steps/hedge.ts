@@ -22,15 +22,15 @@ import { HEDGE_LOST } from './attempt.js';
  * passes straight through, at no cost.
  */
 export function hedgeStep(ctx: DependencyContext): TryStep {
-  return (next) => (call, plan) => {
+  return (next) => (call, plan, nowMs) => {
     // One instance: no other instance to send a copy to.
-    if (ctx.hedge === false || !call.hedgeable || ctx.sole !== -1) return next(call, plan);
+    if (ctx.hedge === false || !call.hedgeable || ctx.sole !== -1) return next(call, plan, nowMs);
     const delay = hedgeDelayMs(ctx.hedge, ctx.live.p95Ms);
-    const remaining = call.limitMs - ctx.clock.now();
+    const remaining = call.limitMs - nowMs;
     const tryMs = Math.min(remaining, ctx.policy.readMs);
-    if (!shouldHedge(delay, call, tryMs)) return next(call, plan);
-    const hedged = new HedgedTry(ctx, call, next, plan, delay);
-    const first = next(call, plan);
+    if (!shouldHedge(delay, call, tryMs)) return next(call, plan, nowMs);
+    const hedged = new HedgedTry(ctx, call, next, plan, delay, nowMs);
+    const first = next(call, plan, nowMs);
     ctx.timer.add(hedged);
     return first.then(hedged.firstAnswered, hedged.firstFailed);
   };
@@ -61,13 +61,20 @@ export class HedgedTry implements TimerEntry {
   /** The copy's retryable failure response, kept in case the first copy does worse. */
   #copyFailure: DependencyResponse | null = null;
 
-  constructor(ctx: DependencyContext, call: Call, next: TryHandler, first: AttemptPlan, delayMs: number) {
+  constructor(
+    ctx: DependencyContext,
+    call: Call,
+    next: TryHandler,
+    first: AttemptPlan,
+    delayMs: number,
+    nowMs: number,
+  ) {
     this.#ctx = ctx;
     this.#call = call;
     this.#next = next;
     this.#first = first;
     this.#delayMs = delayMs;
-    this.dueAt = ctx.clock.now() + delayMs;
+    this.dueAt = nowMs + delayMs;
   }
 
   onDue(): void {
@@ -96,7 +103,7 @@ export class HedgedTry implements TimerEntry {
       ctx.events.emit('hedge', { dependency: ctx.name, requestId: call.id, afterMs: this.#delayMs });
     const copy = new AttemptPlan('hedge', instance, this.#first);
     this.#copy = copy;
-    const promise = this.#next(call, copy);
+    const promise = this.#next(call, copy, now);
     this.#copyPromise = promise;
     promise.then(
       (response) => {

@@ -13,7 +13,8 @@ import { Sleep } from './sleep.js';
  * `close()` end the wait at once.
  */
 export function membershipStep(ctx: DependencyContext, poller: OriginPoller): Step {
-  return (next) => (call) => (poller.ready ? next(call) : waitThenSend(ctx, poller, call, next));
+  return (next) => (call, nowMs) =>
+    poller.ready ? next(call, nowMs) : waitThenSend(ctx, poller, call, next, nowMs);
 }
 
 async function waitThenSend(
@@ -21,8 +22,9 @@ async function waitThenSend(
   poller: OriginPoller,
   call: Call,
   next: Handler,
+  nowMs: number,
 ): Promise<DependencyResponse> {
-  const waitMs = call.limitMs - ctx.clock.now();
+  const waitMs = call.limitMs - nowMs;
   if (waitMs > 0) {
     const wait = new Sleep(ctx, call, waitMs);
     // Ends this wait only (a no-op once it is over: the call may be waiting for something else by then).
@@ -40,5 +42,5 @@ async function waitThenSend(
       call,
       ctx.name,
     );
-  return next(call);
+  return next(call, ctx.clock.now());
 }

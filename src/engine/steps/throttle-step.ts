@@ -24,11 +24,10 @@ import type { DependencyContext, Handler, Step } from '../pipeline.js';
  * @see docs/overload.md; Google SRE book, "Handling Overload", client-side throttling.
  */
 export function throttleStep(ctx: DependencyContext, throttle: AdaptiveThrottle): Step {
-  return (next) => (call) => {
-    const now = ctx.clock.now();
+  return (next) => (call, now) => {
     const probability = throttle.reject(now, ctx.random());
     if (probability > 0) return Promise.reject(throttled(ctx, probability, call, now));
-    return counted(ctx, throttle, call, next);
+    return counted(ctx, throttle, call, next, now);
   };
 }
 
@@ -37,10 +36,11 @@ async function counted(
   throttle: AdaptiveThrottle,
   call: Call,
   next: Handler,
+  nowMs: number,
 ): Promise<DependencyResponse> {
   let response: DependencyResponse;
   try {
-    response = await next(call);
+    response = await next(call, nowMs);
   } catch (error) {
     if (call.cancelled === null && !ctx.closed && !isPrazoError(error, 'CONCURRENCY_LIMITED'))
       throttle.record(false, ctx.clock.now());
