@@ -289,8 +289,7 @@ export class IncomingBody implements ResponseBody {
     const first = this.#first;
     const rest = this.#more;
     this.#drop();
-    const whole =
-      rest === null ? (first ?? Buffer.alloc(0)) : Buffer.concat([first!, ...rest], this.#bytes);
+    const whole = rest === null ? (first ?? Buffer.alloc(0)) : Buffer.concat([first!, ...rest], this.#bytes);
     switch (this.#want) {
       case TEXT:
         return utf8(whole);
