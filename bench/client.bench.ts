@@ -436,6 +436,24 @@ async function main() {
       `| ${name} | ${Math.round(rps)} | ${(rps / baseRps).toFixed(3)} | ${paired.toFixed(3)} | ${(res.cpuUs / res.count).toFixed(1)} | ${(baseCpu / (res.cpuUs / res.count)).toFixed(3)} | ${p50!.toFixed(2)} | ${p99!.toFixed(2)} | ${res.errors} |`,
     );
   }
+  // Each entry point against its own peer, round by round (the two ran next to each other in every
+  // round): what the entry-point targets compare.
+  const pairs = [
+    ['prazo interceptor over Agent.request', 'undici Agent.request'],
+    ['pass-through interceptor over Agent.request', 'undici Agent.request'],
+    ['header-only interceptor over Agent.request', 'undici Agent.request'],
+    ['global fetch with install()', 'global fetch'],
+  ] as const;
+  for (const [name, peer] of pairs) {
+    const a = results.get(name);
+    const b = results.get(peer);
+    if (a === undefined || b === undefined) continue;
+    const rounds = a.perRound.map((r, i) => r / b.perRound[i]!);
+    lines.push(
+      '',
+      `${name} ÷ ${peer}: ${(a.count / a.ms / (b.count / b.ms)).toFixed(3)} overall, median of round ratios ${median(rounds).toFixed(3)} (${rounds.map((r) => r.toFixed(2)).join(' ')})`,
+    );
+  }
   for (const [name, t] of prazoExtras)
     lines.push(
       '',
