@@ -177,8 +177,16 @@ describe('adaptive throttling against a dependency that rejects 90 % of the call
       running = false;
     };
 
-    // Let the throttle's window fill, then measure 4 s at 90 % rejection.
+    // Let the throttle's window fill and settle, then measure 4 s at 90 % rejection. A stall of the
+    // machine (timeouts, counted as rejections) can push the throttle far down; it climbs back by
+    // about twice its accepts per window, so wait (up to 6 s) until the last second was accepted at
+    // three quarters of the capacity or more.
     await sleep(windowMs + 500);
+    for (let waited = 0; waited < 6_000; waited += 1_000) {
+      const before = ration.accepted();
+      await sleep(1_000);
+      if (ration.accepted() - before >= 0.75 * capacity) break;
+    }
     const received0 = server.seen.total;
     const accepted0 = ration.accepted();
     const offered0 = outcomes.length;
