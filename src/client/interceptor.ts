@@ -218,7 +218,7 @@ class InterceptedCall implements BodySink {
   resume(): void {
     if (!this.paused) return;
     this.paused = false;
-    if (this.#piping && !this.#done) this.#body!.unpause();
+    if (this.#piping) this.#body!.unpause();
   }
 
   // --- the prazo call's abort handle (one listener: the cancel step's, dropped once the call has
@@ -373,9 +373,8 @@ function requestOf(opts: DispatchOptions, signal: InterceptedCall): RequestOptio
 const HEADER_LIMITS = { defaultMs: 2_147_483_647, maxMs: 2_147_483_647 };
 
 /** undici's header forms (a record, a flat `[name, value, …]` list, pairs, `Headers`) as a record with lower-case names. */
-function headerRecord(headers: unknown): RequestHeaders {
+function headerRecord(headers: object): RequestHeaders {
   const record: Record<string, string | string[]> = {};
-  if (headers == null) return record;
   if (Array.isArray(headers)) {
     if (headers.length > 0 && Array.isArray(headers[0]))
       for (const [name, value] of headers) addHeader(record, name, value);

@@ -265,6 +265,13 @@ function runAttempt(
   }
 }
 
+/** The attempt is over (answered or failed): it leaves the shared timer. Returns when it ended. */
+function endAttempt(ctx: DependencyContext, attempt: Attempt): number {
+  attempt.done = true;
+  ctx.timer.delete(attempt);
+  return ctx.clock.now();
+}
+
 /** The instance answered `res`: records the attempt and returns the try's response. */
 function attemptAnswered(
   ctx: DependencyContext,
@@ -278,9 +285,7 @@ function attemptAnswered(
   const kind = attempt.kind;
   const origin = attempt.origin;
   const first = attempt.plan.first;
-  const end = ctx.clock.now();
-  attempt.done = true;
-  ctx.timer.delete(attempt);
+  const end = endAttempt(ctx, attempt);
   const status = res.statusCode;
   const durationMs = end - attempt.startMs;
   ctx.live.record(durationMs, status >= 500, end);
@@ -332,9 +337,7 @@ function attemptFailed(
 ): unknown {
   const call = attempt.call;
   const instance = attempt.instance;
-  const end = ctx.clock.now();
-  attempt.done = true;
-  ctx.timer.delete(attempt);
+  const end = endAttempt(ctx, attempt);
   const durationMs = end - attempt.startMs;
   const abandoned =
     error instanceof AttemptAbandonedError || (call.cancelled !== null && error === call.cancelled);
