@@ -10,28 +10,38 @@
  *
  *   npm run build && node --expose-gc --import tsx bench/client.bench.ts \
  *     [--rounds 6] [--seconds 3] [--concurrency 32] [--only a,b] [--server http|raw] [--no-pin] \
- *     [--undici DIR]
+ *     [--undici DIR] [--isolate]
+ *
+ * `--isolate`: each contender runs in a client process of its own (forked with the same flags, on
+ * the same CPU), driven round by round from this one, still alternating. In one shared process a
+ * contender runs with the JIT feedback, the heap and the young-generation size the others left:
+ * undici 8's `request()` keeps finished requests reachable, its young generation grows to copy
+ * them, and the contender after it pays for that too. A service runs one of them, not all in turn.
  *
  * `--undici DIR`: the `Agent` of the entry-point rows (`undici Agent.request`, the interceptor over
  * it, and the dispatcher `install()` composes onto) comes from the undici installed under `DIR`
  * (`npm install --prefix DIR undici@8` …) instead of prazo's own copy: the interceptor on undici 8.
  */
+import { fork } from 'node:child_process';
 import http from 'node:http';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import axios from 'axios';
 import { handleAll, retry, TimeoutStrategy, timeout, wrap } from 'cockatiel';
 import got from 'got';
 import { Agent, Pool, fetch as undiciFetch } from 'undici';
-import { LatencyHistogram } from '../src/latency/histogram.js';
+import { type HistogramJson, LatencyHistogram } from '../src/latency/histogram.js';
 import {
   type BenchClient,
   drive,
   importBuilt,
   median,
   parseLoadArgs,
+  type RoundResult,
   startBenchServer,
 } from './support/load.js';
+
+const SELF = fileURLToPath(import.meta.url);
 
 const { dependency, install, prazoInterceptor, uninstall } =
   await importBuilt<typeof import('../src/index.js')>('index');
@@ -369,8 +379,6 @@ async function main() {
   const selected = contenders.filter((c) => !args.only || args.only.some((o) => c.name.startsWith(o)));
   const server = await startBenchServer(args.server, args.pin);
   const pinned = server.pinned;
-  const [origin, second, third] = server.origins;
-  const connections = 64;
   const results = new Map(
     selected.map((c) => [
       c.name,
@@ -384,27 +392,21 @@ async function main() {
       },
     ]),
   );
+  // Each contender runs in this process, or (`--isolate`) in a client process of its own.
+  const runners = new Map(
+    selected.map((c) => [
+      c.name,
+      isolate ? isolatedRunner(c.name, server.origins, args.concurrency) : localRunner(c, server.origins),
+    ]),
+  );
   try {
     // Warm-up: JIT and connections for every contender.
-    for (const c of selected) {
-      const client = c.create(origin, connections, second, third);
-      await drive(client, args.concurrency, 1_000);
-      await client.close();
-    }
+    for (const c of selected) await runners.get(c.name)!.round(args.concurrency, 1_000, false);
     for (let r = 0; r < args.rounds; r++) {
       const order = r % 2 === 0 ? selected : [...selected].reverse();
       for (const c of order) {
-        globalThis.gc?.();
-        const client = c.create(origin, connections, second, third);
         const res = results.get(c.name)!;
-        const out = await drive(
-          client,
-          args.concurrency,
-          args.seconds * 1000,
-          (ms) => res.histogram.record(ms),
-          countError,
-        );
-        await client.close();
+        const out = await runners.get(c.name)!.round(args.concurrency, args.seconds * 1000, true);
         res.count += out.count;
         res.errors += out.errors;
         res.ms += out.elapsedMs;
@@ -415,14 +417,16 @@ async function main() {
         );
       }
     }
+    for (const c of selected) results.get(c.name)!.histogram = await runners.get(c.name)!.finish();
   } finally {
+    for (const runner of runners.values()) runner.kill();
     server.stop();
   }
   const base = results.get('undici Pool.request');
   const baseRps = base ? (base.count / base.ms) * 1000 : Number.NaN;
   const baseCpu = base ? base.cpuUs / base.count : Number.NaN;
   const lines = [
-    `C = ${args.concurrency}, ${args.rounds} rounds × ${args.seconds} s per contender, alternating; ${args.server === 'raw' ? 'raw node:net' : 'node:http'} server; ${pinned ? 'client on CPU 0, server on CPU 1' : 'not pinned'}; Node ${process.version}`,
+    `C = ${args.concurrency}, ${args.rounds} rounds × ${args.seconds} s per contender, alternating, ${isolate ? 'each contender in a client process of its own' : 'all contenders in one client process'}; ${args.server === 'raw' ? 'raw node:net' : 'node:http'} server; ${pinned ? 'client on CPU 0, server on CPU 1' : 'not pinned'}; Node ${process.version}`,
     '',
     '| client | req/s | ratio vs undici | median of round ratios | client CPU µs/req | CPU ratio (undici ÷ client) | p50 ms | p99 ms | errors |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -464,4 +468,108 @@ async function main() {
   console.log(lines.join('\n'));
 }
 
-await main();
+/** Runs a contender's rounds: here, or in a client process of its own. */
+interface Runner {
+  /** One round of `ms` (`measured`: its latencies count). The client is created for the round and closed after it. */
+  round(concurrency: number, ms: number, measured: boolean): Promise<RoundResult>;
+  /** The latencies of the measured rounds. */
+  finish(): Promise<LatencyHistogram>;
+  kill(): void;
+}
+
+const CONNECTIONS = 64;
+
+function localRunner(c: Contender, origins: readonly string[]): Runner {
+  const histogram = new LatencyHistogram();
+  return {
+    async round(concurrency, ms, measured) {
+      globalThis.gc?.();
+      const client = c.create(origins[0]!, CONNECTIONS, origins[1]!, origins[2]!);
+      const out = await drive(
+        client,
+        concurrency,
+        ms,
+        measured ? (latencyMs) => histogram.record(latencyMs) : undefined,
+        measured ? countError : undefined,
+      );
+      await client.close();
+      return out;
+    },
+    finish: async () => histogram,
+    kill() {},
+  };
+}
+
+/** What a client process sends back at the end: its latencies, its errors and prazo's extra attempts. */
+interface ChildReport {
+  histogram: HistogramJson;
+  errorCodes: [string, number][];
+  prazoExtras: [string, { calls: number; hedges: number; retries: number }][];
+}
+
+/**
+ * A contender in a client process of its own (same flags, same CPU as this one): its JIT feedback,
+ * its heap and the size its young generation grew to are its own, as in a service that runs one
+ * client, instead of being shaped by the contenders that ran before it in the same process.
+ */
+function isolatedRunner(name: string, origins: readonly string[], concurrency: number): Runner {
+  const childArgs = ['--child', name, '--origins', origins.join(','), '--concurrency', String(concurrency)];
+  if (undiciDir !== -1) childArgs.push('--undici', process.argv[undiciDir + 1]!);
+  const child = fork(SELF, childArgs, { execArgv: process.execArgv, stdio: 'inherit' });
+  let pending: ((message: unknown) => void) | null = null;
+  let failed: Error | null = null;
+  child.on('message', (message) => {
+    const settle = pending;
+    pending = null;
+    settle?.(message);
+  });
+  child.once('exit', (code) => {
+    failed = new Error(`${name}: the client process exited with ${code}`);
+    pending?.(undefined);
+  });
+  const ask = <T>(message: object): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (failed !== null) return reject(failed);
+      pending = (answer) => (answer === undefined ? reject(failed) : resolve(answer as T));
+      child.send(message);
+    });
+  return {
+    round: (roundConcurrency, ms, measured) =>
+      ask<RoundResult>({ type: 'round', concurrency: roundConcurrency, ms, measured }),
+    async finish() {
+      const report = await ask<ChildReport>({ type: 'finish' });
+      for (const [code, n] of report.errorCodes) errorCodes.set(code, (errorCodes.get(code) ?? 0) + n);
+      for (const [key, tally] of report.prazoExtras) prazoExtras.set(key, tally);
+      return LatencyHistogram.fromJSON(report.histogram);
+    },
+    kill() {
+      if (child.exitCode === null) child.kill();
+    },
+  };
+}
+
+/** In a client process (`--child NAME`): runs the rounds the parent asks for, one at a time. */
+function serveRounds(name: string): void {
+  const contender = contenders.find((c) => c.name === name);
+  if (contender === undefined) throw new Error(`no contender named ${name}`);
+  const origins = String(process.argv[process.argv.indexOf('--origins') + 1]).split(',');
+  const runner = localRunner(contender, origins);
+  process.on('message', (message: { type: string; concurrency: number; ms: number; measured: boolean }) => {
+    if (message.type === 'round')
+      void runner.round(message.concurrency, message.ms, message.measured).then((out) => process.send!(out));
+    else
+      void runner.finish().then((histogram) => {
+        const report: ChildReport = {
+          histogram: histogram.toJSON(),
+          errorCodes: [...errorCodes],
+          prazoExtras: [...prazoExtras],
+        };
+        process.send!(report, () => process.disconnect());
+      });
+  });
+}
+
+const isolate = process.argv.includes('--isolate');
+const childIndex = process.argv.indexOf('--child');
+if (childIndex === -1) await main();
+else serveRounds(process.argv[childIndex + 1]!);
