@@ -239,4 +239,57 @@ describe("the caller's request headers", () => {
       await server.close();
     }
   });
+
+  it("are sent as given — repeats kept, prazo's own replaced — and an Idempotency-Key in any form makes a POST retryable", async () => {
+    const received: { method: string; raw: string[] }[] = [];
+    const server = await startServer((req, res) => {
+      received.push({ method: req.method!, raw: req.rawHeaders });
+      // Every first try of a request answers 503: retried only when it may be sent again.
+      res.statusCode = String(req.headers['x-prazo-attempt']).startsWith('1;') ? 503 : 200;
+      res.end('ok');
+    });
+    const origin = server.origin;
+    const agent = new Agent();
+    const interceptor = prazoInterceptor({ dependencies: [options(origin)] });
+    const composed = agent.compose(interceptor);
+    const send = async (method: string, headers: unknown): Promise<number> => {
+      const { statusCode, body } = await composed.request({
+        origin,
+        path: '/',
+        method,
+        headers: headers as never,
+        body: 'x',
+      });
+      await body.text();
+      return statusCode;
+    };
+    try {
+      const keyed: unknown[] = [
+        { 'Idempotency-Key': 'k-record', 'X-Prazo-Attempt': '9;kind=hedge' },
+        ['idempotency-key', 'k-flat', 'X-Tag', 'a', 'X-Tag', 'b'],
+        [['IDEMPOTENCY-KEY', 'k-pairs']],
+        new Headers({ 'idempotency-key': 'k-headers' }),
+      ];
+      for (const headers of keyed) expect(await send('POST', headers)).toBe(200);
+      expect(received.map((r) => r.method)).toEqual(Array(8).fill('POST'));
+      // Without a key, or with a blank one, a POST is sent once and its 503 returned.
+      expect(await send('POST', { 'x-tag': 'c' })).toBe(503);
+      expect(await send('POST', ['Idempotency-Key', ' '])).toBe(503);
+      expect(received).toHaveLength(10);
+      const names = (raw: string[]) => raw.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
+      for (const { raw } of received) {
+        expect(names(raw).filter((n) => n === 'x-prazo-attempt')).toHaveLength(1);
+        expect(names(raw).filter((n) => n === 'x-deadline-epoch-ms')).toHaveLength(1);
+      }
+      expect(
+        received[0]!.raw[received[0]!.raw.findIndex((n) => n.toLowerCase() === 'x-prazo-attempt') + 1],
+      ).toBe('1;kind=original');
+      const flat = received[2]!.raw;
+      expect(flat.filter((_, i) => i > 0 && flat[i - 1] === 'X-Tag')).toEqual(['a', 'b']);
+    } finally {
+      await interceptor.close();
+      await agent.close();
+      await server.close();
+    }
+  });
 });

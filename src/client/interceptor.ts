@@ -1,4 +1,4 @@
-import type { DependencyResponse, RequestHeaders, RequestOptions } from '../engine/call.js';
+import { type DependencyResponse, HEADER_PAIRS, type TrustedRequestOptions } from '../engine/call.js';
 import { SINGLE_CALL_SIGNAL } from '../engine/steps/cancel-step.js';
 import { InvalidOptionError } from '../errors.js';
 import {
@@ -8,6 +8,7 @@ import {
 } from '../transport/dispatch-transport.js';
 import type { BodySink, IncomingBody } from '../transport/incoming-body.js';
 import type { RequestBody } from '../transport/transport.js';
+import { ATTEMPT_HEADER } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER, parseDeadlineHeader } from '../wire/deadline-header.js';
 import { type Dependency, dependency } from './dependency.js';
 import { BilingualHandler, isLegacyHandler, type LegacyHandler, rawHeaders } from './legacy-handler.js';
@@ -181,7 +182,7 @@ class InterceptedCall implements BodySink {
       this.#fail(asError(error));
       return;
     }
-    let request: RequestOptions;
+    let request: TrustedRequestOptions;
     try {
       request = requestOf(opts, this);
     } catch (error) {
@@ -349,53 +350,76 @@ let lastHandlerType: unknown = null;
 let lastVerdict = false;
 
 /** The prazo call for undici dispatch options; the deadline header a request carries only tightens. */
-function requestOf(opts: DispatchOptions, signal: InterceptedCall): RequestOptions {
-  // No headers (undici's request() without any): no record to build, and none for the call to read.
-  const headers = opts.headers == null ? undefined : headerRecord(opts.headers);
-  const carried = headers?.[DEADLINE_HEADER];
+function requestOf(opts: DispatchOptions, signal: InterceptedCall): TrustedRequestOptions {
+  // No headers (undici's request() without any): nothing to read, and none for the call to send.
+  const headers = opts.headers == null ? null : new CallerHeaders(opts.headers);
+  const carried = headers?.deadline;
   let deadline: { limitMs: number } | undefined;
   if (carried !== undefined) {
-    const parsed = parseDeadlineHeader(carried as string | string[], Date.now(), HEADER_LIMITS);
+    const parsed = parseDeadlineHeader(carried, Date.now(), HEADER_LIMITS);
     if (parsed.source === 'header') deadline = { limitMs: parsed.limitMs };
   }
   // One shape for every call (absent options stay undefined, which the call accepts).
   return {
     method: opts.method,
     path: opts.path,
-    headers,
+    [HEADER_PAIRS]: headers === null ? null : headers.pairs,
     body: (opts.body ?? null) as RequestBody | null,
     signal: signal as unknown as AbortSignal,
     deadline,
-  } as RequestOptions;
+  } as TrustedRequestOptions;
 }
 
 // The header alone decides here; the dependency's deadline step caps it at its local maximum.
 const HEADER_LIMITS = { defaultMs: 2_147_483_647, maxMs: 2_147_483_647 };
 
-/** undici's header forms (a record, a flat `[name, value, …]` list, pairs, `Headers`) as a record with lower-case names. */
-function headerRecord(headers: object): RequestHeaders {
-  const record: Record<string, string | string[]> = {};
-  if (Array.isArray(headers)) {
-    if (headers.length > 0 && Array.isArray(headers[0]))
-      for (const [name, value] of headers) addHeader(record, name, value);
-    else for (let i = 0; i + 1 < headers.length; i += 2) addHeader(record, headers[i], headers[i + 1]);
-  } else if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
-    for (const [name, value] of headers as Iterable<[unknown, unknown]>) addHeader(record, name, value);
-  } else if (typeof headers === 'object') {
-    // A record: what Node's fetch and most callers of request() pass.
-    const source = headers as Record<string, unknown>;
-    for (const name in source) if (Object.hasOwn(source, name)) addHeader(record, name, source[name]);
-  }
-  return record;
-}
+/**
+ * A request's headers in any of undici's forms (a record, a flat `[name, value, …]` list, pairs,
+ * `Headers`), read once into what the call sends: flat pairs with string values, names as the caller
+ * wrote them, without prazo's own headers (the attempt sets them) — the deadline header the request
+ * carries kept apart, for the call's limit.
+ */
+class CallerHeaders {
+  pairs: string[] | null = null;
+  deadline: string | string[] | undefined = undefined;
 
-function addHeader(record: Record<string, string | string[]>, name: unknown, value: unknown): void {
-  if (value === undefined) return;
-  const key = String(name).toLowerCase();
-  const text = Array.isArray(value) ? value.map(String) : String(value);
-  const existing = record[key];
-  if (existing === undefined) record[key] = text;
-  else record[key] = ([] as string[]).concat(existing, text);
+  constructor(headers: object) {
+    if (Array.isArray(headers)) {
+      if (headers.length > 0 && Array.isArray(headers[0]))
+        for (const [name, value] of headers) this.#add(name, value);
+      else for (let i = 0; i + 1 < headers.length; i += 2) this.#add(headers[i], headers[i + 1]);
+    } else if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
+      for (const [name, value] of headers as Iterable<[unknown, unknown]>) this.#add(name, value);
+    } else if (typeof headers === 'object') {
+      // A record: what Node's fetch and most callers of request() pass.
+      const source = headers as Record<string, unknown>;
+      for (const name in source) if (Object.hasOwn(source, name)) this.#add(name, source[name]);
+    }
+  }
+
+  #add(name: unknown, value: unknown): void {
+    if (value === undefined) return;
+    const text = String(name);
+    // Only a name of their length can be one of prazo's headers: the others are not lowercased.
+    if (text.length === DEADLINE_HEADER.length || text.length === ATTEMPT_HEADER.length) {
+      const lower = text.toLowerCase();
+      if (lower === DEADLINE_HEADER) {
+        this.#carry(value);
+        return;
+      }
+      if (lower === ATTEMPT_HEADER) return;
+    }
+    if (this.pairs === null) this.pairs = [];
+    const pairs = this.pairs;
+    if (Array.isArray(value)) for (const item of value) pairs.push(text, String(item));
+    else pairs.push(text, String(value));
+  }
+
+  #carry(value: unknown): void {
+    const text = Array.isArray(value) ? value.map(String) : String(value);
+    const existing = this.deadline;
+    this.deadline = existing === undefined ? text : ([] as string[]).concat(existing, text);
+  }
 }
 
 function abortError(): Error {

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { InvalidOptionError } from '../errors.js';
 import type { ClassifyContext } from '../policy/classify.js';
-import { isHedgeSafe, isIdempotent } from '../policy/idempotency.js';
+import { hasIdempotencyKeyInPairs, isHedgeSafe, isIdempotent } from '../policy/idempotency.js';
 import type { RequestBody } from '../transport/transport.js';
 import { ATTEMPT_HEADER } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../wire/deadline-header.js';
@@ -58,6 +58,20 @@ export interface Interruptible {
 }
 
 const OWN_HEADERS = new Set([DEADLINE_HEADER, ATTEMPT_HEADER]);
+
+/**
+ * The caller's headers already as flat pairs (`[name, value, …]`, without prazo's own headers and
+ * with string values), from an entry point that read them itself (the undici interceptor, which
+ * gets them in any of undici's forms): the call takes the list as it is instead of a record it would
+ * copy again. null: the request has none.
+ * @internal
+ */
+export const HEADER_PAIRS: unique symbol = Symbol('prazo.headerPairs');
+
+/** {@link RequestOptions} as an entry point inside prazo may give them. @internal */
+export interface TrustedRequestOptions extends RequestOptions {
+  [HEADER_PAIRS]?: string[] | null;
+}
 
 /**
  * One call as it moves through the steps: the request (read-only), its deadline, its history
@@ -125,8 +139,11 @@ export class Call {
       throw new InvalidOptionError('path', 'a string starting with "/"', path);
     this.path = options.query === undefined ? path : withQuery(path, options.query);
     const headers = options.headers;
+    const pairs = (options as TrustedRequestOptions)[HEADER_PAIRS];
     // The ambient criticality (x-criticality) travels like the deadline.
-    this.headerPairs = withAmbientCriticality(headers === undefined ? null : flattenHeaders(headers));
+    this.headerPairs = withAmbientCriticality(
+      pairs !== undefined ? pairs : headers === undefined ? null : flattenHeaders(headers),
+    );
     const body = options.body ?? undefined;
     if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array) && !isStream(body))
       throw new InvalidOptionError(
@@ -141,10 +158,18 @@ export class Call {
     this.idempotent =
       options.idempotent !== undefined
         ? options.idempotent === true
-        : this.method === 'GET' || this.method === 'HEAD' || isIdempotent(this.method, headers as never);
+        : this.method === 'GET' ||
+          this.method === 'HEAD' ||
+          (pairs === undefined
+            ? isIdempotent(this.method, headers as never)
+            : isIdempotent(this.method) || hasIdempotencyKeyInPairs(pairs));
     this.hedgeSafe =
       this.idempotent &&
-      (this.method === 'GET' || this.method === 'HEAD' || isHedgeSafe(this.method, headers as never));
+      (this.method === 'GET' ||
+        this.method === 'HEAD' ||
+        (pairs === undefined
+          ? isHedgeSafe(this.method, headers as never)
+          : isHedgeSafe(this.method) || hasIdempotencyKeyInPairs(pairs)));
     const deadline = options.deadline;
     this.explicitLimitMs = deadline === undefined ? undefined : limitOf(deadline, clock);
     const signal = options.signal ?? undefined;

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hasIdempotencyKey, isHedgeSafe, isIdempotent } from './idempotency.js';
+import { hasIdempotencyKey, hasIdempotencyKeyInPairs, isHedgeSafe, isIdempotent } from './idempotency.js';
 
 describe('isIdempotent', () => {
   it('accepts the idempotent methods of RFC 9110, in any case', () => {
@@ -50,5 +51,36 @@ describe('isHedgeSafe', () => {
       expect(isHedgeSafe(method), method).toBe(false);
     expect(isHedgeSafe('PUT', { 'Idempotency-Key': 'k1' })).toBe(true);
     expect(isHedgeSafe('DELETE', { 'idempotency-key': 9 } as unknown as Record<string, string>)).toBe(true);
+  });
+});
+
+describe('hasIdempotencyKeyInPairs', () => {
+  it('reads flat pairs as hasIdempotencyKey reads the record they came from', () => {
+    const name = fc.constantFrom(
+      'Idempotency-Key',
+      'idempotency-key',
+      'IDEMPOTENCY-KEY',
+      'x-other',
+      'idempotency-kez',
+    );
+    const value = fc.oneof(fc.constantFrom('', '  ', 'order-42', '\t'), fc.string({ maxLength: 6 }));
+    fc.assert(
+      fc.property(fc.dictionary(name, fc.oneof(value, fc.array(value, { maxLength: 3 }))), (record) => {
+        const pairs: string[] = [];
+        for (const [key, v] of Object.entries(record))
+          for (const item of Array.isArray(v) ? v : [v]) pairs.push(key, item);
+        // The record's lookup takes one spelling of the name; the pairs hold every spelling.
+        const spellings = Object.keys(record).filter((key) => key.toLowerCase() === 'idempotency-key');
+        const expected = spellings.some((key) => hasIdempotencyKey({ [key]: record[key] }));
+        expect(hasIdempotencyKeyInPairs(pairs)).toBe(expected);
+      }),
+    );
+  });
+
+  it('finds nothing in no headers, an odd trailing name, or a blank key', () => {
+    expect(hasIdempotencyKeyInPairs(null)).toBe(false);
+    expect(hasIdempotencyKeyInPairs(['idempotency-key'])).toBe(false);
+    expect(hasIdempotencyKeyInPairs(['Idempotency-Key', ' '])).toBe(false);
+    expect(hasIdempotencyKeyInPairs(['accept', '*/*', 'Idempotency-Key', 'k1'])).toBe(true);
   });
 });

@@ -65,6 +65,20 @@ export function hasIdempotencyKey(headers: HeaderRecord | null | undefined): boo
   return Array.isArray(key) ? key.some(isUsableKey) : isUsableKey(key);
 }
 
+/**
+ * {@link hasIdempotencyKey} for headers as flat pairs (`[name, value, …]`, string values), the form
+ * the undici interceptor hands its requests over in.
+ */
+export function hasIdempotencyKeyInPairs(pairs: readonly string[] | null): boolean {
+  if (pairs === null) return false;
+  for (let i = 0; i + 1 < pairs.length; i += 2) {
+    const name = pairs[i]!;
+    if (name.length === 15 && name.toLowerCase() === 'idempotency-key' && isUsableKey(pairs[i + 1]))
+      return true;
+  }
+  return false;
+}
+
 function isUsableKey(value: unknown): boolean {
   if (typeof value === 'string') return value.trim() !== '';
   return typeof value === 'number' && Number.isFinite(value);
