@@ -396,7 +396,7 @@ async function main() {
   const runners = new Map(
     selected.map((c) => [
       c.name,
-      isolate ? isolatedRunner(c.name, server.origins, args.concurrency) : localRunner(c, server.origins),
+      isolate ? isolatedRunner(c.name, server.origins) : localRunner(c, server.origins),
     ]),
   );
   try {
@@ -512,8 +512,8 @@ interface ChildReport {
  * its heap and the size its young generation grew to are its own, as in a service that runs one
  * client, instead of being shaped by the contenders that ran before it in the same process.
  */
-function isolatedRunner(name: string, origins: readonly string[], concurrency: number): Runner {
-  const childArgs = ['--child', name, '--origins', origins.join(','), '--concurrency', String(concurrency)];
+function isolatedRunner(name: string, origins: readonly string[]): Runner {
+  const childArgs = ['--child', name, '--origins', origins.join(',')];
   if (undiciDir !== -1) childArgs.push('--undici', process.argv[undiciDir + 1]!);
   const child = fork(SELF, childArgs, { execArgv: process.execArgv, stdio: 'inherit' });
   let pending: ((message: unknown) => void) | null = null;
@@ -534,8 +534,7 @@ function isolatedRunner(name: string, origins: readonly string[], concurrency: n
       child.send(message);
     });
   return {
-    round: (roundConcurrency, ms, measured) =>
-      ask<RoundResult>({ type: 'round', concurrency: roundConcurrency, ms, measured }),
+    round: (concurrency, ms, measured) => ask<RoundResult>({ type: 'round', concurrency, ms, measured }),
     async finish() {
       const report = await ask<ChildReport>({ type: 'finish' });
       for (const [code, n] of report.errorCodes) errorCodes.set(code, (errorCodes.get(code) ?? 0) + n);
