@@ -1,0 +1,180 @@
+/**
+ * One entry point in a lean client process: plain JavaScript (no TypeScript loader, nothing loaded
+ * but undici, prazo's `dist/` and this file), the keep-alive server of the client benchmark on the
+ * other core, 32 calls in flight. Each run is a fresh process; the runs of the chosen modes
+ * alternate, and each prints its client CPU per call and what survived its young-generation
+ * collections. Next to `bench/client.bench.ts --isolate`, whose client processes load every peer of
+ * that benchmark, it shows what an entry point costs where little else lives in the heap.
+ *
+ *   npm run build && node bench/lean-client.mjs [--modes bare,interceptor,fetch,install] \
+ *     [--runs 5] [--calls 40000] [--undici DIR]
+ *
+ * Modes: `bare` (`Agent.request`), `interceptor` (the same `Agent` composed with prazo's
+ * interceptor), `fetch` (Node's global `fetch`), `install` (the global `fetch` after `install()`).
+ * `--undici DIR`: the `Agent` comes from the undici installed under `DIR` (`npm install --prefix DIR
+ * undici@8`) instead of prazo's own copy.
+ */
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const SELF = fileURLToPath(import.meta.url);
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? fallback : process.argv[i + 1];
+};
+
+/** prazo with every feature on, as in the client benchmark. */
+const options = (origin) => ({
+  name: 'bench',
+  origins: [origin],
+  latency: { p99Ms: 200, p95Ms: 50 },
+  userDeadlineMs: 2_000,
+  attempts: 2,
+  connections: 64,
+  hedge: { at: 'p95' },
+});
+
+/** In the client process: warm up, then the measured calls; one JSON line on stdout. */
+async function child(mode, origin, calls) {
+  const dist = new URL('../dist/index.js', import.meta.url);
+  const { install, prazoInterceptor } = await import(dist.href);
+  const dir = arg('undici');
+  const undici = await import(
+    dir === undefined ? 'undici' : pathToFileURL(join(dir, 'node_modules', 'undici', 'index.js')).href
+  );
+  const agent = new undici.Agent({ connections: 64 });
+  let call;
+  if (mode === 'bare' || mode === 'interceptor') {
+    const target =
+      mode === 'bare' ? agent : agent.compose(prazoInterceptor({ dependencies: [options(origin)] }));
+    call = async () => {
+      const { body } = await target.request({ origin, path: '/', method: 'GET' });
+      await body.text();
+    };
+  } else {
+    if (mode === 'install') install({ dependencies: [options(origin)] });
+    call = async () => {
+      await (await fetch(`${origin}/`)).text();
+    };
+  }
+  const run = async (n) => {
+    let left = n;
+    const worker = async () => {
+      while (left-- > 0) await call();
+    };
+    await Promise.all(Array.from({ length: 32 }, worker));
+  };
+  await run(Math.min(5_000, calls));
+  process.stdout.write('MEASURE\n');
+  const start = process.cpuUsage();
+  await run(calls);
+  const used = process.cpuUsage(start);
+  process.stdout.write(`RESULT ${JSON.stringify({ cpuUs: (used.user + used.system) / calls })}\n`);
+  process.exit(0);
+}
+
+/** Runs one mode in a traced client process on CPU 0; sums up the scavenges of the measured calls. */
+function measure(mode, origin, calls, pinned) {
+  const args = ['--trace-gc-nvp', SELF, '--child', mode, '--origin', origin, '--calls', String(calls)];
+  const dir = arg('undici');
+  if (dir !== undefined) args.push('--undici', dir);
+  const proc = pinned
+    ? spawn('taskset', ['-c', '0', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+    : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let measuring = false;
+  let scavenges = 0;
+  let survived = 0;
+  let cpuUs = Number.NaN;
+  let rest = '';
+  proc.stdout.on('data', (data) => {
+    const lines = (rest + data.toString()).split('\n');
+    rest = lines.pop();
+    for (const line of lines) {
+      if (line === 'MEASURE') measuring = true;
+      else if (line.startsWith('RESULT ')) cpuUs = JSON.parse(line.slice(7)).cpuUs;
+      else if (measuring && (line.includes(' gc=s ') || line.includes('"gc":"s"'))) {
+        scavenges++;
+        survived += field(line, 'new_space_survived');
+      }
+    }
+  });
+  return new Promise((resolve, reject) => {
+    proc.once('error', reject);
+    proc.once('exit', (code) =>
+      code === 0
+        ? resolve({ cpuUs, scavenges, survivedMb: scavenges === 0 ? 0 : survived / scavenges / 1e6 })
+        : reject(new Error(`${mode}: the client process exited with ${code}`)),
+    );
+  });
+}
+
+/** A figure of a trace line: `name=1.5` (Node ≤ 24) or `"name":1.5` (Node 26's JSON lines). */
+function field(line, name) {
+  const match = new RegExp(`(?:^|\\s)${name}=([0-9.]+)|"${name}":([0-9.]+)`).exec(line);
+  return match === null ? 0 : Number(match[1] ?? match[2]);
+}
+
+function pinServer(pid) {
+  if (os.availableParallelism() < 2) return false;
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', '1', String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+if (process.argv.includes('--child')) {
+  await child(arg('child'), arg('origin'), Number(arg('calls')));
+} else {
+  if (!existsSync(new URL('../dist/index.js', import.meta.url))) {
+    console.error('bench/lean-client.mjs measures the built package: run `npm run build` first.');
+    process.exit(2);
+  }
+  const modes = arg('modes', 'bare,interceptor').split(',');
+  const runs = Number(arg('runs', '5'));
+  const calls = Number(arg('calls', '40000'));
+  const server = fork(fileURLToPath(new URL('./keepalive-server.mjs', import.meta.url)), [], {
+    stdio: 'inherit',
+  });
+  const pinned = server.pid !== undefined && pinServer(server.pid);
+  const [port] = await new Promise((resolve) => server.once('message', (m) => resolve(m.ports)));
+  const origin = `http://127.0.0.1:${port}`;
+  const results = new Map(modes.map((m) => [m, []]));
+  try {
+    for (let r = 0; r < runs; r++) {
+      for (const mode of r % 2 === 0 ? modes : [...modes].reverse()) {
+        const out = await measure(mode, origin, calls, pinned);
+        results.get(mode).push(out);
+        process.stderr.write(
+          `run ${r + 1} ${mode}: ${out.cpuUs.toFixed(1)} µs/call, ${out.survivedMb.toFixed(2)} MB surviving each of ${out.scavenges} scavenges\n`,
+        );
+      }
+    }
+  } finally {
+    server.send('stop');
+  }
+  const lines = [
+    `${calls} calls per run, 32 in flight, ${runs} runs per mode, each a fresh plain-JavaScript client process${pinned ? ' on CPU 0 (server on CPU 1)' : ''}; Node ${process.version}${arg('undici') === undefined ? '' : `, Agent from ${arg('undici')}`}`,
+    '',
+    '| mode | client CPU µs/call (median, range) | MB surviving each scavenge (median, range) |',
+    '| --- | ---: | ---: |',
+  ];
+  for (const [mode, list] of results) {
+    const cpu = list.map((x) => x.cpuUs);
+    const mb = list.map((x) => x.survivedMb);
+    lines.push(
+      `| ${mode} | ${median(cpu).toFixed(1)} (${Math.min(...cpu).toFixed(1)}–${Math.max(...cpu).toFixed(1)}) | ${median(mb).toFixed(2)} (${Math.min(...mb).toFixed(2)}–${Math.max(...mb).toFixed(2)}) |`,
+    );
+  }
+  console.log(lines.join('\n'));
+}
