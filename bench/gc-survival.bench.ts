@@ -16,6 +16,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Agent, Pool } from 'undici';
+import { benchDependency, isScavenge, traceField } from './support/gc-trace.mjs';
 import { importBuilt, startBenchServer } from './support/load.js';
 
 interface Contender {
@@ -42,16 +43,7 @@ async function contenders(): Promise<Contender[]> {
             Agent: typeof Agent;
           }
         ).Agent;
-  // prazo with every feature on, as in the client benchmark.
-  const options = (origin: string) => ({
-    name: 'bench',
-    origins: [origin],
-    latency: { p99Ms: 200, p95Ms: 50 },
-    userDeadlineMs: 2_000,
-    attempts: 2,
-    connections: 64,
-    hedge: { at: 'p95' as const },
-  });
+  const options = benchDependency;
   return [
     {
       name: 'undici Pool.request',
@@ -157,10 +149,10 @@ function measure(name: string, origin: string, requests: number, concurrency: nu
     for (const line of lines) {
       if (line === 'MEASURE') measuring = true;
       else if (line.startsWith('RESULT ')) cpuUs = (JSON.parse(line.slice(7)) as { cpuUs: number }).cpuUs;
-      else if (measuring && (line.includes(' gc=s ') || line.includes('"gc":"s"'))) {
+      else if (measuring && isScavenge(line)) {
         scavenges++;
-        survived += field(line, 'new_space_survived');
-        pause += field(line, 'pause');
+        survived += traceField(line, 'new_space_survived');
+        pause += traceField(line, 'pause');
       }
     }
   });
@@ -177,12 +169,6 @@ function measure(name: string, origin: string, requests: number, concurrency: nu
         });
     });
   });
-}
-
-/** A figure of a trace line: `name=1.5` (Node ≤ 24) or `"name":1.5` (Node 26's JSON lines). */
-function field(line: string, name: string): number {
-  const match = new RegExp(`(?:^|\\s)${name}=([0-9.]+)|"${name}":([0-9.]+)`).exec(line);
-  return match === null ? 0 : Number(match[1] ?? match[2]);
 }
 
 function hasTaskset(): boolean {

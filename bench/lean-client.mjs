@@ -19,23 +19,13 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { benchDependency, isScavenge, traceField } from './support/gc-trace.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i === -1 ? fallback : process.argv[i + 1];
 };
-
-/** prazo with every feature on, as in the client benchmark. */
-const options = (origin) => ({
-  name: 'bench',
-  origins: [origin],
-  latency: { p99Ms: 200, p95Ms: 50 },
-  userDeadlineMs: 2_000,
-  attempts: 2,
-  connections: 64,
-  hedge: { at: 'p95' },
-});
 
 /** In the client process: warm up, then the measured calls; one JSON line on stdout. */
 async function child(mode, origin, calls) {
@@ -49,13 +39,13 @@ async function child(mode, origin, calls) {
   let call;
   if (mode === 'bare' || mode === 'interceptor') {
     const target =
-      mode === 'bare' ? agent : agent.compose(prazoInterceptor({ dependencies: [options(origin)] }));
+      mode === 'bare' ? agent : agent.compose(prazoInterceptor({ dependencies: [benchDependency(origin)] }));
     call = async () => {
       const { body } = await target.request({ origin, path: '/', method: 'GET' });
       await body.text();
     };
   } else {
-    if (mode === 'install') install({ dependencies: [options(origin)] });
+    if (mode === 'install') install({ dependencies: [benchDependency(origin)] });
     call = async () => {
       await (await fetch(`${origin}/`)).text();
     };
@@ -95,9 +85,9 @@ function measure(mode, origin, calls, pinned) {
     for (const line of lines) {
       if (line === 'MEASURE') measuring = true;
       else if (line.startsWith('RESULT ')) cpuUs = JSON.parse(line.slice(7)).cpuUs;
-      else if (measuring && (line.includes(' gc=s ') || line.includes('"gc":"s"'))) {
+      else if (measuring && isScavenge(line)) {
         scavenges++;
-        survived += field(line, 'new_space_survived');
+        survived += traceField(line, 'new_space_survived');
       }
     }
   });
@@ -109,12 +99,6 @@ function measure(mode, origin, calls, pinned) {
         : reject(new Error(`${mode}: the client process exited with ${code}`)),
     );
   });
-}
-
-/** A figure of a trace line: `name=1.5` (Node ≤ 24) or `"name":1.5` (Node 26's JSON lines). */
-function field(line, name) {
-  const match = new RegExp(`(?:^|\\s)${name}=([0-9.]+)|"${name}":([0-9.]+)`).exec(line);
-  return match === null ? 0 : Number(match[1] ?? match[2]);
 }
 
 function pinServer(pid) {
