@@ -12,11 +12,11 @@
  * `--undici DIR`: the `Agent` of the entry-point rows comes from the undici installed under `DIR`
  * (`npm install --prefix DIR undici@8`), as in `bench/client.bench.ts`.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Agent, Pool } from 'undici';
-import { benchDependency, isScavenge, traceField } from './support/gc-trace.mjs';
+import { benchDependency, measuredCalls, runTraced, type TracedRun } from './support/gc-trace.mjs';
 import { importBuilt, startBenchServer } from './support/load.js';
 
 interface Contender {
@@ -104,71 +104,17 @@ async function contenders(): Promise<Contender[]> {
 async function child(name: string, origin: string, requests: number, concurrency: number): Promise<void> {
   const contender = (await contenders()).find((c) => c.name === name)!;
   const client = contender.create(origin);
-  const run = async (n: number): Promise<void> => {
-    let left = n;
-    const worker = async (): Promise<void> => {
-      while (left-- > 0) await client.call();
-    };
-    await Promise.all(Array.from({ length: concurrency }, worker));
-  };
-  await run(Math.min(5_000, requests));
-  process.stdout.write('MEASURE\n');
-  const start = process.cpuUsage();
-  await run(requests);
-  const used = process.cpuUsage(start);
+  await measuredCalls(() => client.call(), requests, concurrency);
   await client.close();
-  process.stdout.write(`RESULT ${JSON.stringify({ cpuUs: (used.user + used.system) / requests })}\n`);
-}
-
-interface Summary {
-  scavenges: number;
-  survivedMb: number;
-  pauseMs: number;
-  cpuUs: number;
 }
 
 /** Runs one contender in a traced client process and sums up the scavenges of the measured calls. */
-function measure(name: string, origin: string, requests: number, concurrency: number): Promise<Summary> {
-  const args = ['--trace-gc-nvp', '--import', 'tsx', SELF, '--child', name, '--origin', origin];
+function measure(name: string, origin: string, requests: number, concurrency: number): Promise<TracedRun> {
+  const args = ['--import', 'tsx', SELF, '--child', name, '--origin', origin];
   args.push('--requests', String(requests), '--concurrency', String(concurrency));
   const dir = arg('undici');
   if (dir !== undefined) args.push('--undici', dir);
-  const pinned = hasTaskset();
-  const proc = pinned
-    ? spawn('taskset', ['-c', '0', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
-    : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  let measuring = false;
-  let scavenges = 0;
-  let survived = 0;
-  let pause = 0;
-  let cpuUs = Number.NaN;
-  let rest = '';
-  proc.stdout.on('data', (data: Buffer) => {
-    const lines = (rest + data.toString()).split('\n');
-    rest = lines.pop()!;
-    for (const line of lines) {
-      if (line === 'MEASURE') measuring = true;
-      else if (line.startsWith('RESULT ')) cpuUs = (JSON.parse(line.slice(7)) as { cpuUs: number }).cpuUs;
-      else if (measuring && isScavenge(line)) {
-        scavenges++;
-        survived += traceField(line, 'new_space_survived');
-        pause += traceField(line, 'pause');
-      }
-    }
-  });
-  return new Promise((resolve, reject) => {
-    proc.once('error', reject);
-    proc.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`${name}: the client process exited with ${code}`));
-      else
-        resolve({
-          scavenges,
-          survivedMb: scavenges === 0 ? 0 : survived / scavenges / 1e6,
-          pauseMs: scavenges === 0 ? 0 : pause / scavenges,
-          cpuUs,
-        });
-    });
-  });
+  return runTraced(name, args, hasTaskset());
 }
 
 function hasTaskset(): boolean {

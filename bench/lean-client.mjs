@@ -14,12 +14,12 @@
  * `--undici DIR`: the `Agent` comes from the undici installed under `DIR` (`npm install --prefix DIR
  * undici@8`) instead of prazo's own copy.
  */
-import { execFileSync, fork, spawn } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { benchDependency, isScavenge, traceField } from './support/gc-trace.mjs';
+import { benchDependency, measuredCalls, runTraced } from './support/gc-trace.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const arg = (name, fallback) => {
@@ -27,7 +27,7 @@ const arg = (name, fallback) => {
   return i === -1 ? fallback : process.argv[i + 1];
 };
 
-/** In the client process: warm up, then the measured calls; one JSON line on stdout. */
+/** In the client process: the chosen entry point, warmed up then measured (`measuredCalls`). */
 async function child(mode, origin, calls) {
   const dist = new URL('../dist/index.js', import.meta.url);
   const { install, prazoInterceptor } = await import(dist.href);
@@ -50,55 +50,16 @@ async function child(mode, origin, calls) {
       await (await fetch(`${origin}/`)).text();
     };
   }
-  const run = async (n) => {
-    let left = n;
-    const worker = async () => {
-      while (left-- > 0) await call();
-    };
-    await Promise.all(Array.from({ length: 32 }, worker));
-  };
-  await run(Math.min(5_000, calls));
-  process.stdout.write('MEASURE\n');
-  const start = process.cpuUsage();
-  await run(calls);
-  const used = process.cpuUsage(start);
-  process.stdout.write(`RESULT ${JSON.stringify({ cpuUs: (used.user + used.system) / calls })}\n`);
+  await measuredCalls(call, calls, 32);
   process.exit(0);
 }
 
-/** Runs one mode in a traced client process on CPU 0; sums up the scavenges of the measured calls. */
+/** Runs one mode in a traced client process (on CPU 0 when `pinned`). */
 function measure(mode, origin, calls, pinned) {
-  const args = ['--trace-gc-nvp', SELF, '--child', mode, '--origin', origin, '--calls', String(calls)];
+  const args = [SELF, '--child', mode, '--origin', origin, '--calls', String(calls)];
   const dir = arg('undici');
   if (dir !== undefined) args.push('--undici', dir);
-  const proc = pinned
-    ? spawn('taskset', ['-c', '0', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
-    : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  let measuring = false;
-  let scavenges = 0;
-  let survived = 0;
-  let cpuUs = Number.NaN;
-  let rest = '';
-  proc.stdout.on('data', (data) => {
-    const lines = (rest + data.toString()).split('\n');
-    rest = lines.pop();
-    for (const line of lines) {
-      if (line === 'MEASURE') measuring = true;
-      else if (line.startsWith('RESULT ')) cpuUs = JSON.parse(line.slice(7)).cpuUs;
-      else if (measuring && isScavenge(line)) {
-        scavenges++;
-        survived += traceField(line, 'new_space_survived');
-      }
-    }
-  });
-  return new Promise((resolve, reject) => {
-    proc.once('error', reject);
-    proc.once('exit', (code) =>
-      code === 0
-        ? resolve({ cpuUs, scavenges, survivedMb: scavenges === 0 ? 0 : survived / scavenges / 1e6 })
-        : reject(new Error(`${mode}: the client process exited with ${code}`)),
-    );
-  });
+  return runTraced(mode, args, pinned);
 }
 
 function pinServer(pid) {

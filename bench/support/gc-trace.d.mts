@@ -7,5 +7,20 @@ export declare function benchDependency(origin: string): {
   connections: number;
   hedge: { at: 'p95' };
 };
-export declare function isScavenge(line: string): boolean;
-export declare function traceField(line: string, name: string): number;
+export declare function measuredCalls(
+  call: () => Promise<unknown>,
+  calls: number,
+  concurrency: number,
+): Promise<void>;
+/** What the scavenges of a traced client process's measured calls came to. */
+export interface TracedRun {
+  scavenges: number;
+  survivedMb: number;
+  pauseMs: number;
+  cpuUs: number;
+}
+export declare function runTraced(
+  label: string,
+  args: readonly string[],
+  pinned: boolean,
+): Promise<TracedRun>;

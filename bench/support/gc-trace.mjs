@@ -1,5 +1,8 @@
 // What the benchmarks that trace their client processes share, in plain JavaScript so that a client
-// process without a TypeScript loader (bench/lean-client.mjs) can import it too.
+// process without a TypeScript loader (bench/lean-client.mjs) can import it too: the dependency they
+// measure, the client side (warm-up, then the measured calls) and the parent side (a client process
+// started with --trace-gc-nvp, its scavenges summed up).
+import { spawn } from 'node:child_process';
 
 /** prazo with every feature on, as in the client benchmark: the options of one dependency. */
 export function benchDependency(origin) {
@@ -14,13 +17,72 @@ export function benchDependency(origin) {
   };
 }
 
-/** Whether a `--trace-gc-nvp` line is a scavenge (Node ≤ 24's `gc=s`, Node 26's JSON `"gc":"s"`). */
-export function isScavenge(line) {
-  return line.includes(' gc=s ') || line.includes('"gc":"s"');
+/**
+ * In the client process: `call` with `concurrency` in flight, first up to 5 000 times to warm up,
+ * then `calls` times measured; says on stdout where the measured part starts and, last, its CPU per call.
+ */
+export async function measuredCalls(call, calls, concurrency) {
+  const run = async (n) => {
+    let left = n;
+    const worker = async () => {
+      while (left-- > 0) await call();
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  };
+  await run(Math.min(5_000, calls));
+  process.stdout.write('MEASURE\n');
+  const start = process.cpuUsage();
+  await run(calls);
+  const used = process.cpuUsage(start);
+  process.stdout.write(`RESULT ${JSON.stringify({ cpuUs: (used.user + used.system) / calls })}\n`);
+}
+
+/**
+ * Runs `node --trace-gc-nvp ...args` (on CPU 0 when `pinned`), a client process that calls
+ * {@link measuredCalls}, and sums up the scavenges of its measured calls.
+ */
+export function runTraced(label, args, pinned) {
+  const nodeArgs = ['--trace-gc-nvp', ...args];
+  const proc = pinned
+    ? spawn('taskset', ['-c', '0', process.execPath, ...nodeArgs], { stdio: ['ignore', 'pipe', 'inherit'] })
+    : spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let measuring = false;
+  let scavenges = 0;
+  let survived = 0;
+  let pause = 0;
+  let cpuUs = Number.NaN;
+  let rest = '';
+  proc.stdout.on('data', (data) => {
+    const lines = (rest + data.toString()).split('\n');
+    rest = lines.pop();
+    for (const line of lines) {
+      if (line === 'MEASURE') measuring = true;
+      else if (line.startsWith('RESULT ')) cpuUs = JSON.parse(line.slice(7)).cpuUs;
+      // A scavenge: Node ≤ 24's `gc=s`, Node 26's JSON `"gc":"s"`.
+      else if (measuring && (line.includes(' gc=s ') || line.includes('"gc":"s"'))) {
+        scavenges++;
+        survived += traceField(line, 'new_space_survived');
+        pause += traceField(line, 'pause');
+      }
+    }
+  });
+  return new Promise((resolve, reject) => {
+    proc.once('error', reject);
+    proc.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`${label}: the client process exited with ${code}`));
+      else
+        resolve({
+          scavenges,
+          survivedMb: scavenges === 0 ? 0 : survived / scavenges / 1e6,
+          pauseMs: scavenges === 0 ? 0 : pause / scavenges,
+          cpuUs,
+        });
+    });
+  });
 }
 
 /** A figure of a trace line: `name=1.5` (Node ≤ 24) or `"name":1.5` (Node 26's JSON lines). */
-export function traceField(line, name) {
+function traceField(line, name) {
   const match = new RegExp(`(?:^|\\s)${name}=([0-9.]+)|"${name}":([0-9.]+)`).exec(line);
   return match === null ? 0 : Number(match[1] ?? match[2]);
 }
