@@ -3,7 +3,12 @@ import type { Clock } from '../clock.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { InvalidOptionError } from '../errors.js';
 import type { ClassifyContext } from '../policy/classify.js';
-import { hasIdempotencyKeyInPairs, isHedgeSafe, isIdempotent } from '../policy/idempotency.js';
+import {
+  hasIdempotencyKey,
+  hasIdempotencyKeyInPairs,
+  isHedgeSafe,
+  isIdempotent,
+} from '../policy/idempotency.js';
 import type { RequestBody } from '../transport/transport.js';
 import { ATTEMPT_HEADER } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../wire/deadline-header.js';
@@ -160,16 +165,14 @@ export class Call {
         ? options.idempotent === true
         : this.method === 'GET' ||
           this.method === 'HEAD' ||
-          (pairs === undefined
-            ? isIdempotent(this.method, headers as never)
-            : isIdempotent(this.method) || hasIdempotencyKeyInPairs(pairs));
+          isIdempotent(this.method) ||
+          carriesIdempotencyKey(headers, pairs);
     this.hedgeSafe =
       this.idempotent &&
       (this.method === 'GET' ||
         this.method === 'HEAD' ||
-        (pairs === undefined
-          ? isHedgeSafe(this.method, headers as never)
-          : isHedgeSafe(this.method) || hasIdempotencyKeyInPairs(pairs)));
+        isHedgeSafe(this.method) ||
+        carriesIdempotencyKey(headers, pairs));
     const deadline = options.deadline;
     this.explicitLimitMs = deadline === undefined ? undefined : limitOf(deadline, clock);
     const signal = options.signal ?? undefined;
@@ -265,6 +268,14 @@ function limitOf(deadline: NonNullable<RequestOptions['deadline']>, clock: Clock
 
 function isStream(body: object): boolean {
   return typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function';
+}
+
+/** Whether the request's headers — the caller's record, or the pairs an entry point read — carry an `Idempotency-Key`. */
+function carriesIdempotencyKey(
+  headers: RequestHeaders | undefined,
+  pairs: string[] | null | undefined,
+): boolean {
+  return pairs === undefined ? hasIdempotencyKey(headers as never) : hasIdempotencyKeyInPairs(pairs);
 }
 
 /** The caller's headers as flat pairs; null when there are none (an attempt then sends only prazo's). */
