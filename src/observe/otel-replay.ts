@@ -65,7 +65,11 @@ export function replay(r: Replay): void {
       }
       if (rest === 0) continue;
       let mean = sum / rest;
-      // Rounding can nudge the mean past a bound; keep it in the bucket its samples came from.
+      // Rounding can nudge the mean past the interval's min or max (three samples of 3 ms leave
+      // 0.009 − 0.003 − 0.003 = 0.002999999999999999 for the third), or past a bound: keep it
+      // between the min and the max, and in the bucket its samples came from.
+      if (mean < min) mean = min;
+      else if (mean > max) mean = max;
       if (!(mean > lower)) mean = lower + (Math.abs(lower) * Number.EPSILON || Number.MIN_VALUE);
       else if (mean > upper) mean = upper;
       for (let k = 0; k < rest; k++) histogram.record(mean, attributes);
