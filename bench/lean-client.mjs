@@ -6,11 +6,14 @@
  * collections. Next to `bench/client.bench.ts --isolate`, whose client processes load every peer of
  * that benchmark, it shows what an entry point costs where little else lives in the heap.
  *
- *   npm run build && node bench/lean-client.mjs [--modes bare,interceptor,fetch,install] \
+ *   npm run build && node bench/lean-client.mjs [--modes bare,pass,interceptor,fetch,pass-install,install] \
  *     [--runs 5] [--calls 40000] [--undici DIR]
  *
  * Modes: `bare` (`Agent.request`), `interceptor` (the same `Agent` composed with prazo's
- * interceptor), `fetch` (Node's global `fetch`), `install` (the global `fetch` after `install()`).
+ * interceptor), `fetch` (Node's global `fetch`), `install` (the global `fetch` after `install()`),
+ * and the peers that say what composing alone costs: `pass` (the `Agent` composed with an
+ * interceptor that passes every request through as it is) and `pass-install` (the global
+ * dispatcher composed with that interceptor, as `install()` composes prazo's).
  * `--undici DIR`: the `Agent` comes from the undici installed under `DIR` (`npm install --prefix DIR
  * undici@8`) instead of prazo's own copy.
  */
@@ -27,6 +30,9 @@ const arg = (name, fallback) => {
   return i === -1 ? fallback : process.argv[i + 1];
 };
 
+/** An interceptor that changes nothing: what composing costs before any policy. */
+const passThrough = (dispatch) => (opts, handler) => dispatch(opts, handler);
+
 /** In the client process: the chosen entry point, warmed up then measured (`measuredCalls`). */
 async function child(mode, origin, calls) {
   const dist = new URL('../dist/index.js', import.meta.url);
@@ -37,15 +43,24 @@ async function child(mode, origin, calls) {
   );
   const agent = new undici.Agent({ connections: 64 });
   let call;
-  if (mode === 'bare' || mode === 'interceptor') {
+  if (mode === 'bare' || mode === 'interceptor' || mode === 'pass') {
     const target =
-      mode === 'bare' ? agent : agent.compose(prazoInterceptor({ dependencies: [benchDependency(origin)] }));
+      mode === 'bare'
+        ? agent
+        : agent.compose(
+            mode === 'pass' ? passThrough : prazoInterceptor({ dependencies: [benchDependency(origin)] }),
+          );
     call = async () => {
       const { body } = await target.request({ origin, path: '/', method: 'GET' });
       await body.text();
     };
   } else {
     if (mode === 'install') install({ dependencies: [benchDependency(origin)] });
+    if (mode === 'pass-install') {
+      const slots = [Symbol.for('undici.globalDispatcher.1'), Symbol.for('undici.globalDispatcher.2')];
+      const composed = (globalThis[slots[1]] ?? globalThis[slots[0]]).compose(passThrough);
+      for (const slot of slots) if (globalThis[slot] !== undefined) globalThis[slot] = composed;
+    }
     call = async () => {
       await (await fetch(`${origin}/`)).text();
     };
