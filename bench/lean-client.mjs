@@ -6,14 +6,16 @@
  * collections. Next to `bench/client.bench.ts --isolate`, whose client processes load every peer of
  * that benchmark, it shows what an entry point costs where little else lives in the heap.
  *
- *   npm run build && node bench/lean-client.mjs [--modes bare,pass,interceptor,fetch,pass-install,install] \
+ *   npm run build && node bench/lean-client.mjs [--modes bare,pass,interceptor,fetch,pass-install,install,pool,dependency] \
  *     [--runs 5] [--calls 40000] [--undici DIR]
  *
  * Modes: `bare` (`Agent.request`), `interceptor` (the same `Agent` composed with prazo's
  * interceptor), `fetch` (Node's global `fetch`), `install` (the global `fetch` after `install()`),
  * and the peers that say what composing alone costs: `pass` (the `Agent` composed with an
  * interceptor that passes every request through as it is) and `pass-install` (the global
- * dispatcher composed with that interceptor, as `install()` composes prazo's).
+ * dispatcher composed with that interceptor, as `install()` composes prazo's); `pool` (undici's
+ * `Pool.request`, from prazo's own undici) and `dependency` (`dependency().request`, prazo's own
+ * client over that undici).
  * `--undici DIR`: the `Agent` comes from the undici installed under `DIR` (`npm install --prefix DIR
  * undici@8`) instead of prazo's own copy.
  */
@@ -36,14 +38,29 @@ const passThrough = (dispatch) => (opts, handler) => dispatch(opts, handler);
 /** In the client process: the chosen entry point, warmed up then measured (`measuredCalls`). */
 async function child(mode, origin, calls) {
   const dist = new URL('../dist/index.js', import.meta.url);
-  const { install, prazoInterceptor } = await import(dist.href);
+  const { dependency, install, prazoInterceptor } = await import(dist.href);
   const dir = arg('undici');
   const undici = await import(
     dir === undefined ? 'undici' : pathToFileURL(join(dir, 'node_modules', 'undici', 'index.js')).href
   );
   const agent = new undici.Agent({ connections: 64 });
   let call;
-  if (mode === 'bare' || mode === 'interceptor' || mode === 'pass') {
+  if (mode === 'pool' || mode === 'dependency') {
+    // prazo's own client runs on its own undici, whatever --undici says: its peer is that copy's Pool.
+    const own = await import('undici');
+    const pool = mode === 'pool' ? new own.Pool(origin, { connections: 64 }) : null;
+    const dep = mode === 'dependency' ? dependency(benchDependency(origin)) : null;
+    call =
+      pool !== null
+        ? async () => {
+            const { body } = await pool.request({ path: '/', method: 'GET' });
+            await body.text();
+          }
+        : async () => {
+            const { body } = await dep.request({ path: '/' });
+            await body.text();
+          };
+  } else if (mode === 'bare' || mode === 'interceptor' || mode === 'pass') {
     const target =
       mode === 'bare'
         ? agent
