@@ -13,11 +13,13 @@
  * interceptor), `fetch` (Node's global `fetch`), `install` (the global `fetch` after `install()`),
  * and the peers that say what composing alone costs: `pass` (the `Agent` composed with an
  * interceptor that passes every request through as it is) and `pass-install` (the global
- * dispatcher composed with that interceptor, as `install()` composes prazo's); `pool` (undici's
+ * dispatcher composed with that interceptor and set with undici's `setGlobalDispatcher()`); `pool` (undici's
  * `Pool.request`, from prazo's own undici) and `dependency` (`dependency().request`, prazo's own
  * client over that undici).
- * `--undici DIR`: the `Agent` comes from the undici installed under `DIR` (`npm install --prefix DIR
- * undici@8`) instead of prazo's own copy.
+ * `--undici DIR`: the application's undici is the one installed under `DIR` (`npm install --prefix
+ * DIR undici@8`) instead of prazo's own copy: the `Agent` comes from it, and it loads before prazo, so
+ * its global dispatcher is the one the global `fetch` runs on (and `install()` composes onto).
+ * Without it, prazo's own copy is the first undici to load and becomes that global dispatcher.
  */
 import { execFileSync, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -37,12 +39,14 @@ const passThrough = (dispatch) => (opts, handler) => dispatch(opts, handler);
 
 /** In the client process: the chosen entry point, warmed up then measured (`measuredCalls`). */
 async function child(mode, origin, calls) {
-  const dist = new URL('../dist/index.js', import.meta.url);
-  const { dependency, install, prazoInterceptor } = await import(dist.href);
+  // The application's undici loads first, as in a service that sets up its client before prazo: the
+  // first copy of undici to load becomes the global dispatcher the global `fetch` runs on.
   const dir = arg('undici');
   const undici = await import(
     dir === undefined ? 'undici' : pathToFileURL(join(dir, 'node_modules', 'undici', 'index.js')).href
   );
+  const dist = new URL('../dist/index.js', import.meta.url);
+  const { dependency, install, prazoInterceptor } = await import(dist.href);
   const agent = new undici.Agent({ connections: 64 });
   let call;
   if (mode === 'pool' || mode === 'dependency') {
@@ -73,11 +77,10 @@ async function child(mode, origin, calls) {
     };
   } else {
     if (mode === 'install') install({ dependencies: [benchDependency(origin)] });
-    if (mode === 'pass-install') {
-      const slots = [Symbol.for('undici.globalDispatcher.1'), Symbol.for('undici.globalDispatcher.2')];
-      const composed = (globalThis[slots[1]] ?? globalThis[slots[0]]).compose(passThrough);
-      for (const slot of slots) if (globalThis[slot] !== undefined) globalThis[slot] = composed;
-    }
+    // The global dispatcher composed with the pass-through, set the way the application's undici
+    // sets one (undici 8 keeps a legacy-handler adapter in the slot older copies read).
+    if (mode === 'pass-install')
+      undici.setGlobalDispatcher(undici.getGlobalDispatcher().compose(passThrough));
     call = async () => {
       await (await fetch(`${origin}/`)).text();
     };
@@ -141,7 +144,7 @@ if (process.argv.includes('--child')) {
     server.send('stop');
   }
   const lines = [
-    `${calls} calls per run, 32 in flight, ${runs} runs per mode, each a fresh plain-JavaScript client process${pinned ? ' on CPU 0 (server on CPU 1)' : ''}; Node ${process.version}${arg('undici') === undefined ? '' : `, Agent from ${arg('undici')}`}`,
+    `${calls} calls per run, 32 in flight, ${runs} runs per mode, each a fresh plain-JavaScript client process${pinned ? ' on CPU 0 (server on CPU 1)' : ''}; Node ${process.version}${arg('undici') === undefined ? ", prazo's undici" : `, undici from ${arg('undici')}`}`,
     '',
     `| mode | client CPU µs/call (median, range) | MB surviving each scavenge (median, range) | of ${modes[0]} (median of runs, range) |`,
     '| --- | ---: | ---: | ---: |',
