@@ -13,9 +13,9 @@
  * interceptor), `fetch` (Node's global `fetch`), `install` (the global `fetch` after `install()`),
  * and the peers that say what composing alone costs: `pass` (the `Agent` composed with an
  * interceptor that passes every request through as it is) and `pass-install` (the global
- * dispatcher composed with that interceptor and set with undici's `setGlobalDispatcher()`); `pool` (undici's
- * `Pool.request`, from prazo's own undici) and `dependency` (`dependency().request`, prazo's own
- * client over that undici).
+ * dispatcher composed with that interceptor and set with undici's `setGlobalDispatcher()`); `pool`
+ * (undici's `Pool.request`, from prazo's own undici) and `dependency` (`dependency().request`,
+ * prazo's own client over that undici).
  * `--undici DIR`: the application's undici is the one installed under `DIR` (`npm install --prefix
  * DIR undici@8`) instead of prazo's own copy: the `Agent` comes from it, and it loads before prazo, so
  * its global dispatcher is the one the global `fetch` runs on (and `install()` composes onto).

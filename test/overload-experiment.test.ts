@@ -5,22 +5,19 @@ import { runOverload } from '../src/lab/overload/overload-run.js';
 // naive client and to prazo with its overload protections at both ends (real servers, real time:
 // bounds leave room for a busy 2-core machine; the drill reports the exact figures).
 
+/** The share of the supplier's capacity the protected setup must keep as goodput. */
+const GOODPUT_FLOOR = 0.7;
+
 describe('3× overload of a supplier of known capacity', () => {
   it('keeps most of the capacity as goodput with the protections, while the naive setup collapses', async () => {
     // One more run when the protected goodput misses: a stall of the machine during the 4.5 s cuts
     // the adaptive limit, which then has no time to grow back (a CI run saw 0.36 once, five quiet
     // runs 0.94–0.97). A protection that does not work misses in both runs.
-    let [naive, protectedRun] = await runOverload({
-      configs: ['naive', 'prazo-protected'],
-      durationMs: 4_500,
-    });
-    if (protectedRun!.goodputShare < 0.7)
-      [naive, protectedRun] = await runOverload({
-        configs: ['naive', 'prazo-protected'],
-        durationMs: 4_500,
-      });
+    const run = () => runOverload({ configs: ['naive', 'prazo-protected'], durationMs: 4_500 });
+    let [naive, protectedRun] = await run();
+    if (protectedRun!.goodputShare < GOODPUT_FLOOR) [naive, protectedRun] = await run();
     expect(naive!.goodputShare).toBeLessThan(0.2);
-    expect(protectedRun!.goodputShare).toBeGreaterThanOrEqual(0.7);
+    expect(protectedRun!.goodputShare).toBeGreaterThanOrEqual(GOODPUT_FLOOR);
     // Answers that came back in time did so within the user's deadline, by construction, and almost
     // none came back late.
     expect(protectedRun!.admittedP99Ms!).toBeLessThanOrEqual(500);
