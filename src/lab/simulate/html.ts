@@ -1,3 +1,4 @@
+import { sharedYAxis } from '../drill/dashboard/chart-scale.js';
 import { formatSimulationTable, type SimulationResult } from './report.js';
 import type { AmplificationResult } from './scenarios/amplification.js';
 import type { InstancesResult } from './scenarios/instances.js';
@@ -49,10 +50,11 @@ function lineChart(c: ChartOptions): string {
   const all = c.lines.flatMap((l) => l.values.filter((v) => Number.isFinite(v)));
   const positive = all.filter((v) => v > 0);
   const yMin = c.log ? Math.max(0.1, Math.min(...positive, 1)) : 0;
-  const yMaxRaw = Math.max(...all, c.log ? 10 : 1);
+  const yMaxRaw = Math.max(...all, c.log ? 10 : 0);
+  // Linear: from 0 to a round tick just above the data (a ratio around 0.04 is drawn on 0–0.05).
   const ticks = c.log
     ? Array.from({ length: 12 }, (_, i) => 10 ** (i - 1)).filter((v) => v >= yMin / 10 && v <= yMaxRaw * 10)
-    : niceTicks(yMaxRaw);
+    : sharedYAxis([all]).ticks;
   const yMax = c.log
     ? Math.max(yMaxRaw, ticks[ticks.length - 1] ?? yMaxRaw)
     : (ticks[ticks.length - 1] ?? yMaxRaw);
@@ -65,7 +67,7 @@ function lineChart(c: ChartOptions): string {
   };
   const parts: string[] = [];
   parts.push(
-    `<svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(c.title)}">`,
+    `<svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(c.title)}" data-y-max="${yMax}">`,
   );
   parts.push(`<text x="${L}" y="16" class="title">${escapeHtml(c.title)}</text>`);
   if (c.shade) {
