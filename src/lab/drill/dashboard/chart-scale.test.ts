@@ -53,9 +53,9 @@ describe('sharedYAxis', () => {
       { log: true },
     );
     expect(axis).toEqual({ min: 100, max: 100_000, ticks: [100, 1000, 10_000, 100_000], log: true });
-    expect(sharedYAxis([[5, 5]], { log: true }).ticks).toEqual([1, 10]);
-    expect(sharedYAxis([[0.2]], { log: true }).ticks).toEqual([0.1, 1]);
-    expect(sharedYAxis([[-3, 0]], { log: true }).ticks).toEqual([1, 10]);
+    expect(sharedYAxis([[5, 5]], { log: true }).ticks).toEqual([1, 2, 5, 10]);
+    expect(sharedYAxis([[0.2]], { log: true }).ticks).toEqual([0.1, 0.2, 0.5, 1]);
+    expect(sharedYAxis([[-3, 0]], { log: true }).ticks).toEqual([1, 2, 5, 10]);
   });
 
   it('fits every finite value of every panel, with 2–4 steps from 0 (property)', () => {

@@ -32,7 +32,7 @@ export interface YAxisOptions {
  * 10ⁿ, two to four steps, the lowest such top first (then the fewest steps): 50 → 0/25/50,
  * 55 → 0/20/40/60, 0.043 → 0/0.025/0.05. With nothing above 0, the axis is 0–1.
  * Log: from the decade at or below the lowest value to the decade at or above the highest, one decade
- * at least (1–10 with no positive value).
+ * at least (1–10 with no positive value), a tick on each decade (and on 2× and 5× when it spans one).
  *
  * @example
  * sharedYAxis([[12, 150], [8, 60]]); // { min: 0, max: 150, ticks: [0, 50, 100, 150], log: false }
@@ -53,6 +53,8 @@ export function sharedYAxis(panels: ReadonlyArray<ReadonlyArray<number>>, option
     const ticks: number[] = [];
     for (let e = Math.round(Math.log10(bottom)); e <= Math.round(Math.log10(top)); e++)
       ticks.push(clean(10 ** e));
+    // One decade: 2× and 5× in between, so that the axis says more than its two ends.
+    if (ticks.length === 2) ticks.splice(1, 0, clean(2 * bottom), clean(5 * bottom));
     return { min: ticks[0]!, max: ticks[ticks.length - 1]!, ticks, log: true };
   }
   const top =

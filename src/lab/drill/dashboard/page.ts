@@ -6,6 +6,7 @@ body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:16p
 h1{font-size:20px;margin:0 0 4px}
 #status{color:#495057;margin-bottom:4px}
 #phases{color:#495057;font-size:12px;margin-bottom:12px}
+#phases .phase{white-space:nowrap}
 .row{display:grid;grid-template-columns:1fr 1fr;gap:16px;margin-bottom:8px}
 figure{margin:0;border:1px solid #dee2e6;border-radius:6px;padding:6px 8px}
 figcaption{font-weight:600;font-size:13px}
