@@ -2,11 +2,15 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isPrazoError } from '../errors.js';
 import { renderDashboardPage } from '../lab/drill/dashboard/page.js';
-import { type DashboardServer, dashboardData, startDashboardServer } from '../lab/drill/dashboard/server.js';
+import {
+  type DashboardServer,
+  reportDashboardData,
+  startDashboardServer,
+} from '../lab/drill/dashboard/server.js';
 import type { DrillOptions, PhaseLengths } from '../lab/drill/drill-options.js';
 import type { DrillReport } from '../lab/drill/report/drill-report.js';
 import { formatReportTable } from '../lab/drill/report/table.js';
-import { type DrillContext, type DrillProgress, drillConfigs, runDrill } from '../lab/drill/run-drill.js';
+import { type DrillProgress, drillConfigs, runDrill } from '../lab/drill/run-drill.js';
 import { type CliIo, type Command, EXIT } from './command.js';
 
 const HELP = `Usage: prazo drill [options]
@@ -195,7 +199,6 @@ export const drill: Command = async (argv, io) => {
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
   let dashboard: DashboardServer | undefined;
-  let context: DrillContext | undefined;
   const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
   try {
     if (args.page) {
@@ -211,10 +214,7 @@ export const drill: Command = async (argv, io) => {
     try {
       report = await runDrill(args.options, {
         signal: controller.signal,
-        onReady: (c) => {
-          context = c;
-          dashboard?.attach(c);
-        },
+        onReady: (c) => dashboard?.attach(c),
         onProgress: progressWriter(io),
         onOverload: (config) => {
           if (tty) io.stderr.write('\n');
@@ -227,7 +227,7 @@ export const drill: Command = async (argv, io) => {
     dashboard?.finish(report);
     const file = resolve(args.report ?? `reports/drill-${report.startedAt.replace(/[:.]/g, '-')}.html`);
     mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, renderDashboardPage(dashboardData(context!, report), false));
+    writeFileSync(file, renderDashboardPage(reportDashboardData(report), false));
     io.stderr.write(`drill: HTML report written to ${file}\n`);
     if (args.json) io.stdout.write(`${JSON.stringify({ ...report, reportFile: file }, null, 2)}\n`);
     else io.stdout.write(formatReportTable(report));

@@ -155,6 +155,22 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
     expect(html).not.toMatch(/<script|<link|https?:\/\/|src=/i);
   });
 
+  it('scales a line chart’s y axis to its data (extra requests around 0.04 on 0–0.05, not 0–1)', async () => {
+    const file = join(dir, 'tail-axis.html');
+    const { code, stdout } = await run('tail', '--duration-ms', '20000', '--json', '--html', file);
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout) as { strategies: Array<{ series: { extraLoad: number[] } }> };
+    const highest = Math.max(...result.strategies.flatMap((s) => s.series.extraLoad));
+    expect(highest).toBeGreaterThan(0);
+    const top = Number(
+      /aria-label="Extra requests \(hedges ÷ sub-requests\) per second" data-y-max="([\d.]+)"/.exec(
+        readFileSync(file, 'utf8'),
+      )?.[1],
+    );
+    expect(top).toBeGreaterThanOrEqual(highest);
+    expect(top).toBeLessThanOrEqual(2.5 * highest);
+  });
+
   it('with the defaults, shows naive retries at ≥ 2.5× the offered load during the trigger, prazo at ≤ 1.1× and recovering', async () => {
     const { code, stdout } = await run('amplification', '--json');
     expect(code).toBe(0);

@@ -1,3 +1,4 @@
+import { sharedYAxis } from '../drill/dashboard/chart-scale.js';
 import { formatSimulationTable, type SimulationResult } from './report.js';
 import type { AmplificationResult } from './scenarios/amplification.js';
 import type { InstancesResult } from './scenarios/instances.js';
@@ -47,17 +48,13 @@ function lineChart(c: ChartOptions): string {
   const B = 36;
   const n = Math.max(1, ...c.lines.map((l) => l.values.length));
   const all = c.lines.flatMap((l) => l.values.filter((v) => Number.isFinite(v)));
-  const positive = all.filter((v) => v > 0);
-  const yMin = c.log ? Math.max(0.1, Math.min(...positive, 1)) : 0;
-  const yMaxRaw = Math.max(...all, c.log ? 10 : 1);
-  const ticks = c.log
-    ? Array.from({ length: 12 }, (_, i) => 10 ** (i - 1)).filter((v) => v >= yMin / 10 && v <= yMaxRaw * 10)
-    : niceTicks(yMaxRaw);
-  const yMax = c.log
-    ? Math.max(yMaxRaw, ticks[ticks.length - 1] ?? yMaxRaw)
-    : (ticks[ticks.length - 1] ?? yMaxRaw);
-  const lo = c.log ? Math.log10(Math.min(yMin, ticks[0] ?? yMin)) : 0;
-  const hi = c.log ? Math.log10(yMax) : yMax;
+  // The axis fits the data: linear from 0 to a round tick just above it (a ratio around 0.04 is drawn
+  // on 0–0.05, not 0–1); log over the decades it spans (latencies of 13–25 ms on 10–100 ms).
+  const axis = sharedYAxis([all], { log: c.log === true });
+  const { ticks } = axis;
+  const yMax = axis.max;
+  const lo = c.log ? Math.log10(axis.min) : 0;
+  const hi = c.log ? Math.log10(axis.max) : axis.max;
   const px = (i: number) => L + ((W - L - R) * i) / Math.max(1, n - 1);
   const py = (v: number) => {
     const u = c.log ? Math.log10(Math.max(v, 10 ** lo)) : v;
@@ -65,7 +62,7 @@ function lineChart(c: ChartOptions): string {
   };
   const parts: string[] = [];
   parts.push(
-    `<svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(c.title)}">`,
+    `<svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(c.title)}" data-y-max="${yMax}">`,
   );
   parts.push(`<text x="${L}" y="16" class="title">${escapeHtml(c.title)}</text>`);
   if (c.shade) {
@@ -75,7 +72,6 @@ function lineChart(c: ChartOptions): string {
     );
   }
   for (const t of ticks) {
-    if (c.log && (t < 10 ** lo || t > yMax)) continue;
     const y = py(t).toFixed(1);
     parts.push(`<line x1="${L}" x2="${W - R}" y1="${y}" y2="${y}" class="grid"/>`);
     parts.push(

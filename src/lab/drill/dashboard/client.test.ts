@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { CHART_SCALE } from './chart-scale.js';
 import { type DashboardData, dashboardClient } from './client.js';
 
 /** Just enough of a DOM for the dashboard's code: elements, attributes, ids. */
@@ -39,7 +40,8 @@ class FakeNode {
 
 function fakeDocument() {
   const body = new FakeNode('body');
-  for (const id of ['title', 'status', 'summary', 'charts']) body.appendChild(new FakeNode('div')).id = id;
+  for (const id of ['title', 'status', 'phases', 'summary', 'charts'])
+    body.appendChild(new FakeNode('div')).id = id;
   return {
     body,
     getElementById: (id: string) => body.find((n) => n.id === id),
@@ -99,10 +101,10 @@ function data(): DashboardData {
   };
 }
 
-function draw() {
+function draw(input: DashboardData = data()) {
   const document = fakeDocument();
   global.document = document;
-  dashboardClient(data(), false);
+  dashboardClient(input, false, CHART_SCALE);
   const chart = (id: string) => document.body.find((n) => n.attributes.get('data-chart') === id)!;
   return { document, chart };
 }
@@ -151,6 +153,83 @@ describe('the dashboard page', () => {
     expect(first![1]).toBeLessThan(second![1]); // 10.9 % is higher on the chart than 2 %
     // Outside the phase nothing is drawn, whatever the samples say.
     expect(chart('instances-naive').attributes.get('data-points')).toBe('15');
+  });
+
+  it('draws the panels of one metric on one y axis, fitted to the highest of them', () => {
+    const input = data();
+    // prazo's supplier sees 20 originals/s and a retry ratio of at most 0.009; naive's 55 and 0.09.
+    input.samples['prazo'] = input.samples['naive']!.map((s) => ({
+      ...s,
+      originals: 20,
+      retryRatio: (s['retryRatio'] as number) / 10,
+    }));
+    const { chart } = draw(input);
+    for (const metric of ['supplier', 'ratio', 'pool', 'success', 'instances', 'timeout']) {
+      const naive = chart(`${metric}-naive`).attributes;
+      const prazo = chart(`${metric}-prazo`).attributes;
+      expect(prazo.get('data-ticks'), metric).toBe(naive.get('data-ticks'));
+      expect(prazo.get('data-y-max'), metric).toBe(naive.get('data-y-max'));
+    }
+    expect(chart('supplier-prazo').attributes.get('data-ticks')).toBe('0 20 40 60');
+    expect(chart('ratio-prazo').attributes.get('data-ticks')).toBe('0 0.05 0.1');
+    // The tick labels drawn say the same.
+    const drawn = (id: string) => {
+      const labels: string[] = [];
+      chart(id).find((n) => {
+        if (n.attributes.get('class') === 'y-tick') labels.push(n.textContent ?? '');
+        return false;
+      });
+      return labels;
+    };
+    expect(drawn('supplier-prazo')).toEqual(['0', '20', '40', '60']);
+    // The same values are drawn at the same heights in both panels: the retries, 0–9 per second in each.
+    const line = (id: string, color: string) =>
+      chart(id)
+        .find((n) => n.tag === 'path' && n.attributes.get('stroke') === color)!
+        .attributes.get('d');
+    expect(line('supplier-prazo', '#e03131')).toBe(line('supplier-naive', '#e03131'));
+    expect(line('supplier-prazo', '#1971c2')).not.toBe(line('supplier-naive', '#1971c2'));
+  });
+
+  it('names the phases on the axis as the page does, with a key to the short names', () => {
+    const input = data();
+    input.done = false;
+    input.elapsedMs = 6_000;
+    const { document, chart } = draw(input);
+    expect(document.getElementById('status')!.textContent).toBe(
+      'fleet (one instance sick, one slow) — 6 s of 10 s',
+    );
+    const key = document.getElementById('phases')!.innerHTML;
+    expect(key).toContain('<b>fleet</b> one instance sick, one slow (5–10 s)');
+    const labels = (id: string) => {
+      const found: string[] = [];
+      chart(id).find((n) => {
+        if (n.attributes.get('class') === 'phase-label') found.push(n.textContent ?? '');
+        return false;
+      });
+      return found;
+    };
+    // The fleet phase alone spans the whole chart: its full label fits.
+    expect(labels('instances-prazo')).toEqual(['one instance sick, one slow']);
+    expect(labels('pool-prazo')).toEqual(['healthy warm-up', 'one instance sick, one slow']);
+  });
+
+  it('wraps legend entries that do not fit on one row', () => {
+    const input = data();
+    input.instanceLabels = [
+      '#0 sick (503) with a long note',
+      '#1 slow (+150 ms) with a long note',
+      '#2 healthy, also long',
+    ];
+    const { chart } = draw(input);
+    const entries: Array<{ x: number; y: number }> = [];
+    chart('instances-prazo').find((n) => {
+      if (n.attributes.get('class') === 'legend')
+        entries.push({ x: Number(n.attributes.get('x')), y: Number(n.attributes.get('y')) });
+      return false;
+    });
+    expect(new Set(entries.map((e) => e.y)).size).toBe(2);
+    expect(chart('instances-prazo').attributes.get('viewBox')).toBe('0 0 460 202');
   });
 
   it('explains each summary row on the page, escaped', () => {

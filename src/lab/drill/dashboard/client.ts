@@ -1,7 +1,10 @@
 /**
  * The dashboard's browser code. It is embedded in the page with `Function.prototype.toString`, so it
- * must be self-contained: no imports, no references to anything outside its body.
+ * must be self-contained: no imports, no references to anything outside its body. The chart geometry
+ * it shares with tests comes in as an argument (`scale`: the functions of ./chart-scale.ts).
  */
+
+import type { ChartScale, YAxis } from './chart-scale.js';
 
 /** One field of a sample: a figure, the phase's name, or per-instance counts. */
 export type SampleValue = number | string | null | number[];
@@ -35,9 +38,11 @@ export interface DashboardData {
 
 /**
  * Draws the dashboard into `document.body`'s `#charts` element, then (live) polls `/data` every second.
- * Each chart is an inline SVG carrying `data-points` (points drawn) for tests.
+ * The panels of one metric (one per configuration) share one y axis. Each chart is an inline SVG
+ * carrying `data-points` (points drawn), `data-ticks` and `data-y-min`/`data-y-max` (its y axis) for
+ * tests.
  */
-export function dashboardClient(initial: DashboardData | null, live: boolean): void {
+export function dashboardClient(initial: DashboardData | null, live: boolean, scale: ChartScale): void {
   // The few DOM members used here, typed locally: the project compiles without the DOM library.
   interface Node {
     id: string;
@@ -48,6 +53,8 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     appendChild<T extends Node>(child: T): T;
     removeChild(child: Node): void;
     setAttribute(name: string, value: string): void;
+    /** SVG text only, and only in a browser (the unit tests' document estimates widths instead). */
+    getComputedTextLength?(): number;
   }
   interface Doc {
     getElementById(id: string): Node | null;
@@ -95,26 +102,6 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     const o = num(ok) ?? 0;
     const f = num(failed) ?? 0;
     return o + f > 0 ? (100 * o) / (o + f) : 0;
-  };
-  /**
-   * Round axis ticks from 0: a step of 1, 2, 2.5 or 5 × 10ⁿ, two to four of them up to the first tick
-   * ≥ `top`, choosing the lowest such top (then the fewest ticks): 50 → 0/25/50, 55 → 0/20/40/60.
-   */
-  const roundTicks = (top: number): number[] => {
-    let best = { end: Number.POSITIVE_INFINITY, n: 0, step: 1 };
-    const e0 = Math.floor(Math.log10(top));
-    for (let e = e0 - 2; e <= e0 + 1; e++) {
-      for (const m of [1, 2, 2.5, 5]) {
-        const step = m * 10 ** e;
-        const n = Math.ceil(top / step - 1e-9);
-        const end = n * step;
-        if (n >= 2 && n <= 4 && (end < best.end - 1e-9 || (Math.abs(end - best.end) <= 1e-9 && n < best.n)))
-          best = { end, n, step };
-      }
-    }
-    const ticks: number[] = [];
-    for (let i = 0; i <= best.n; i++) ticks.push(Number((i * best.step).toPrecision(12)));
-    return ticks;
   };
   const tickLabel = (t: number): string => String(Number(t.toPrecision(6)));
   const series = (
@@ -209,71 +196,120 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
     return node;
   };
 
-  function draw(svg: Node, spec: Spec, data: DashboardData, config: string): void {
-    const W = 460;
-    const H = 190;
-    const L = 46;
-    const R = 8;
-    const T = 16;
-    const B = 22;
-    while (svg.firstChild) svg.removeChild(svg.firstChild);
-    svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+  /** Text widths in the charts' units, measured by the browser (estimated without one). */
+  const widths = new Map<string, number>();
+  const measure =
+    (svg: Node, size: number) =>
+    (text: string): number => {
+      const key = `${size}|${text}`;
+      const known = widths.get(key);
+      if (known !== undefined) return known;
+      const probe = svg.appendChild(el('text', { 'font-size': size }));
+      probe.textContent = text;
+      const measured = probe.getComputedTextLength ? probe.getComputedTextLength() : 0;
+      svg.removeChild(probe);
+      const width = measured > 0 ? measured : 0.62 * size * text.length;
+      widths.set(key, width);
+      return width;
+    };
+
+  /** The phase `spec` is restricted to, if any, and the x range drawn. */
+  const xRange = (spec: Spec, data: DashboardData) => {
     const only = spec.phase === undefined ? undefined : data.phases.find((p) => p.name === spec.phase);
     const xMin = only ? only.startMs : 0;
     const xMax = only ? Math.max(only.endMs, xMin + 1) : Math.max(data.totalMs, 1);
+    return { only, xMin, xMax };
+  };
+
+  /** The series of one panel, over the samples that end within the x range. */
+  const panelSeries = (spec: Spec, data: DashboardData, config: string): Series[] => {
+    const { only, xMin, xMax } = xRange(spec, data);
     // A sample covers the interval that ends at its `tMs`: those ending within the phase are drawn.
     const inRange = (s: Sample) => {
       const t = num(s['tMs']);
       return only === undefined || (t !== null && t > xMin && t <= xMax);
     };
-    const all = spec.series((data.samples[config] ?? []).filter(inRange), data);
-    const lines =
-      spec.id === 'ratio'
-        ? [{ y: data.retryRatioAlert, label: 'alert' }]
-        : spec.id === 'pool'
-          ? [{ y: data.poolSize, label: 'pool size' }]
-          : [];
-    let max = spec.yMax ?? 0;
-    let min = spec.log ? Number.POSITIVE_INFINITY : 0;
-    if (spec.yMax === undefined) {
-      for (const s of all) for (const [, y] of s.points) max = Math.max(max, y);
-      for (const l of lines) max = Math.max(max, l.y);
-      if (!(max > 0)) max = 1;
+    return spec.series((data.samples[config] ?? []).filter(inRange), data);
+  };
+
+  const referenceLines = (spec: Spec, data: DashboardData) =>
+    spec.id === 'ratio'
+      ? [{ y: data.retryRatioAlert, label: 'alert' }]
+      : spec.id === 'pool'
+        ? [{ y: data.poolSize, label: 'pool size' }]
+        : [];
+
+  function draw(
+    svg: Node,
+    spec: Spec,
+    data: DashboardData,
+    config: string,
+    all: Series[],
+    axis: YAxis,
+  ): void {
+    const W = 460;
+    const L = 46;
+    const R = 8;
+    const B = 22;
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    // The legend first: its entries, measured, fill as many rows as they need above the plot.
+    const legendWidth = measure(svg, 10);
+    const legend: Array<{ s: Series; x: number; row: number; text: string }> = [];
+    let legendX = L;
+    let row = 0;
+    for (const s of all) {
+      const text = `■ ${s.label}`;
+      const width = legendWidth(text);
+      if (legendX > L && legendX + width > W - R) {
+        row++;
+        legendX = L;
+      }
+      legend.push({ s, x: legendX, row, text });
+      legendX += width + 14;
     }
-    let ticks: number[];
-    if (spec.log) {
-      for (const s of all) for (const [, y] of s.points) if (y > 0) min = Math.min(min, y);
-      if (!Number.isFinite(min)) min = 1;
-      min = 10 ** Math.floor(Math.log10(min));
-      max = 10 ** Math.ceil(Math.log10(Math.max(max, min * 10)));
-      ticks = [];
-      for (let t = min; t <= max * 1.000001; t *= 10) ticks.push(Number(t.toPrecision(12)));
-    } else {
-      ticks = roundTicks(max);
-      max = ticks[ticks.length - 1]!;
-    }
+    const T = 16 + 12 * row;
+    const H = 190 + 12 * row;
+    svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+    const { only, xMin, xMax } = xRange(spec, data);
+    const lines = referenceLines(spec, data);
+    const { min, max, ticks } = axis;
     const sx = (x: number) => L + ((W - L - R) * (x - xMin)) / (xMax - xMin);
     const sy = (y: number) => {
-      const f = spec.log
+      const f = axis.log
         ? (Math.log10(Math.max(y, min)) - Math.log10(min)) / (Math.log10(max) - Math.log10(min))
-        : y / max;
+        : (y - min) / (max - min);
       return H - B - (H - T - B) * Math.min(1, Math.max(0, f));
     };
-    data.phases.forEach((p, i) => {
-      if (only && p !== only) return;
-      svg.appendChild(
-        el('rect', {
-          x: sx(p.startMs),
-          y: T,
-          width: sx(p.endMs) - sx(p.startMs),
-          height: H - T - B,
-          fill: i % 2 ? '#f1f3f5' : '#ffffff',
-        }),
-      );
-      const label = el('text', { x: sx(p.startMs) + 3, y: H - 8, 'font-size': 9, fill: '#868e96' });
-      label.textContent = p.name;
-      svg.appendChild(label);
+    const shown = data.phases.filter((p) => !only || p === only);
+    shown.forEach((p) => {
+      const band = el('rect', {
+        x: sx(p.startMs),
+        y: T,
+        width: sx(p.endMs) - sx(p.startMs),
+        height: H - T - B,
+        fill: data.phases.indexOf(p) % 2 ? '#f1f3f5' : '#ffffff',
+      });
+      const tip = band.appendChild(el('title', {}));
+      tip.textContent = `${p.name}: ${p.label} (${p.startMs / 1000}–${p.endMs / 1000} s)`;
+      svg.appendChild(band);
     });
+    const placed = scale.layoutPhaseLabels(
+      shown.map((p) => ({ start: sx(p.startMs), end: sx(p.endMs), names: [p.label, p.name] })),
+      W - R,
+      measure(svg, 9),
+    );
+    for (const at of placed) {
+      const label = el('text', {
+        x: at.x,
+        y: H - 8,
+        'font-size': 9,
+        fill: '#868e96',
+        'text-anchor': at.anchor,
+        class: 'phase-label',
+      });
+      label.textContent = at.text;
+      svg.appendChild(label);
+    }
     for (const t of ticks) {
       svg.appendChild(el('line', { x1: L, x2: W - R, y1: sy(t), y2: sy(t), stroke: '#dee2e6' }));
       const text = el('text', {
@@ -282,6 +318,7 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
         'font-size': 9,
         'text-anchor': 'end',
         fill: '#495057',
+        class: 'y-tick',
       });
       text.textContent = tickLabel(t);
       svg.appendChild(text);
@@ -306,29 +343,32 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
         el('line', { x1: sx(data.elapsedMs), x2: sx(data.elapsedMs), y1: T, y2: H - B, stroke: '#adb5bd' }),
       );
     let points = 0;
-    let legendX = L + 4;
-    all.forEach((s) => {
+    for (const { s, x, row: r, text } of legend) {
       points += s.points.length;
       const color = COLORS[s.key] ?? '#000';
       if (s.points.length > 0) {
         const d = s.points
           .map(
-            ([x, y], j) => `${j === 0 || s.gaps.has(j) ? 'M' : 'L'}${sx(x).toFixed(1)},${sy(y).toFixed(1)}`,
+            ([px, py], j) =>
+              `${j === 0 || s.gaps.has(j) ? 'M' : 'L'}${sx(px).toFixed(1)},${sy(py).toFixed(1)}`,
           )
           .join('');
         svg.appendChild(el('path', { d, fill: 'none', stroke: color, 'stroke-width': 1.6 }));
       }
-      const legend = el('text', { x: legendX, y: 11, 'font-size': 10, fill: color });
-      legend.textContent = `■ ${s.label}`;
-      svg.appendChild(legend);
-      legendX += 14 + 5.6 * s.label.length;
-    });
+      const entry = el('text', { x, y: 11 + 12 * r, 'font-size': 10, fill: color, class: 'legend' });
+      entry.textContent = text;
+      svg.appendChild(entry);
+    }
     svg.setAttribute('data-points', String(points));
     svg.setAttribute('data-ticks', ticks.map(tickLabel).join(' '));
+    svg.setAttribute('data-y-min', tickLabel(min));
+    svg.setAttribute('data-y-max', tickLabel(max));
     const title = el('title', {});
     title.textContent = `${spec.title} (${config})${spec.unit ? `, ${spec.unit}` : ''}`;
     svg.appendChild(title);
   }
+
+  const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
   function render(data: DashboardData): void {
     const root = document.getElementById('charts');
@@ -340,10 +380,27 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
       const phase = data.phases.find((p) => data.elapsedMs < p.endMs) ?? data.phases[data.phases.length - 1];
       status.textContent = data.done
         ? 'Finished.'
-        : `${phase ? phase.label : ''} — ${Math.round(data.elapsedMs / 1000)} s of ${Math.round(data.totalMs / 1000)} s`;
+        : `${phase ? (phase.label === phase.name ? phase.name : `${phase.name} (${phase.label})`) : ''} — ${Math.round(data.elapsedMs / 1000)} s of ${Math.round(data.totalMs / 1000)} s`;
     }
+    // The key to the phase names under the charts' x axes, where only the short name fits.
+    const key = document.getElementById('phases');
+    if (key)
+      key.innerHTML = data.phases
+        .map(
+          (p) =>
+            `<span class="phase"><b>${esc(p.name)}</b>${p.label === p.name ? '' : ` ${esc(p.label)}`} (${p.startMs / 1000}–${p.endMs / 1000} s)</span>`,
+        )
+        .join(' · ');
+    const columns = data.columns ?? ['naive', 'prazo'];
     for (const spec of SPECS) {
-      for (const config of data.columns ?? ['naive', 'prazo']) {
+      // One y axis for the metric's panels, side by side: the same height is the same value in each.
+      const panels = columns.map((config) => panelSeries(spec, data, config));
+      const lines = referenceLines(spec, data).map((l) => l.y);
+      const axis = scale.sharedYAxis(
+        panels.map((all) => [...lines, ...all.flatMap((s) => s.points.map(([, y]) => y))]),
+        spec.log ? { log: true } : spec.yMax !== undefined ? { max: spec.yMax } : {},
+      );
+      columns.forEach((config, c) => {
         const id = `chart-${spec.id}-${config}`;
         let svg = document.getElementById(id);
         if (!svg) {
@@ -358,13 +415,11 @@ export function dashboardClient(initial: DashboardData | null, live: boolean): v
           caption.textContent = `${config}: ${spec.title}${spec.unit ? ` (${spec.unit})` : ''}`;
           svg = cell.appendChild(el('svg', { id, class: 'chart', 'data-chart': `${spec.id}-${config}` }));
         }
-        draw(svg, spec, data, config);
-      }
+        draw(svg, spec, data, config, panels[c]!, axis);
+      });
     }
     const summary = document.getElementById('summary');
     if (summary && data.summary) {
-      const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-      const columns = data.columns ?? ['naive', 'prazo'];
       // Rows are [label, one figure per column, what the row means].
       const rowsHtml = (table: string[][], width: number) =>
         table

@@ -1,9 +1,12 @@
+import { chartScaleSource } from './chart-scale.js';
 import { type DashboardData, dashboardClient } from './client.js';
 
 const STYLE = `
 body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:16px 24px;color:#212529;background:#fff}
 h1{font-size:20px;margin:0 0 4px}
-#status{color:#495057;margin-bottom:12px}
+#status{color:#495057;margin-bottom:4px}
+#phases{color:#495057;font-size:12px;margin-bottom:12px}
+#phases .phase{white-space:nowrap}
 .row{display:grid;grid-template-columns:1fr 1fr;gap:16px;margin-bottom:8px}
 figure{margin:0;border:1px solid #dee2e6;border-radius:6px;padding:6px 8px}
 figcaption{font-weight:600;font-size:13px}
@@ -36,8 +39,8 @@ export function renderDashboardPage(data: DashboardData, live: boolean): string 
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${title}</title><style>${STYLE}</style></head>
-<body><h1 id="title">${title}</h1><div id="status"></div><div id="summary"></div><div id="charts"></div>
-<script>(${dashboardClient.toString()})(${embedJson(data)}, ${live ? 'true' : 'false'});</script>
+<body><h1 id="title">${title}</h1><div id="status"></div><div id="phases"></div><div id="summary"></div><div id="charts"></div>
+<script>(${dashboardClient.toString()})(${embedJson(data)}, ${live ? 'true' : 'false'}, ${chartScaleSource()});</script>
 </body></html>
 `;
 }

@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { overloadHeading, overloadRows } from '../../overload/overload-table.js';
-import { fleetInstanceLabels } from '../phase-plan.js';
+import type { NormalizedDrillOptions } from '../drill-options.js';
+import { fleetInstanceLabels, type Phase } from '../phase-plan.js';
 import type { DrillReport } from '../report/drill-report.js';
 import { reportRows } from '../report/table.js';
 import type { DrillContext } from '../run-drill.js';
@@ -11,35 +12,39 @@ import { renderDashboardPage } from './page.js';
 
 /** The page's data: the live timeline, and the summary once the report exists. */
 export function dashboardData(context: DrillContext, report: DrillReport | null): DashboardData {
-  const samples: DashboardData['samples'] = {};
+  if (report) return reportDashboardData(report);
   const columns = [...context.recorder.configs];
-  for (const config of columns) {
-    samples[config] = (
-      report ? (report.timeline.samples[config] ?? []) : context.recorder.samples(config)
-    ).map((s) => ({
-      ...s,
-    }));
-  }
+  const samples: DashboardData['samples'] = {};
+  for (const config of columns) samples[config] = context.recorder.samples(config).map((s) => ({ ...s }));
   return {
-    title:
-      columns.length > 2
-        ? `prazo drill — ${columns.join(', ')} under a degrading dependency`
-        : 'prazo drill — naive vs prazo under a degrading dependency',
-    done: report !== null,
-    elapsedMs: report ? report.durationMs : context.elapsedMs(),
-    totalMs: context.phases[context.phases.length - 1]!.endMs,
-    sampleMs: context.recorder.sampleMs,
-    poolSize: context.options.pool,
-    retryRatioAlert: context.options.retryRatioAlert,
-    phases: [...context.phases],
-    samples,
-    instanceLabels: fleetInstanceLabels(context.options),
-    columns,
-    summary: report ? reportRows(report) : null,
-    comparison: report ? report.peerComparison : [],
-    checks: report ? report.checks : null,
+    ...timelineData(columns, context.phases, context.options, context.recorder.sampleMs, samples),
+    done: false,
+    elapsedMs: context.elapsedMs(),
+    summary: null,
+    comparison: [],
+    checks: null,
+    overload: null,
+  };
+}
+
+/**
+ * The page's data from a finished drill's report alone (`prazo drill --json` holds it): what the HTML
+ * report draws.
+ */
+export function reportDashboardData(report: DrillReport): DashboardData {
+  const columns = [...report.columns];
+  const samples: DashboardData['samples'] = {};
+  for (const config of columns)
+    samples[config] = (report.timeline.samples[config] ?? []).map((s) => ({ ...s }));
+  return {
+    ...timelineData(columns, report.phases, report.options, report.timeline.sampleMs, samples),
+    done: true,
+    elapsedMs: report.durationMs,
+    summary: reportRows(report),
+    comparison: report.peerComparison,
+    checks: report.checks,
     overload:
-      report?.overload != null && report.overload.length > 0
+      report.overload != null && report.overload.length > 0
         ? {
             heading: overloadHeading(report.overload),
             configs: report.overload.map((f) => f.config),
@@ -47,6 +52,29 @@ export function dashboardData(context: DrillContext, report: DrillReport | null)
             rows: overloadRows(report.overload),
           }
         : null,
+  };
+}
+
+function timelineData(
+  columns: string[],
+  phases: readonly Phase[],
+  options: NormalizedDrillOptions,
+  sampleMs: number,
+  samples: DashboardData['samples'],
+) {
+  return {
+    title:
+      columns.length > 2
+        ? `prazo drill — ${columns.join(', ')} under a degrading dependency`
+        : 'prazo drill — naive vs prazo under a degrading dependency',
+    totalMs: phases[phases.length - 1]!.endMs,
+    sampleMs,
+    poolSize: options.pool,
+    retryRatioAlert: options.retryRatioAlert,
+    phases: [...phases],
+    samples,
+    instanceLabels: fleetInstanceLabels(options),
+    columns,
   };
 }
 
