@@ -121,7 +121,7 @@ export const MAX_CAUSE_DEPTH = 8;
  * The `DEADLINE_EXCEEDED` / `DEADLINE_INSUFFICIENT` error that `error` is or wraps: `fetch` (prazo's
  * `dependency().fetch`, or the global `fetch` after `install()`) rejects with a `TypeError` whose
  * `cause` is prazo's error, axios with an `AxiosError` whose `cause` is, and so on. Follows `cause`
- * at most {@link MAX_CAUSE_DEPTH} levels, stops at a cycle, and never throws (a `cause` getter that
+ * at most {@link MAX_CAUSE_DEPTH} levels, stops at a cycle, and never throws (a getter or proxy that
  * throws ends the walk).
  * @returns the prazo error, or `undefined` when the chain holds none.
  * @example
@@ -129,17 +129,17 @@ export const MAX_CAUSE_DEPTH = 8;
  * if (deadline) reply.code(504).send(deadlineErrorBody(deadline));
  */
 export function findDeadlineError(error: unknown): PrazoError | undefined {
-  let current = error;
   const seen: unknown[] = [];
-  for (let depth = 0; depth <= MAX_CAUSE_DEPTH; depth++) {
-    if (isDeadlineError(current)) return current;
-    if (typeof current !== 'object' || current === null || seen.includes(current)) return undefined;
-    seen.push(current);
-    try {
+  let current = error;
+  try {
+    for (let depth = 0; depth <= MAX_CAUSE_DEPTH; depth++) {
+      if (isDeadlineError(current)) return current;
+      if (typeof current !== 'object' || current === null || seen.includes(current)) return undefined;
+      seen.push(current);
       current = (current as { cause?: unknown }).cause;
-    } catch {
-      return undefined;
     }
+  } catch {
+    // A getter or a proxy trap that throws: whatever it hides is not a deadline error we can answer.
   }
   return undefined;
 }
