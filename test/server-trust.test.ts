@@ -154,10 +154,23 @@ describe.each(Object.keys(adapters))('%s', (name) => {
     return running;
   };
 
-  it("ignores every caller's criticality and deadline without a trust option", async () => {
-    const { url, admission } = await start(undefined);
-    expect(await call(url, peer)).toEqual(IGNORED);
-    expect(admitted(admission)).toEqual({ critical: 0, default: 1 });
+  it("ignores every caller's criticality and deadline without a trust option, and warns once", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error & { code?: string }) => {
+      if (warning.code === 'PRAZO_UNTRUSTED_HEADER') warnings.push(warning.message);
+    };
+    process.on('warning', onWarning);
+    try {
+      const { url, admission } = await start(undefined);
+      expect(await call(url, peer)).toEqual(IGNORED);
+      expect(await call(url, outside)).toEqual(IGNORED);
+      expect(admitted(admission)).toEqual({ critical: 0, default: 2 });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/`trust`/);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it("honours them with trust: 'all'", async () => {
