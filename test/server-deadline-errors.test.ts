@@ -143,3 +143,56 @@ describe.each(Object.keys(adapters))('%s', (adapter) => {
     });
   });
 });
+
+describe('prazo/fastify next to an error handler of your own', () => {
+  const start = async (options: { answerDeadlineErrors?: boolean }) => {
+    const app = Fastify();
+    const mine: string[] = [];
+    await app.register(deadlinePlugin, { ...SERVER, ...options });
+    app.setErrorHandler((error: Error, _request, reply) => {
+      mine.push(error.message);
+      return reply.code(502).send({ mine: true });
+    });
+    app.get('/deadline', async () => dep.fetch(`${supplier.origin}/stock`));
+    app.get('/other', async () => {
+      throw new Error('boom');
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    return { app, url, mine };
+  };
+
+  it('answers deadline errors itself and hands every other error to yours', async () => {
+    const { app, url, mine } = await start({});
+    try {
+      const deadline = await request(`${url}/deadline`);
+      expect(deadline.statusCode).toBe(504);
+      expect(await deadline.body.json()).toMatchObject({ error: { code: 'DEADLINE_INSUFFICIENT' } });
+      const other = await request(`${url}/other`);
+      expect(other.statusCode).toBe(502);
+      await other.body.dump();
+      expect(mine).toEqual(['boom']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('leaves deadline errors to yours with answerDeadlineErrors: false', async () => {
+    const { app, url, mine } = await start({ answerDeadlineErrors: false });
+    try {
+      const deadline = await request(`${url}/deadline`);
+      expect(deadline.statusCode).toBe(502);
+      await deadline.body.dump();
+      expect(mine).toEqual(['fetch failed']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('rejects an answerDeadlineErrors that is not a boolean, naming it', async () => {
+    const app = Fastify();
+    app.register(deadlinePlugin, { ...SERVER, answerDeadlineErrors: 'yes' as never });
+    await expect(app.ready()).rejects.toThrow(/`answerDeadlineErrors`/);
+    await app.close();
+  });
+});

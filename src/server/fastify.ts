@@ -81,12 +81,21 @@ function answerDeadlineErrors(next: RouteErrorHandler | undefined): RouteErrorHa
 }
 
 const plugin: FastifyPluginCallback<DeadlinePluginOptions> = (fastify, options, done) => {
-  const normalized = normalizeServerDeadlineOptions(options);
-  const admission = checkAdmission(options.admission);
-  const trust = createRequestTrust<FastifyRequest>(options.trust);
+  let normalized: ReturnType<typeof normalizeServerDeadlineOptions>;
+  let admission: Admission | undefined;
+  let trust: ReturnType<typeof createRequestTrust<FastifyRequest>>;
   const answerErrors = options.answerDeadlineErrors ?? true;
-  if (typeof answerErrors !== 'boolean')
-    throw new InvalidOptionError('answerDeadlineErrors', 'a boolean', answerErrors);
+  try {
+    normalized = normalizeServerDeadlineOptions(options);
+    admission = checkAdmission(options.admission);
+    trust = createRequestTrust<FastifyRequest>(options.trust);
+    if (typeof answerErrors !== 'boolean')
+      throw new InvalidOptionError('answerDeadlineErrors', 'a boolean', answerErrors);
+  } catch (error) {
+    // A callback plugin reports a bad option through done(): register() / ready() reject with it.
+    done(error as Error);
+    return;
+  }
   const accepted = new WeakMap<FastifyRequest, Criticality>();
   fastify.decorateRequest('deadline');
 
@@ -168,9 +177,9 @@ function routeOf(request: { method: string; routeOptions: { url?: string | undef
  *   `setErrorHandler` or Fastify's default one (which sends `{ statusCode, error, message }`, never
  *   a stack trace).
  *
- * @throws {@link InvalidOptionError} at registration for bad options.
+ * @throws {@link InvalidOptionError} for bad options: `register()` and `ready()` reject with it.
  * @example
- * await app.register(deadlinePlugin, { defaultMs: 1000, maxMs: 5000 });
+ * await app.register(deadlinePlugin, { defaultMs: 1000, maxMs: 5000, trust: (request) => isMeshPeer(request) });
  * app.get('/stock', (request) => callWithDeadline(request.deadline, { name: 'supplier', p99Ms: 250, run }));
  */
 export const deadlinePlugin: FastifyPluginCallback<DeadlinePluginOptions> = Object.assign(plugin, {

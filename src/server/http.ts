@@ -90,7 +90,7 @@ export interface DeadlineHandlerOptions extends ServerDeadlineOptions<IncomingMe
  * http.createServer(withDeadlineHandler(async (req, res) => {
  *   const stock = await callWithDeadline(req.deadline, { name: 'supplier', p99Ms: 250, run });
  *   res.end(JSON.stringify(stock));
- * }, { defaultMs: 1000, maxMs: 5000 }));
+ * }, { defaultMs: 1000, maxMs: 5000, trust: 'all' })); // behind an edge that strips x-criticality / x-deadline-epoch-ms
  */
 export function withDeadlineHandler(
   handler: DeadlineRequestHandler,
