@@ -30,7 +30,8 @@ beforeAll(async () => {
     liveRefreshMs: 50,
   });
   const app = express();
-  app.use(deadlineMiddleware({ defaultMs: 3_000, maxMs: 3_000 }));
+  // The caller's tight deadline must count: it is the point of the test.
+  app.use(deadlineMiddleware({ defaultMs: 3_000, maxMs: 3_000, trust: 'all' }));
   app.get('/', async (_req, res) => {
     const answer = await supplier.request({ path: '/' });
     await answer.body.dump();

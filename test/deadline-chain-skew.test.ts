@@ -59,7 +59,7 @@ beforeAll(async () => {
           res.setHeader('content-type', 'application/json');
           res.end(JSON.stringify({ hop, downstream }));
         },
-        { defaultMs: 1_000, maxMs: 5_000, skewMs: SKEW_MS },
+        { defaultMs: 1_000, maxMs: 5_000, skewMs: SKEW_MS, trust: 'all' },
       ),
     );
     server.listen(0, '127.0.0.1');

@@ -18,7 +18,8 @@ import { withDeadlineHandler } from '../src/server/http.js';
 import { createFakeClock, type FakeClock } from '../src/testing/fake-clock.js';
 
 const T0 = 1_700_000_000_000;
-const OPTIONS = { defaultMs: 1000, maxMs: 5000 };
+// Callers inside the trust boundary: their deadline headers count (test/server-trust.test.ts covers the rest).
+const OPTIONS = { defaultMs: 1000, maxMs: 5000, trust: 'all' } as const;
 
 /** What a handler under test does; `reply` answers with JSON in the framework's own idiom. */
 type Behaviour = (

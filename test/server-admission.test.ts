@@ -20,7 +20,8 @@ import { deadlinePlugin } from '../src/server/fastify.js';
 import { withDeadlineHandler } from '../src/server/http.js';
 import { startServer, type TestServer } from './support/servers.js';
 
-const OPTIONS = { defaultMs: 1000, maxMs: 5000 };
+// Callers inside the trust boundary: their deadline and criticality count.
+const OPTIONS = { defaultMs: 1000, maxMs: 5000, trust: 'all' } as const;
 
 /** What the handler under test does: it gets the request's deadline and ends with an answer. */
 type Work = (req: { deadline: Deadline }) => Promise<unknown>;

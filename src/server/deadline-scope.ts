@@ -9,9 +9,13 @@ import {
 } from '../deadline/deadline.js';
 import { CancelledError, InvalidOptionError, isPrazoError, type PrazoError } from '../errors.js';
 import { normalizeDeadlineHeaderOptions } from '../wire/deadline-header.js';
+import type { ServerTrust } from './trust.js';
 
-/** Options shared by the server adapters (`prazo/http`, `prazo/express`, `prazo/fastify`). */
-export interface ServerDeadlineOptions {
+/**
+ * Options shared by the server adapters (`prazo/http`, `prazo/express`, `prazo/fastify`). `R` is the
+ * request the adapter hands to a `trust` predicate.
+ */
+export interface ServerDeadlineOptions<R = IncomingMessage> {
   /** Time granted to a request that carries no usable deadline, in ms (held to `maxMs`). */
   defaultMs: number;
   /** The longest this service holds a request, in ms: later incoming limits are capped here. */
@@ -33,6 +37,17 @@ export interface ServerDeadlineOptions {
    * @default undefined
    */
   onLateWrite?: (req: IncomingMessage) => void;
+  /**
+   * Whose `x-deadline-epoch-ms` / `grpc-timeout` and `x-criticality` this service accepts: `'all'`
+   * (behind an edge that removes or sets these headers), `'none'` (an edge), a predicate on the
+   * request (`(req) => req.socket.remoteAddress === '10.0.0.5'`), or one of those per header
+   * (`{ deadline: 'all', criticality: isMeshPeer }`). What is not trusted is treated as absent — the
+   * deadline is now + `defaultMs`, the criticality `default` — and removed from `req.headers`.
+   * Without the option nothing is trusted, and the first header ignored is reported once with a
+   * `PRAZO_UNTRUSTED_HEADER` process warning. See SECURITY.md, "Trust boundary".
+   * @default 'none'
+   */
+  trust?: ServerTrust<R>;
 }
 
 /** {@link ServerDeadlineOptions} validated, with defaults applied. */
@@ -49,7 +64,7 @@ export interface NormalizedServerDeadlineOptions {
  * @throws {@link InvalidOptionError} naming the option.
  */
 export function normalizeServerDeadlineOptions(
-  options: ServerDeadlineOptions,
+  options: ServerDeadlineOptions<never>,
 ): NormalizedServerDeadlineOptions {
   const header = normalizeDeadlineHeaderOptions(options);
   const clock = checkClock(options.clock ?? systemClock);
@@ -74,6 +89,9 @@ export function countLateWrites(options: NormalizedServerDeadlineOptions): () =>
   return () => count;
 }
 
+/** What an untrusted request's deadline is read from: nothing, so it gets the local default. */
+const NO_HEADERS: Readonly<Record<string, undefined>> = Object.freeze({});
+
 /** HTTP status the adapters answer when the deadline is gone. */
 export const DEADLINE_STATUS = 504;
 
@@ -87,9 +105,43 @@ export function deadlineErrorBody(error: PrazoError): { error: Record<string, un
   return { error: body };
 }
 
-/** True for the errors a server should answer with 504: the deadline ran out or cannot hold a call. */
+/**
+ * True for the errors a server should answer with 504: the deadline ran out or cannot hold a call.
+ * It looks at `error` itself; {@link findDeadlineError} also looks into its `cause` chain (what
+ * `fetch` and SDKs wrap prazo's errors in).
+ */
 export function isDeadlineError(error: unknown): error is PrazoError {
   return isPrazoError(error, 'DEADLINE_EXCEEDED') || isPrazoError(error, 'DEADLINE_INSUFFICIENT');
+}
+
+/** How deep {@link findDeadlineError} follows `cause`: real wrappers nest one to three levels. */
+export const MAX_CAUSE_DEPTH = 8;
+
+/**
+ * The `DEADLINE_EXCEEDED` / `DEADLINE_INSUFFICIENT` error that `error` is or wraps: `fetch` (prazo's
+ * `dependency().fetch`, or the global `fetch` after `install()`) rejects with a `TypeError` whose
+ * `cause` is prazo's error, axios with an `AxiosError` whose `cause` is, and so on. Follows `cause`
+ * at most {@link MAX_CAUSE_DEPTH} levels, stops at a cycle, and never throws (a getter or proxy that
+ * throws ends the walk).
+ * @returns the prazo error, or `undefined` when the chain holds none.
+ * @example
+ * const deadline = findDeadlineError(error);
+ * if (deadline) reply.code(504).send(deadlineErrorBody(deadline));
+ */
+export function findDeadlineError(error: unknown): PrazoError | undefined {
+  const seen: unknown[] = [];
+  let current = error;
+  try {
+    for (let depth = 0; depth <= MAX_CAUSE_DEPTH; depth++) {
+      if (isDeadlineError(current)) return current;
+      if (typeof current !== 'object' || current === null || seen.includes(current)) return undefined;
+      seen.push(current);
+      current = (current as { cause?: unknown }).cause;
+    }
+  } catch {
+    // A getter or a proxy trap that throws: whatever it hides is not a deadline error we can answer.
+  }
+  return undefined;
 }
 
 /** A request's deadline and what the adapter must do with it. */
@@ -109,7 +161,7 @@ export type DeadlineScope =
     };
 
 /**
- * Reads the request's deadline and, unless it has already passed (by more than the skew allowance),
+ * Reads the request's deadline (the local default when `trusted` is false) and, unless it has already passed (by more than the skew allowance),
  * arms its signal: when the limit is reached the signal aborts (`DEADLINE_EXCEEDED`); when the limit
  * plus the skew allowance is reached `onExpire` is called if nothing was sent yet; when the client
  * disconnects first the signal aborts with `CANCELLED`. The timers and listeners are released when the
@@ -120,9 +172,14 @@ export function openDeadlineScope(
   req: IncomingMessage,
   res: ServerResponse,
   options: NormalizedServerDeadlineOptions,
+  trusted: boolean,
   onExpire: (error: PrazoError) => void,
 ): DeadlineScope {
-  const { deadline, arrivalLimitMs } = readIncomingDeadlineWith(req.headers, options, options.clock);
+  const { deadline, arrivalLimitMs } = readIncomingDeadlineWith(
+    trusted ? req.headers : NO_HEADERS,
+    options,
+    options.clock,
+  );
   if (options.clock.now() >= arrivalLimitMs) return { expired: true, deadline };
   // Skew excuses the arrival and prazo's own 504, never the deadline the handler passes on.
   const answerBy = arrivalLimitMs > deadline.limitMs ? Deadline.at(arrivalLimitMs, options.clock) : deadline;

@@ -9,21 +9,26 @@ import { withRequestCriticality } from '../admission/criticality-context.js';
 import { withDeadline } from '../deadline/context.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { DeadlineExceededError, InvalidOptionError } from '../errors.js';
-import { CRITICALITY_HEADER, parseCriticality } from '../wire/criticality-header.js';
+import type { Criticality } from '../wire/criticality-header.js';
 import { ANY_ROUTE, checkAdmission, checkRouteKey, offerRequest, sendRefusal } from './admission-response.js';
 import {
   countLateWrites,
-  isDeadlineError,
+  findDeadlineError,
   normalizeServerDeadlineOptions,
   openDeadlineScope,
   type ServerDeadlineOptions,
   sendDeadlineResponse,
   wasAnsweredAtDeadline,
 } from './deadline-scope.js';
+import { createRequestTrust } from './trust.js';
 
 export * from './admission-exports.js';
 export type { ServerDeadlineOptions } from './deadline-scope.js';
-export { deadlineErrorBody, isDeadlineError } from './deadline-scope.js';
+export { deadlineErrorBody, findDeadlineError, isDeadlineError } from './deadline-scope.js';
+export type { ServerTrust, TrustByHeader, TrustPolicy } from './trust.js';
+
+/** The criticality `deadlineMiddleware()` accepted for a request, read by `admissionMiddleware()`. */
+const accepted = new WeakMap<object, Criticality>();
 
 declare global {
   namespace Express {
@@ -40,7 +45,8 @@ declare global {
 /**
  * Express middleware that puts every request under its deadline.
  *
- * - Reads `x-deadline-epoch-ms` (or `grpc-timeout`) capped at now + `maxMs`, else now + `defaultMs`.
+ * - Reads `x-deadline-epoch-ms` (or `grpc-timeout`) of a caller the `trust` option accepts, capped
+ *   at now + `maxMs`, else now + `defaultMs`.
  * - A request that arrives already expired gets **504 at once**; the rest of the chain does not run.
  * - Sets `req.deadline` and runs the rest of the chain inside {@link withDeadline}. Mount it **after**
  *   body parsers: a parser that resumes the chain from a stream event loses the ambient context
@@ -49,26 +55,31 @@ declare global {
  * - A handler that writes after that 504 (`res.json(…)` once its work finally ends) is not an error:
  *   the late write is dropped quietly and counted in `lateWrites` (and `onLateWrite` is called).
  * - Everything armed is released when the response finishes or the client disconnects.
- * - `x-criticality` (`critical`, `default`, `sheddable`) becomes the ambient criticality that
- *   prazo's client forwards on the handler's calls.
+ * - `x-criticality` (`critical`, `default`, `sheddable`) of a trusted caller becomes the ambient
+ *   criticality that prazo's client forwards on the handler's calls, and the one
+ *   {@link admissionMiddleware} sheds by.
  *
  * @throws {@link InvalidOptionError} at setup for bad options.
  * @example
- * app.use(express.json(), deadlineMiddleware({ defaultMs: 1000, maxMs: 5000 }));
+ * app.use(express.json(), deadlineMiddleware({ defaultMs: 1000, maxMs: 5000, trust: 'none' }));
  */
 export function deadlineMiddleware(
-  options: ServerDeadlineOptions,
+  options: ServerDeadlineOptions<Request>,
 ): RequestHandler & { readonly lateWrites: number } {
   const normalized = normalizeServerDeadlineOptions(options);
   const lateWrites = countLateWrites(normalized);
+  const trust = createRequestTrust<Request>(options.trust);
   const middleware: RequestHandler = (req, res, next) => {
-    const scope = openDeadlineScope(req, res, normalized, (error) => sendDeadlineResponse(res, error));
+    const scope = openDeadlineScope(req, res, normalized, trust.deadline(req, req.headers), (error) =>
+      sendDeadlineResponse(res, error),
+    );
     req.deadline = scope.deadline;
     if (scope.expired) {
       sendDeadlineResponse(res, new DeadlineExceededError('The request arrived after its deadline.'));
       return;
     }
-    const criticality = parseCriticality(req.headers[CRITICALITY_HEADER]);
+    const criticality = trust.criticality(req, req.headers);
+    if (criticality !== 'default') accepted.set(req, criticality);
     withRequestCriticality(criticality, () => withDeadline(scope.deadline, () => next()));
   };
   return Object.defineProperty(middleware, 'lateWrites', {
@@ -80,17 +91,24 @@ export function deadlineMiddleware(
 }
 
 /**
- * Express error middleware that answers 504 with a JSON body for `DEADLINE_EXCEEDED` and
- * `DEADLINE_INSUFFICIENT` errors, and passes every other error on. A deadline error raised after
- * prazo already answered 504 at the deadline is the expected end of that handler: it is dropped.
- * Mount it after your routes.
+ * Express error middleware that answers 504 with a JSON body (`{ error: { code, message, … } }`, no
+ * stack trace) for `DEADLINE_EXCEEDED` and `DEADLINE_INSUFFICIENT` errors — thrown by
+ * `dependency().request`, or wrapped in the `cause` of fetch's `TypeError` or an SDK's error (see
+ * {@link findDeadlineError}) — and passes every other error on. A deadline error raised after
+ * prazo already answered 504 at the deadline is the expected end of that handler: it is dropped; one
+ * raised after the handler started its own response goes on to Express, which closes the connection.
+ *
+ * Mount it after your routes. The errors it passes on reach your error handlers or Express's
+ * final handler, whose 500 page shows the stack trace unless `NODE_ENV` is `production`: end the
+ * chain with an error handler of your own in any other environment a client can reach.
  * @example app.use(deadlineErrorHandler());
  */
 export function deadlineErrorHandler(): ErrorRequestHandler {
   return (error, _req, res, next) => {
-    if (!isDeadlineError(error)) return next(error);
+    const deadlineError = findDeadlineError(error);
+    if (deadlineError === undefined) return next(error);
     if (res.headersSent) return wasAnsweredAtDeadline(res) ? undefined : next(error);
-    sendDeadlineResponse(res, error);
+    sendDeadlineResponse(res, deadlineError);
   };
 }
 
@@ -115,7 +133,8 @@ export interface AdmissionMiddlewareOptions {
  *   time; admits everything while the route has too few samples.
  * - With `maxInFlight`, queues beyond the limit (CoDel, adaptive LIFO) and answers **503 +
  *   `Retry-After`** when it sheds; a queued request whose deadline passes gets 504 at once and never
- *   reaches the handler. `sheddable` requests are shed first, `critical` ones last.
+ *   reaches the handler. `sheddable` requests are shed first, `critical` ones last — by the
+ *   criticality {@link deadlineMiddleware} accepted (its `trust` option), `default` otherwise.
  *
  * @throws {@link InvalidOptionError} at setup for bad options.
  * @example
@@ -153,7 +172,7 @@ export function admissionMiddleware(
       route,
       deadline,
       res,
-      parseCriticality(req.headers[CRITICALITY_HEADER]),
+      accepted.get(req) ?? 'default',
       () => next(),
       (refusal) => sendRefusal(res, refusal),
     );

@@ -3,28 +3,40 @@
  *
  * @packageDocumentation
  */
-import type { FastifyPluginCallback } from 'fastify';
+import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import type { Admission } from '../admission/admission.js';
 import { withRequestCriticality } from '../admission/criticality-context.js';
 import { withDeadline } from '../deadline/context.js';
 import type { Deadline } from '../deadline/deadline.js';
-import { DeadlineExceededError } from '../errors.js';
-import { CRITICALITY_HEADER, parseCriticality } from '../wire/criticality-header.js';
+import { DeadlineExceededError, InvalidOptionError } from '../errors.js';
+import type { Criticality } from '../wire/criticality-header.js';
 import { ANY_ROUTE, checkAdmission, refusalBody, refusalHeaders } from './admission-response.js';
 import {
   DEADLINE_STATUS,
   deadlineErrorBody,
+  findDeadlineError,
   normalizeServerDeadlineOptions,
   openDeadlineScope,
   type ServerDeadlineOptions,
 } from './deadline-scope.js';
+import { createRequestTrust } from './trust.js';
 
 export * from './admission-exports.js';
 export type { ServerDeadlineOptions } from './deadline-scope.js';
-export { deadlineErrorBody, isDeadlineError } from './deadline-scope.js';
+export { deadlineErrorBody, findDeadlineError, isDeadlineError } from './deadline-scope.js';
+export type { ServerTrust, TrustByHeader, TrustPolicy } from './trust.js';
 
 /** Options of {@link deadlinePlugin}. */
-export interface DeadlinePluginOptions extends ServerDeadlineOptions {
+export interface DeadlinePluginOptions extends ServerDeadlineOptions<FastifyRequest> {
+  /**
+   * Answer 504 (prazo's JSON body, no stack trace) for a `DEADLINE_EXCEEDED` /
+   * `DEADLINE_INSUFFICIENT` error, or an error whose `cause` chain holds one, from every route
+   * declared after the plugin: a route error handler runs before the error handler of its scope,
+   * which gets every other error. `false` leaves them all to your `setErrorHandler` (map them there
+   * with {@link findDeadlineError} and {@link deadlineErrorBody}).
+   * @default true
+   */
+  answerDeadlineErrors?: boolean;
   /**
    * Deadline-aware admission (`createAdmission()`), per route (`request.routeOptions.url`): 504 for a
    * deadline shorter than the route's expected service time, 503 + `Retry-After` when it sheds load.
@@ -44,17 +56,67 @@ declare module 'fastify' {
   }
 }
 
+type RouteErrorHandler = (
+  this: unknown,
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) => unknown;
+
+/**
+ * A route error handler that answers deadline errors and hands every other one to `next` (the
+ * route's own handler) or, without one, back to Fastify (which goes on to the scope's handler).
+ */
+function answerDeadlineErrors(next: RouteErrorHandler | undefined): RouteErrorHandler {
+  return function (this: unknown, error, request, reply) {
+    const deadlineError = findDeadlineError(error);
+    if (deadlineError === undefined) {
+      if (next !== undefined) return next.call(this, error, request, reply);
+      throw error;
+    }
+    // prazo already answered 504 at the deadline: this error is the handler's expected end.
+    if (reply.sent) return undefined;
+    return reply.code(DEADLINE_STATUS).send(deadlineErrorBody(deadlineError));
+  };
+}
+
 const plugin: FastifyPluginCallback<DeadlinePluginOptions> = (fastify, options, done) => {
-  const normalized = normalizeServerDeadlineOptions(options);
-  const admission = checkAdmission(options.admission);
+  let normalized: ReturnType<typeof normalizeServerDeadlineOptions>;
+  let admission: Admission | undefined;
+  let trust: ReturnType<typeof createRequestTrust<FastifyRequest>>;
+  const answerErrors = options.answerDeadlineErrors ?? true;
+  try {
+    normalized = normalizeServerDeadlineOptions(options);
+    admission = checkAdmission(options.admission);
+    trust = createRequestTrust<FastifyRequest>(options.trust);
+    if (typeof answerErrors !== 'boolean')
+      throw new InvalidOptionError('answerDeadlineErrors', 'a boolean', answerErrors);
+  } catch (error) {
+    // A callback plugin reports a bad option through done(): register() / ready() reject with it.
+    done(error as Error);
+    return;
+  }
+  const accepted = new WeakMap<FastifyRequest, Criticality>();
   fastify.decorateRequest('deadline');
 
-  fastify.addHook('onRequest', (request, reply, next) => {
-    const scope = openDeadlineScope(request.raw, reply.raw, normalized, (error) => {
-      if (!reply.sent) void reply.code(DEADLINE_STATUS).send(deadlineErrorBody(error));
+  if (answerErrors)
+    fastify.addHook('onRoute', (route) => {
+      route.errorHandler = answerDeadlineErrors(route.errorHandler as RouteErrorHandler | undefined);
     });
+
+  fastify.addHook('onRequest', (request, reply, next) => {
+    const scope = openDeadlineScope(
+      request.raw,
+      reply.raw,
+      normalized,
+      trust.deadline(request, request.raw.headers),
+      (error) => {
+        if (!reply.sent) void reply.code(DEADLINE_STATUS).send(deadlineErrorBody(error));
+      },
+    );
     request.deadline = scope.deadline;
-    const criticality = parseCriticality(request.headers[CRITICALITY_HEADER]);
+    const criticality = trust.criticality(request, request.raw.headers);
+    if (criticality !== 'default') accepted.set(request, criticality);
     if (scope.expired) {
       admission?.countExpired(routeOf(request), criticality);
       // Answering from an onRequest hook without calling next() ends the lifecycle here.
@@ -82,7 +144,7 @@ const plugin: FastifyPluginCallback<DeadlinePluginOptions> = (fastify, options, 
   // Body parsing resumes from stream events, outside the context entered above: enter it again right
   // before the handler so that currentDeadline() works there too.
   fastify.addHook('preHandler', (request, _reply, next) => {
-    const criticality = parseCriticality(request.headers[CRITICALITY_HEADER]);
+    const criticality = accepted.get(request) ?? 'default';
     withRequestCriticality(criticality, () => withDeadline(request.deadline, next));
   });
   done();
@@ -98,21 +160,26 @@ function routeOf(request: { method: string; routeOptions: { url?: string | undef
  * Fastify plugin that puts every request under its deadline (not encapsulated: it applies to the
  * instance it is registered on and all its children, like a `fastify-plugin`-wrapped plugin).
  *
- * - Reads `x-deadline-epoch-ms` (or `grpc-timeout`) capped at now + `maxMs`, else now + `defaultMs`.
+ * - Reads `x-deadline-epoch-ms` (or `grpc-timeout`) of a caller the `trust` option accepts (the
+ *   predicate gets the `FastifyRequest`: `request.ip` follows Fastify's `trustProxy`), capped at
+ *   now + `maxMs`, else now + `defaultMs`.
  * - A request that arrives already expired gets **504 at once** from `onRequest`; the handler does not run.
  * - Decorates `request.deadline`; the handler runs inside {@link withDeadline}.
  * - At the limit `request.deadline.signal` aborts and, if nothing was sent yet, prazo answers 504.
  * - Everything armed is released when the response finishes or the client disconnects.
- * - `x-criticality` (`critical`, `default`, `sheddable`) becomes the ambient criticality that
- *   prazo's client forwards on the handler's calls.
+ * - `x-criticality` (`critical`, `default`, `sheddable`) of a trusted caller becomes the ambient
+ *   criticality that prazo's client forwards on the handler's calls.
  * - With `admission`, a request may be refused from `onRequest`: 504 when its deadline is shorter
  *   than the route's expected service time, 503 + `Retry-After` when the server sheds load.
- * - Errors the handler throws go to Fastify's error handler; map them with `isDeadlineError()` and
- *   `deadlineErrorBody()` in `setErrorHandler` to answer 504.
+ * - A deadline error a route throws — prazo's own, or wrapped in the `cause` of fetch's `TypeError`
+ *   or an SDK's error — is answered **504** with prazo's JSON body, on every route declared after
+ *   the plugin (`answerDeadlineErrors: false` to map them yourself); every other error goes to your
+ *   `setErrorHandler` or Fastify's default one (which sends `{ statusCode, error, message }`, never
+ *   a stack trace).
  *
- * @throws {@link InvalidOptionError} at registration for bad options.
+ * @throws {@link InvalidOptionError} for bad options: `register()` and `ready()` reject with it.
  * @example
- * await app.register(deadlinePlugin, { defaultMs: 1000, maxMs: 5000 });
+ * await app.register(deadlinePlugin, { defaultMs: 1000, maxMs: 5000, trust: (request) => isMeshPeer(request) });
  * app.get('/stock', (request) => callWithDeadline(request.deadline, { name: 'supplier', p99Ms: 250, run }));
  */
 export const deadlinePlugin: FastifyPluginCallback<DeadlinePluginOptions> = Object.assign(plugin, {

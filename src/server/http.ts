@@ -9,20 +9,22 @@ import { withRequestCriticality } from '../admission/criticality-context.js';
 import { withDeadline } from '../deadline/context.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { DeadlineExceededError } from '../errors.js';
-import { CRITICALITY_HEADER, type Criticality, parseCriticality } from '../wire/criticality-header.js';
+import type { Criticality } from '../wire/criticality-header.js';
 import { ANY_ROUTE, checkAdmission, checkRouteKey, offerRequest, sendRefusal } from './admission-response.js';
 import {
   countLateWrites,
-  isDeadlineError,
+  findDeadlineError,
   normalizeServerDeadlineOptions,
   openDeadlineScope,
   type ServerDeadlineOptions,
   sendDeadlineResponse,
 } from './deadline-scope.js';
+import { createRequestTrust } from './trust.js';
 
 export * from './admission-exports.js';
 export type { ServerDeadlineOptions } from './deadline-scope.js';
-export { deadlineErrorBody, isDeadlineError } from './deadline-scope.js';
+export { deadlineErrorBody, findDeadlineError, isDeadlineError } from './deadline-scope.js';
+export type { ServerTrust, TrustByHeader, TrustPolicy } from './trust.js';
 
 /** An incoming request once {@link withDeadlineHandler} has read its deadline. */
 export type DeadlineIncomingMessage = IncomingMessage & {
@@ -37,7 +39,7 @@ export type DeadlineRequestHandler = (
 ) => void | Promise<void>;
 
 /** Options of {@link withDeadlineHandler}. */
-export interface DeadlineHandlerOptions extends ServerDeadlineOptions {
+export interface DeadlineHandlerOptions extends ServerDeadlineOptions<IncomingMessage> {
   /**
    * Called with an error the handler threw or rejected with (after prazo answered 504 or 500 when
    * nothing was sent yet). Use it to log.
@@ -62,20 +64,23 @@ export interface DeadlineHandlerOptions extends ServerDeadlineOptions {
 /**
  * Wraps a `node:http` handler so that every request runs under its deadline.
  *
- * - The deadline comes from `x-deadline-epoch-ms` (or `grpc-timeout`), capped at now + `maxMs`;
- *   without a usable header it is now + `defaultMs`.
+ * - The deadline comes from `x-deadline-epoch-ms` (or `grpc-timeout`) of a caller the `trust`
+ *   option accepts, capped at now + `maxMs`; without a usable (or trusted) header it is now +
+ *   `defaultMs`.
  * - A request that arrives already expired gets **504 at once**; the handler does not run.
  * - The handler runs inside {@link withDeadline} (so `currentDeadline()` works) with `req.deadline`.
  * - At the limit `req.deadline.signal` aborts and, if nothing was sent yet, prazo answers 504.
  *   If the client disconnects first the signal aborts with `CANCELLED`.
- * - A handler that throws: 504 for `DEADLINE_EXCEEDED` / `DEADLINE_INSUFFICIENT`, 500 otherwise (when
- *   nothing was sent), then `onError`. The returned listener never rejects.
+ * - A handler that throws: 504 for `DEADLINE_EXCEEDED` / `DEADLINE_INSUFFICIENT`, also when it comes
+ *   wrapped in another error's `cause` (fetch's `TypeError`, an SDK's error: see
+ *   {@link findDeadlineError}); a plain-text 500 otherwise (when nothing was sent), never a stack
+ *   trace; then `onError`. The returned listener never rejects.
  * - A handler that writes after prazo's 504 has its late writes dropped quietly (no
  *   `ERR_HTTP_HEADERS_SENT`), counted in `lateWrites` on the returned listener and reported to
  *   `onLateWrite`.
  * - The timer and listeners are released when the response finishes or the connection closes.
- * - `x-criticality` (`critical`, `default`, `sheddable`) becomes the ambient criticality that
- *   prazo's client forwards on the handler's calls.
+ * - `x-criticality` (`critical`, `default`, `sheddable`) of a trusted caller becomes the ambient
+ *   criticality that prazo's client forwards on the handler's calls.
  * - With `admission`, a request may be refused before the handler runs: 504 when its deadline is
  *   shorter than the route's expected service time, 503 + `Retry-After` when the server sheds load
  *   (see docs/overload.md).
@@ -85,7 +90,7 @@ export interface DeadlineHandlerOptions extends ServerDeadlineOptions {
  * http.createServer(withDeadlineHandler(async (req, res) => {
  *   const stock = await callWithDeadline(req.deadline, { name: 'supplier', p99Ms: 250, run });
  *   res.end(JSON.stringify(stock));
- * }, { defaultMs: 1000, maxMs: 5000 }));
+ * }, { defaultMs: 1000, maxMs: 5000, trust: 'all' })); // behind an edge that strips x-criticality / x-deadline-epoch-ms
  */
 export function withDeadlineHandler(
   handler: DeadlineRequestHandler,
@@ -96,6 +101,7 @@ export function withDeadlineHandler(
   const onError = options.onError;
   const admission = checkAdmission(options.admission);
   const routeKey = checkRouteKey<IncomingMessage>(options.routeKey);
+  const trust = createRequestTrust<IncomingMessage>(options.trust);
   const handle = async (request: DeadlineIncomingMessage, res: ServerResponse, criticality: Criticality) => {
     try {
       await withRequestCriticality(criticality, () =>
@@ -103,7 +109,8 @@ export function withDeadlineHandler(
       );
     } catch (error) {
       if (!res.headersSent && !res.writableEnded) {
-        if (isDeadlineError(error)) sendDeadlineResponse(res, error);
+        const deadlineError = findDeadlineError(error);
+        if (deadlineError !== undefined) sendDeadlineResponse(res, deadlineError);
         else {
           res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
           res.end('Internal Server Error');
@@ -113,10 +120,12 @@ export function withDeadlineHandler(
     }
   };
   const listener = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const scope = openDeadlineScope(req, res, normalized, (error) => sendDeadlineResponse(res, error));
+    const scope = openDeadlineScope(req, res, normalized, trust.deadline(req, req.headers), (error) =>
+      sendDeadlineResponse(res, error),
+    );
     const request = req as DeadlineIncomingMessage;
     request.deadline = scope.deadline;
-    const criticality = parseCriticality(req.headers[CRITICALITY_HEADER]);
+    const criticality = trust.criticality(req, req.headers);
     if (scope.expired) {
       admission?.countExpired(routeKey?.(req) ?? ANY_ROUTE, criticality);
       sendDeadlineResponse(res, new DeadlineExceededError('The request arrived after its deadline.'));

@@ -83,6 +83,8 @@ export async function startCapacitySupplier(options: CapacitySupplierOptions): P
       : withDeadlineHandler(handle, {
           defaultMs: 10_000,
           maxMs: 60_000,
+          // Its callers are the lab's own clients: their deadlines and criticality count.
+          trust: 'all',
           ...(front === 'deadline' ? {} : { admission: front }),
         });
   const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {

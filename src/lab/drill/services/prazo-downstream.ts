@@ -16,9 +16,15 @@ export type TierHandler = (req: IncomingMessage, res: ServerResponse) => Promise
  * The server side of a prazo tier: every request runs under its deadline — the user's
  * `x-deadline-epoch-ms` capped at the service's own limit (the article's 1900 ms at the gateway), or
  * that limit when the header is missing. A request that arrives expired is answered 504 at once.
+ * The drill's load driver and tiers are one trust domain on loopback: each tier trusts its caller's
+ * deadline and criticality (`trust: 'all'`), as services behind an edge do.
  */
 export function wrapPrazoHandler(handler: TierHandler, spec: TierSpec): TierHandler {
-  return withDeadlineHandler(handler, { defaultMs: spec.deadline.defaultMs, maxMs: spec.deadline.maxMs });
+  return withDeadlineHandler(handler, {
+    defaultMs: spec.deadline.defaultMs,
+    maxMs: spec.deadline.maxMs,
+    trust: 'all',
+  });
 }
 
 const deadlineOf = (incoming: IncomingMessage): Deadline => (incoming as DeadlineIncomingMessage).deadline;
