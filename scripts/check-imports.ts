@@ -3,7 +3,10 @@
  * included; tests excluded):
  * - no import circle in `src/` outside `lab/`;
  * - nothing outside `lab/` and `cli/` imports `lab/` (the lab sits above the library);
- * - the folder-level picture in docs/architecture.md is the one the code draws.
+ * - the folder-level picture in docs/architecture.md is the one the code draws;
+ * - importing prazo changes nothing global: only src/transport/undici-module.ts loads undici (other
+ *   modules import its types only), and no module imports `node:http` for more than its types (an
+ *   ES module importing it loads Node's bundled undici, which sets the global dispatcher).
  *
  *   node --import tsx scripts/check-imports.ts           check; exit 1 on a violation
  *   node --import tsx scripts/check-imports.ts --write   also rewrite the picture in the docs
@@ -34,6 +37,33 @@ function drawFolders(graph: Record<string, string[]>): string {
   return ['```mermaid', 'flowchart LR', ...[...edges].sort(), '```'].join('\n');
 }
 
+/** Modules allowed to load a module whose loading changes the process, each with the reason. */
+const LOADERS: Record<string, string> = {
+  undici: 'transport/undici-module.ts', // loads prazo's copy with the global dispatcher slots held
+  'node:http': '', // none: `process.getBuiltinModule('node:http')` where a value is needed (lab/http-module.ts)
+};
+
+/** Imports (other than `import type`) of the modules in {@link LOADERS} outside their one loader. */
+async function sideEffectImports(files: readonly string[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const file of files) {
+    const text = await readFile(`src/${file}`, 'utf8');
+    for (const [specifier, loader] of Object.entries(LOADERS)) {
+      if (file === loader) continue;
+      const quoted = `['"]${specifier}['"]`;
+      const value = new RegExp(
+        `^\\s*(?:import|export)\\s+(?!type\\s)[^;]*?from\\s*${quoted}|^\\s*import\\s*${quoted}|(?:require|import)\\(\\s*${quoted}\\s*\\)`,
+        'm',
+      );
+      if (value.test(text))
+        problems.push(
+          `${file} loads ${specifier} (only ${loader || 'no module'} may; import its types with \`import type\`)`,
+        );
+    }
+  }
+  return problems;
+}
+
 async function main(): Promise<number> {
   const result = await madge('src', {
     fileExtensions: ['ts'],
@@ -56,6 +86,7 @@ async function main(): Promise<number> {
     if (file.startsWith('lab/') || file.startsWith('cli/')) continue;
     for (const dep of deps) if (dep.startsWith('lab/')) problems.push(`${file} imports the lab (${dep})`);
   }
+  problems.push(...(await sideEffectImports(Object.keys(graph))));
   const picture = drawFolders(graph);
   const doc = await readFile(DOC, 'utf8');
   const begin = doc.indexOf(BEGIN);
@@ -73,7 +104,9 @@ async function main(): Promise<number> {
   console.log(`${Object.keys(graph).length} source files read`);
   for (const problem of problems) console.error(problem);
   if (problems.length === 0)
-    console.log('imports: no circle outside lab/, lab/ imported only by cli/, picture current');
+    console.log(
+      'imports: no circle outside lab/, lab/ imported only by cli/, undici loaded only by its loader, picture current',
+    );
   return problems.length === 0 ? 0 : 1;
 }
 

@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createServer } from '../../http-module.js';
 import { overloadHeading, overloadRows } from '../../overload/overload-table.js';
 import { fleetInstanceLabels } from '../phase-plan.js';
 import type { DrillReport } from '../report/drill-report.js';
