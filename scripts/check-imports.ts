@@ -57,7 +57,7 @@ async function sideEffectImports(files: readonly string[]): Promise<string[]> {
       );
       if (value.test(text))
         problems.push(
-          `${file} loads ${specifier} (only ${loader || 'no module'} may; import its types with \`import type\`)`,
+          `${file} loads ${specifier} at import (${loader ? `only ${loader} may` : 'no module may'}; types: \`import type\`)`,
         );
     }
   }
