@@ -19,7 +19,8 @@
  * `--undici DIR`: the application's undici is the one installed under `DIR` (`npm install --prefix
  * DIR undici@8`) instead of prazo's own copy: the `Agent` comes from it, and it loads before prazo, so
  * its global dispatcher is the one the global `fetch` runs on (and `install()` composes onto).
- * Without it, prazo's own copy is the first undici to load and becomes that global dispatcher.
+ * Without it, the application's undici is prazo's own copy (as when npm dedupes the two), loaded by
+ * the application before prazo: its `Agent` becomes that global dispatcher (prazo's import sets none).
  */
 import { execFileSync, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';

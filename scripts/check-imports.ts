@@ -3,23 +3,58 @@
  * included; tests excluded):
  * - no import circle in `src/` outside `lab/`;
  * - nothing outside `lab/` and `cli/` imports `lab/` (the lab sits above the library);
- * - the folder-level picture in docs/architecture.md is the one the code draws.
+ * - every folder sits in a layer declared in docs/architecture.md ("Layers") and imports only from
+ *   its own layer or below, and no folders import each other in a circle — but for the known
+ *   exceptions listed in {@link KNOWN_UPWARD}, reported apart (scripts/folder-layers.ts);
+ * - the folder-level picture in docs/architecture.md, and the imports column of its Folders table,
+ *   are the ones the code draws;
+ * - importing prazo changes nothing global: only src/transport/undici-module.ts loads undici (other
+ *   modules import its types only), and no module imports `node:http` for more than its types (an
+ *   ES module importing it loads Node's bundled undici, which sets the global dispatcher).
  *
  *   node --import tsx scripts/check-imports.ts           check; exit 1 on a violation
  *   node --import tsx scripts/check-imports.ts --write   also rewrite the picture in the docs
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import madge from 'madge';
+import {
+  checkFolders,
+  type EdgeKey,
+  folderEdges,
+  parseLayers,
+  syncFolderTable,
+  unitOf,
+} from './folder-layers.js';
 
 const DOC = 'docs/architecture.md';
 const BEGIN = '<!-- import-graph:begin (npm run imports -- --write) -->';
 const END = '<!-- import-graph:end -->';
+const LAYERS_BEGIN = '<!-- layers:begin -->';
+const TABLE_HEADER = '| folder ';
+const LAYERS_END = '<!-- layers:end -->';
 
-/** The folder (or top-level file, without `.ts`) a source path belongs to. */
-function unitOf(file: string): string {
-  const slash = file.indexOf('/');
-  return slash === -1 ? file.replace(/\.ts$/, '') : file.slice(0, slash);
-}
+/**
+ * Imports against the declared layers that the code has today, each with what it needs to go: the
+ * check reports them as known instead of failing, and fails on any other. Remove an entry once its
+ * import is gone (the check then names it as stale).
+ */
+const KNOWN_UPWARD: Record<EdgeKey, string> = {
+  // engine/call.ts reads the request's criticality from admission/criticality-context.ts (server
+  // side): the ambient criticality belongs below the engine (deadline/ or wire/).
+  'engine -> admission': 'criticality context, to move below the engine',
+  // engine/engine.ts and engine/live-latency.ts take fleet/fleet-latency-feed.ts (the feed's
+  // contract and its merge into the live window): the contract belongs in latency/.
+  'engine -> fleet': "the fleet latency feed's contract, to move into latency/",
+  // client/options.ts validates the same feed option.
+  'client -> fleet': "the fleet latency feed's contract, to move into latency/",
+  // admission/admission.ts takes observe/duration-buckets.ts (the bucket bounds it records route
+  // service times in): bucket bounds belong in latency/.
+  'admission -> observe': 'duration buckets, to move into latency/',
+  // fleet/promql.ts and fleet/read-fleet-latency.ts name prazo's metrics (observe/metric-names.ts:
+  // wire/ material), fleet/fleet-drift.ts takes observe/drift-check.ts; with observe/drift-monitor.ts
+  // importing fleet/ this is the fleet ↔ observe circle.
+  'fleet -> observe': 'metric names (to wire/) and the drift check (to fleet/)',
+};
 
 /** Folder-level edges, as a Mermaid flowchart (sorted, so the text is stable). */
 function drawFolders(graph: Record<string, string[]>): string {
@@ -32,6 +67,33 @@ function drawFolders(graph: Record<string, string[]>): string {
     }
   }
   return ['```mermaid', 'flowchart LR', ...[...edges].sort(), '```'].join('\n');
+}
+
+/** Modules allowed to load a module whose loading changes the process, each with the reason. */
+const LOADERS: Record<string, string> = {
+  undici: 'transport/undici-module.ts', // loads prazo's copy with the global dispatcher slots held
+  'node:http': '', // none: `process.getBuiltinModule('node:http')` where a value is needed (lab/http-module.ts)
+};
+
+/** Imports (other than `import type`) of the modules in {@link LOADERS} outside their one loader. */
+async function sideEffectImports(files: readonly string[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const file of files) {
+    const text = await readFile(`src/${file}`, 'utf8');
+    for (const [specifier, loader] of Object.entries(LOADERS)) {
+      if (file === loader) continue;
+      const quoted = `['"]${specifier}['"]`;
+      const value = new RegExp(
+        `^\\s*(?:import|export)\\s+(?!type\\s)[^;]*?from\\s*${quoted}|^\\s*import\\s*${quoted}|(?:require|import)\\(\\s*${quoted}\\s*\\)`,
+        'm',
+      );
+      if (value.test(text))
+        problems.push(
+          `${file} loads ${specifier} at import (${loader ? `only ${loader} may` : 'no module may'}; types: \`import type\`)`,
+        );
+    }
+  }
+  return problems;
 }
 
 async function main(): Promise<number> {
@@ -56,24 +118,45 @@ async function main(): Promise<number> {
     if (file.startsWith('lab/') || file.startsWith('cli/')) continue;
     for (const dep of deps) if (dep.startsWith('lab/')) problems.push(`${file} imports the lab (${dep})`);
   }
-  const picture = drawFolders(graph);
+  problems.push(...(await sideEffectImports(Object.keys(graph))));
   const doc = await readFile(DOC, 'utf8');
-  const begin = doc.indexOf(BEGIN);
-  const end = doc.indexOf(END);
+  const layers = parseLayers(doc, LAYERS_BEGIN, LAYERS_END);
+  if (layers.size === 0) problems.push(`${DOC}: the layers table (${LAYERS_BEGIN}) is missing`);
+  const edges = folderEdges(graph);
+  const folders = checkFolders(edges, layers, KNOWN_UPWARD);
+  problems.push(...folders.problems);
+  const write = process.argv.includes('--write');
+  const table = syncFolderTable(doc, edges, TABLE_HEADER);
+  for (const unit of table.missing) problems.push(`${DOC}: the Folders table has no row for ${unit}`);
+  if (table.stale.length > 0 && !write)
+    problems.push(
+      `${DOC}: the Folders table's imports are stale for ${table.stale.join(', ')} (npm run imports -- --write)`,
+    );
+  let text = table.text;
+  const picture = drawFolders(graph);
+  const begin = text.indexOf(BEGIN);
+  const end = text.indexOf(END);
   if (begin === -1 || end < begin) problems.push(`${DOC}: the markers of the import picture are missing`);
-  else {
-    const current = doc.slice(begin + BEGIN.length, end).trim();
-    if (current !== picture) {
-      if (process.argv.includes('--write')) {
-        await writeFile(DOC, `${doc.slice(0, begin + BEGIN.length)}\n${picture}\n${doc.slice(end)}`);
-        console.log(`${DOC}: import picture rewritten`);
-      } else problems.push(`${DOC}: the import picture is stale (npm run imports -- --write)`);
-    }
+  else if (text.slice(begin + BEGIN.length, end).trim() !== picture) {
+    if (write) text = `${text.slice(0, begin + BEGIN.length)}\n${picture}\n${text.slice(end)}`;
+    else problems.push(`${DOC}: the import picture is stale (npm run imports -- --write)`);
+  }
+  if (write && text !== doc) {
+    await writeFile(DOC, text);
+    console.log(`${DOC}: import picture and Folders table rewritten`);
   }
   console.log(`${Object.keys(graph).length} source files read`);
+  if (folders.known.length > 0) {
+    console.log(`known upward imports (${folders.known.length}, listed in scripts/check-imports.ts):`);
+    for (const known of folders.known) console.log(`  ${known}`);
+  }
+  for (const stale of folders.stale)
+    console.log(`no longer imported, remove its entry from KNOWN_UPWARD: ${stale}`);
   for (const problem of problems) console.error(problem);
   if (problems.length === 0)
-    console.log('imports: no circle outside lab/, lab/ imported only by cli/, picture current');
+    console.log(
+      'imports: no circle outside lab/, lab/ imported only by cli/, folders in their layers with no circle, undici loaded only by its loader, picture current',
+    );
   return problems.length === 0 ? 0 : 1;
 }
 

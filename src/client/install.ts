@@ -1,13 +1,8 @@
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 import { InvalidOptionError } from '../errors.js';
+import { DISPATCHER_SLOTS } from '../transport/dispatcher-slots.js';
+import { undici } from '../transport/undici-module.js';
 import { type PrazoInterceptor, type PrazoInterceptorOptions, prazoInterceptor } from './interceptor.js';
-
-/**
- * The global slots undici keeps its global dispatcher in: Node's built-in `fetch`, `undici.request`
- * and every copy of undici in the process read them. undici 7 writes both with one dispatcher;
- * undici 8 reads `.2` and keeps `.1` for older copies (Node's bundled `fetch` before undici 8).
- */
-const SLOTS = [Symbol.for('undici.globalDispatcher.1'), Symbol.for('undici.globalDispatcher.2')] as const;
 
 /** Options of {@link install}. */
 export interface InstallOptions extends PrazoInterceptorOptions {
@@ -50,9 +45,9 @@ export function install(options: InstallOptions): PrazoInterceptor {
   const interceptor = prazoInterceptor(options);
   if (current !== null) void uninstall();
   const slots = globalThis as unknown as Record<symbol, unknown>;
-  const previous = SLOTS.map((slot) => slots[slot]);
+  const previous = DISPATCHER_SLOTS.map((slot) => slots[slot]);
   const found = options.dispatcher ?? previous[1] ?? previous[0];
-  const owned = found === undefined ? new Agent() : null;
+  const owned = found === undefined ? new undici.Agent() : null;
   const base = found ?? owned;
   if (typeof (base as Partial<ComposableDispatcher>).compose !== 'function') {
     void interceptor.close();
@@ -63,7 +58,7 @@ export function install(options: InstallOptions): PrazoInterceptor {
     );
   }
   const installed = (base as ComposableDispatcher).compose(interceptor);
-  SLOTS.forEach((slot, i) => {
+  DISPATCHER_SLOTS.forEach((slot, i) => {
     // undici defines the slots non-configurable but writable; define one the same way if absent.
     if (i === 0 || previous[i] !== undefined) setSlot(slot, installed);
   });
@@ -82,7 +77,7 @@ export function uninstall(): Promise<void> {
   if (installed === null) return Promise.resolve();
   current = null;
   const slots = globalThis as unknown as Record<symbol, unknown>;
-  SLOTS.forEach((slot, i) => {
+  DISPATCHER_SLOTS.forEach((slot, i) => {
     if (slots[slot] === installed.installed) setSlot(slot, installed.previous[i]);
   });
   const closed = installed.interceptor.close();

@@ -1,5 +1,6 @@
-import { request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { InvalidOptionError, type PrometheusErrorContext, PrometheusUnavailableError } from '../errors.js';
+import { undici } from '../transport/undici-module.js';
 import {
   type InstantSample,
   parseApiAnswer,
@@ -65,6 +66,20 @@ export function normalizePrometheusApiOptions(
   return { url: base, timeoutMs, headers };
 }
 
+let ownAgent: Dispatcher | undefined;
+
+/**
+ * The dispatcher of the Prometheus reads: the process's global one (whichever copy of undici, or
+ * `install()`, set it), or, while there is none, one `Agent` of prazo's copy kept for these reads
+ * (never made global: importing or using prazo sets no global dispatcher).
+ */
+function readDispatcher(): Dispatcher {
+  const global = undici.getGlobalDispatcher();
+  if (global !== undefined) return global;
+  ownAgent ??= new undici.Agent();
+  return ownAgent;
+}
+
 /**
  * A client of the Prometheus HTTP API over undici. Queries go as form-encoded POSTs (no URL length
  * limit); every answer is checked by `parseApiAnswer`, so a failure is always a typed
@@ -90,7 +105,8 @@ export function createPrometheusApi(options: PrometheusApiOptions): PrometheusAp
     const onAbort = (): void => controller.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const res = await request(`${o.url}${path}`, {
+      const res = await undici.request(`${o.url}${path}`, {
+        dispatcher: readDispatcher(),
         method: 'POST',
         headers: {
           ...o.headers,

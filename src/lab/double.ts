@@ -1,9 +1,4 @@
-import {
-  createServer as createHttpServer,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { type Clock, systemClock, type Timer } from '../clock.js';
 import { InvalidOptionError, isPrazoError } from '../errors.js';
@@ -18,6 +13,7 @@ import {
 } from './behaviour.js';
 import { type ConnectBlackhole, startConnectBlackhole } from './connect-blackhole.js';
 import { createStatsCounter, type DoubleStats } from './double-stats.js';
+import { createServer as createHttpServer } from './http-module.js';
 import { sampleLatencyMs } from './latency-distribution.js';
 import { createRandom, type Random } from './random.js';
 

@@ -1,5 +1,6 @@
 import type { LookupFunction } from 'node:net';
-import { buildConnector, errors } from 'undici';
+import type { buildConnector } from 'undici';
+import { undici } from './undici-module.js';
 
 /** Options of {@link createConnector}. */
 export interface ConnectorOptions {
@@ -18,7 +19,7 @@ export interface ConnectorOptions {
  * `UND_ERR_CONNECT_TIMEOUT`, which classifies as a connect-phase failure (nothing was sent).
  */
 export function createConnector(options: ConnectorOptions): buildConnector.connector {
-  const base = buildConnector({
+  const base = undici.buildConnector({
     // 0 disables undici's coarse timer: ours below replaces it.
     timeout: 0,
     ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
@@ -40,7 +41,7 @@ export function createConnector(options: ConnectorOptions): buildConnector.conne
       timer = setTimeout(() => {
         const s = socket as unknown as { destroy(error: Error): void };
         s.destroy(
-          new errors.ConnectTimeoutError(
+          new undici.errors.ConnectTimeoutError(
             `Connect Timeout Error (attempted address: ${connectOptions.hostname}:${connectOptions.port}, timeout: ${timeoutMs}ms)`,
           ),
         );

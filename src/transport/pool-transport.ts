@@ -1,9 +1,10 @@
 import type { LookupFunction } from 'node:net';
-import { type Dispatcher, Pool } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import { InvalidInputError } from '../errors.js';
 import { createConnector } from './connector.js';
 import { Exchange } from './exchange.js';
 import type { Transport } from './transport.js';
+import { undici } from './undici-module.js';
 
 /** Options of {@link createPoolTransport}. */
 export interface PoolTransportOptions {
@@ -35,7 +36,7 @@ export function createPoolTransport(options: PoolTransportOptions): Transport {
     ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
   });
   const open = (origin: string): Pool =>
-    new Pool(origin, {
+    new undici.Pool(origin, {
       connections: options.connections,
       connect,
       ...(usual === undefined ? {} : { headersTimeout: usual, bodyTimeout: usual }),

@@ -1,7 +1,8 @@
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Admission } from '../../admission/admission.js';
 import { withDeadlineHandler } from '../../server/http.js';
+import { createServer } from '../http-module.js';
 
 /** How the supplier of the overload experiment is built. */
 export interface CapacitySupplierOptions {
@@ -87,7 +88,7 @@ export async function startCapacitySupplier(options: CapacitySupplierOptions): P
           trust: 'all',
           ...(front === 'deadline' ? {} : { admission: front }),
         });
-  const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+  const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     void listener(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, options.host ?? '127.0.0.1', resolve));

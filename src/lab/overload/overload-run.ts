@@ -1,7 +1,7 @@
-import { Pool } from 'undici';
 import { createAdmission } from '../../admission/admission.js';
 import { type Dependency, dependency } from '../../client/dependency.js';
 import { LatencyHistogram } from '../../latency/histogram.js';
+import { undici } from '../../transport/undici-module.js';
 import { type CapacitySupplier, startCapacitySupplier } from './capacity-supplier.js';
 
 /** The configurations the overload experiment compares, side by side on the same offered load. */
@@ -75,7 +75,7 @@ interface Caller {
 }
 
 function naiveCaller(origin: string): Caller {
-  const pool = new Pool(origin, {
+  const pool = new undici.Pool(origin, {
     connections: NAIVE.connections,
     headersTimeout: NAIVE.timeoutMs,
     bodyTimeout: NAIVE.timeoutMs,

@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createServer } from '../../http-module.js';
 import { overloadHeading, overloadRows } from '../../overload/overload-table.js';
 import type { NormalizedDrillOptions } from '../drill-options.js';
 import { fleetInstanceLabels, type Phase } from '../phase-plan.js';

@@ -9,7 +9,7 @@ import {
   timeout,
   wrap,
 } from 'cockatiel';
-import { Pool } from 'undici';
+import { undici } from '../../../transport/undici-module.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../../wire/attempt-header.js';
 import type { CallResult, NaiveCaller } from './naive-caller.js';
 import { type PeerCallerOptions, UpstreamStatusError } from './settings.js';
@@ -38,7 +38,7 @@ export const COCKATIEL_HALF_OPEN_AFTER_MS = 10_000;
 export function createCockatielCaller(options: PeerCallerOptions): CockatielCaller {
   const pools = options.origins.map(
     (origin) =>
-      new Pool(origin, { connections: options.connections ?? 256, connectTimeout: options.connectMs }),
+      new undici.Pool(origin, { connections: options.connections ?? 256, connectTimeout: options.connectMs }),
   );
   let next = 0;
   const breaker = circuitBreaker(handleAll, {

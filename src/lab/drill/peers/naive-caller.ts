@@ -1,4 +1,5 @@
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
+import { undici } from '../../../transport/undici-module.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../../wire/attempt-header.js';
 
 /** Options of {@link createNaiveCaller}: the settings a service gets when nobody calibrated them. */
@@ -41,7 +42,7 @@ export interface NaiveCaller {
  */
 export function createNaiveCaller(options: NaiveCallerOptions): NaiveCaller {
   const pools = options.origins.map(
-    (origin) => new Pool(origin, { connections: options.connections ?? 256, pipelining: 1 }),
+    (origin) => new undici.Pool(origin, { connections: options.connections ?? 256, pipelining: 1 }),
   );
   let next = 0;
 

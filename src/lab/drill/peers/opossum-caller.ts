@@ -1,5 +1,5 @@
 import CircuitBreaker from 'opossum';
-import { Pool } from 'undici';
+import { undici } from '../../../transport/undici-module.js';
 import { ATTEMPT_HEADER, attemptHeaderValue } from '../../../wire/attempt-header.js';
 import type { CockatielCaller } from './cockatiel-caller.js';
 import type { CallResult } from './naive-caller.js';
@@ -31,7 +31,7 @@ const FALLBACK: CallResult = Object.freeze({
 export function createOpossumCaller(options: PeerCallerOptions): CockatielCaller {
   const pools = options.origins.map(
     (origin) =>
-      new Pool(origin, { connections: options.connections ?? 256, connectTimeout: options.connectMs }),
+      new undici.Pool(origin, { connections: options.connections ?? 256, connectTimeout: options.connectMs }),
   );
   let next = 0;
   const action = async (path: string, headers: Record<string, string>, tag: string): Promise<CallResult> => {

@@ -1,4 +1,5 @@
-import { Agent, type Dispatcher, interceptors } from 'undici';
+import type { Dispatcher } from 'undici';
+import { undici } from '../../../transport/undici-module.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../../wire/attempt-header.js';
 import type { CallResult, NaiveCaller } from './naive-caller.js';
 import type { PeerCallerOptions } from './settings.js';
@@ -40,7 +41,7 @@ export function createUndiciRetryCaller(options: PeerCallerOptions): NaiveCaller
     };
     return dispatch({ ...opts, headers }, handler);
   };
-  const agent = new Agent({
+  const agent = new undici.Agent({
     connections: options.connections ?? 256,
     connectTimeout: options.connectMs,
     headersTimeout: options.readMs,
@@ -48,7 +49,7 @@ export function createUndiciRetryCaller(options: PeerCallerOptions): NaiveCaller
   });
   const client = agent.compose(
     label,
-    interceptors.retry({
+    undici.interceptors.retry({
       maxRetries: options.attempts - 1,
       ...UNDICI_RETRY_WAITS,
       methods: ['GET'],

@@ -1,4 +1,5 @@
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
+import { undici } from '../../../transport/undici-module.js';
 import { DEADLINE_HEADER } from '../../../wire/deadline-header.js';
 import type { DrillConfig } from './spec.js';
 
@@ -63,7 +64,7 @@ export function isGoodput(status: number, durationMs: number, userDeadlineMs: nu
 export function startLoad(options: LoadOptions): Load {
   const pools = options.targets.map(({ config, url }) => ({
     config,
-    pool: new Pool(url, { connections: 512, pipelining: 1 }),
+    pool: new undici.Pool(url, { connections: 512, pipelining: 1 }),
   }));
   const intervalMs = 1000 / options.rps;
   const total = Math.floor((options.durationMs * options.rps) / 1000);

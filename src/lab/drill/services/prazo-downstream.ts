@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Pool } from 'undici';
 import type { Dependency } from '../../../client/dependency.js';
 import { dependency } from '../../../client/dependency.js';
 import { callWithDeadline } from '../../../deadline/call-with-deadline.js';
 import type { Deadline } from '../../../deadline/deadline.js';
 import { createRetryBudget } from '../../../policy/retry-budget.js';
 import { type DeadlineIncomingMessage, withDeadlineHandler } from '../../../server/http.js';
+import { undici } from '../../../transport/undici-module.js';
 import { type Downstream, type DownstreamHooks, failure } from './downstream.js';
 import type { TierPolicy, TierSpec } from './spec.js';
 
@@ -35,7 +35,7 @@ const deadlineOf = (incoming: IncomingMessage): Deadline => (incoming as Deadlin
  * next hop's p99.
  */
 function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHooks): Downstream {
-  const pool = new Pool(spec.downstream[0]!, { connections: 256, pipelining: 1 });
+  const pool = new undici.Pool(spec.downstream[0]!, { connections: 256, pipelining: 1 });
   return {
     async call(path, incoming, variant) {
       const startedAt = performance.now();

@@ -1,8 +1,9 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LatencyHistogram } from '../../../latency/histogram.js';
 import { createSlicedWindow, type SlicedWindow } from '../../../latency/sliced-window.js';
 import type { AttemptKind } from '../../../wire/attempt-header.js';
+import { createServer } from '../../http-module.js';
 import { createNaiveDownstream, type Downstream, type DownstreamHooks } from './downstream.js';
 import { createPrazoDownstream, wrapPrazoHandler } from './prazo-downstream.js';
 import { createSlotPool, type SlotPool } from './slot-pool.js';

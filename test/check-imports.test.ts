@@ -1,0 +1,83 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { checkFolders, folderEdges, parseLayers, syncFolderTable } from '../scripts/folder-layers.js';
+
+// The folder rules of `npm run imports` (scripts/check-imports.ts) on small graphs, then the layers
+// docs/architecture.md declares against src/ as it is.
+const layers = (entries: Record<string, number>) => new Map(Object.entries(entries));
+
+describe('the folder check of npm run imports', () => {
+  it('catches a circle between two folders of one layer', () => {
+    const edges = folderEdges({
+      'a/one.ts': ['b/two.ts', 'a/three.ts'],
+      'b/two.ts': ['c/four.ts'],
+      'c/four.ts': ['a/three.ts'],
+      'a/three.ts': [],
+    });
+    const check = checkFolders(edges, layers({ a: 1, b: 1, c: 1 }), {});
+    expect(check.problems).toEqual(['folder circle among a, b, c']);
+  });
+
+  it('catches an upward import, and the circle it closes', () => {
+    const edges = folderEdges({ 'low/x.ts': ['high/y.ts'], 'high/y.ts': ['low/z.ts'], 'low/z.ts': [] });
+    const check = checkFolders(edges, layers({ low: 0, high: 1 }), {});
+    expect(check.problems).toEqual([
+      'upward import low -> high (layer 0 → 1): low/x.ts => high/y.ts',
+      'folder circle among high, low',
+    ]);
+  });
+
+  it('reports a listed exception apart, and names an entry the code no longer needs', () => {
+    const edges = folderEdges({ 'low/x.ts': ['high/y.ts'], 'high/y.ts': ['low/z.ts'], 'low/z.ts': [] });
+    const check = checkFolders(edges, layers({ low: 0, high: 1 }), {
+      'low -> high': 'to move',
+      'high -> gone': 'moved already',
+    });
+    expect(check.problems).toEqual([]);
+    expect(check.known).toEqual(['low -> high (to move): low/x.ts => high/y.ts']);
+    expect(check.stale).toEqual(['high -> gone']);
+  });
+
+  it('accepts imports downward and within a layer, and flags a folder with no layer', () => {
+    const edges = folderEdges({
+      'top/a.ts': ['mid/b.ts', 'top/c.ts'],
+      'mid/b.ts': ['mid2/d.ts'],
+      'x.ts': ['mid/b.ts'],
+    });
+    expect(checkFolders(edges, layers({ top: 2, mid: 1, mid2: 1, x: 3 }), {}).problems).toEqual([]);
+    expect(checkFolders(edges, layers({ top: 2, mid: 1, x: 3 }), {}).problems).toEqual([
+      'folder mid2 has no layer (docs/architecture.md, Layers)',
+    ]);
+  });
+
+  it("reads docs/architecture.md's layers, which place every folder and top-level file of src/", () => {
+    const doc = readFileSync(new URL('../docs/architecture.md', import.meta.url), 'utf8');
+    const declared = parseLayers(doc, '<!-- layers:begin -->', '<!-- layers:end -->');
+    const units = readdirSync(new URL('../src/', import.meta.url), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() || !entry.name.endsWith('.test.ts'))
+      .map((entry) => entry.name.replace(/\.ts$/, ''));
+    expect([...declared.keys()].sort()).toEqual(units.sort());
+    expect(declared.get('clock')).toBe(0);
+    expect(declared.get('engine')).toBeLessThan(declared.get('client')!);
+    expect(declared.get('cli')).toBe(Math.max(...declared.values()));
+  });
+});
+
+describe("the Folders table's imports column", () => {
+  it('is set from the edges; rows that differ are named, folders without a row too', () => {
+    const doc = [
+      '| folder | role | imports |',
+      '| --- | --- | --- |',
+      '| `a/` | the first | `b` |',
+      '| `b.ts` | the second | — |',
+      '',
+      'after',
+    ].join('\n');
+    const edges = folderEdges({ 'a/x.ts': ['c/y.ts', 'b.ts'], 'b.ts': [], 'c/y.ts': ['b.ts'] });
+    const synced = syncFolderTable(doc, edges, '| folder ');
+    expect(synced.stale).toEqual(['a']);
+    expect(synced.missing).toEqual(['c']);
+    expect(synced.text.split('\n')[2]).toBe('| `a/` | the first | `b`, `c` |');
+    expect(synced.text.split('\n').slice(3)).toEqual(doc.split('\n').slice(3));
+  });
+});
