@@ -7,6 +7,7 @@ import type { DrillOptions, PhaseLengths } from '../lab/drill/drill-options.js';
 import type { DrillReport } from '../lab/drill/report/drill-report.js';
 import { formatReportTable } from '../lab/drill/report/table.js';
 import { type DrillContext, type DrillProgress, drillConfigs, runDrill } from '../lab/drill/run-drill.js';
+import { unknownOption } from './args.js';
 import { type CliIo, type Command, EXIT } from './command.js';
 
 const HELP = `Usage: prazo drill [options]
@@ -126,7 +127,7 @@ function parseArgs(argv: string[]): ParsedArgs {
     else if (flag === '--no-page') parsed.page = false;
     else if (flag === '--strict') parsed.strict = true;
     else if (flag === '--help' || flag === '-h') parsed.help = true;
-    else throw new BadArgument(`unknown option "${arg}"`);
+    else throw unknownOption(flag);
   }
   if (Object.keys(phases).length > 0) parsed.options.phases = phases;
   return parsed;
@@ -171,8 +172,9 @@ export const drill: Command = async (argv, io) => {
   try {
     args = parseArgs(argv);
   } catch (error) {
-    if (!(error instanceof BadArgument)) throw error;
-    io.stderr.write(`prazo drill: ${error.message}. Run \`prazo drill --help\`.\n`);
+    if (isPrazoError(error, 'INVALID_INPUT')) io.stderr.write(`prazo drill: ${error.message}\n`);
+    else if (error instanceof BadArgument) io.stderr.write(`prazo drill: ${error.message} (see --help)\n`);
+    else throw error;
     return EXIT.badInput;
   }
   if (args.help) {
