@@ -13,9 +13,10 @@ export function parseFlags<R>(parse: () => R): R {
     return parse();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const unknown = (error as { code?: unknown } | null)?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
-      ? /^Unknown option '([^']+)'/.exec(message)
-      : null;
+    const unknown =
+      (error as { code?: unknown } | null)?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+        ? /^Unknown option '([^']+)'/.exec(message)
+        : null;
     if (unknown) throw unknownOption(unknown[1]!);
     throw new InvalidInputError(`${message} (see --help)`);
   }
@@ -26,7 +27,9 @@ export function parseFlags<R>(parse: () => R): R {
  * with the scope the flag was looked up in when the command has several (`for tail`).
  */
 export function unknownOption(flag: string, scope?: string): InvalidInputError {
-  return new InvalidInputError(`unknown option ${flag}${scope === undefined ? '' : ` for ${scope}`} (see --help)`);
+  return new InvalidInputError(
+    `unknown option ${flag}${scope === undefined ? '' : ` for ${scope}`} (see --help)`,
+  );
 }
 
 /**

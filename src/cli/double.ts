@@ -117,7 +117,12 @@ const FLAGS = {
 async function readArguments(argv: string[]) {
   // `--port -1` reaches the range check below, not parseArgs' "ambiguous argument".
   const { values, positionals } = parseFlags(() =>
-    parseArgs({ args: joinNegativeValues(argv, FLAGS), allowPositionals: true, strict: true, options: FLAGS }),
+    parseArgs({
+      args: joinNegativeValues(argv, FLAGS),
+      allowPositionals: true,
+      strict: true,
+      options: FLAGS,
+    }),
   );
   if (values.help) return undefined;
   if (positionals.length > 0)

@@ -216,8 +216,7 @@ export function parseSimulateArgs(argv: string[]): Parsed {
       continue;
     }
     const key = flag === 'html' ? 'html' : byFlag.get(flag);
-    if (key === undefined)
-      throw unknownOption(`--${flag}`, scenario);
+    if (key === undefined) throw unknownOption(`--${flag}`, scenario);
     if (key === 'cancelAbandoned' && inline === undefined) {
       parsed.options[key] = true;
       continue;

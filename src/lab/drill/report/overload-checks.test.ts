@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { OverloadFigures } from '../../overload/overload-run.js';
 import { overloadChecks } from './drill-report.js';
 
-const figures = (config: OverloadFigures['config'], inTime: number, lateSuccesses: number): OverloadFigures => ({
+const figures = (
+  config: OverloadFigures['config'],
+  inTime: number,
+  lateSuccesses: number,
+): OverloadFigures => ({
   config,
   offeredRps: 300,
   capacityRps: 100,
