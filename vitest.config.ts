@@ -32,9 +32,10 @@ export default defineConfig({
   test: {
     testTimeout: 20_000,
     hookTimeout: 20_000,
-    // Three workers on 2 cores: most integration files spend their time waiting on real servers,
-    // timeouts or scrapes, so a third file overlaps those waits. The real-time load tests take one.
-    maxWorkers: 3,
+    // Four workers on 2 cores: most integration files spend their time waiting on real servers,
+    // timeouts or scrapes (a whole run keeps the cores about half busy), so more files overlap those
+    // waits. The real-time load tests take one.
+    maxWorkers: 4,
     reporters: ['default', './test/support/skipped-reporter.ts'],
     projects: [
       // Unit and property tests (fake clock), in threads that keep their modules from file to file: a
