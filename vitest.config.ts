@@ -8,6 +8,27 @@ import { defineConfig } from 'vitest/config';
 const undiciDir = process.env.PRAZO_TEST_UNDICI_DIR;
 const undiciModule = fileURLToPath(new URL('./test/support/undici-module-aliased.ts', import.meta.url));
 
+/**
+ * The real-time load tests: files that drive load for seconds and judge what they measure on the
+ * wall clock against a tight bound (a drill's figures, adaptive limits against a server of known
+ * capacity, the overload experiment's goodput, the peers' attempt timeouts). They run one file at a
+ * time, after everything else, so that no other test file shares the 2 cores with them.
+ *
+ * Every other file under test/ runs two at a time: it starts its own servers on port 0 (never a fixed
+ * port, never a shared temporary path) and its timing bounds tolerate a busy machine. That includes
+ * real-time tests whose verdict does not hang on speed (the soak judges leaks, not rates; the browser
+ * test judges what the page draws; the Prometheus tests wait for scrapes). A new test file joins this
+ * list when it keeps both cores busy for seconds and asserts a rate, a latency percentile, a limit
+ * learnt from latency, or a timer's precision under that load; a test that merely waits for a timeout
+ * or a scrape does not.
+ */
+export const REAL_TIME_LOAD_FILES = [
+  'test/drill.test.ts',
+  'test/drill-peers.test.ts',
+  'test/client-overload.test.ts',
+  'test/overload-experiment.test.ts',
+];
+
 export default defineConfig({
   ...(undiciDir
     ? {
@@ -20,10 +41,35 @@ export default defineConfig({
       }
     : {}),
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
-    // Integration tests start real servers; a 2-core machine is happier with few workers.
-    maxWorkers: 2,
+    // Four workers on 2 cores: most integration files spend their time waiting on real servers,
+    // timeouts or scrapes (a whole run keeps the cores about half busy), so more files overlap those
+    // waits. The real-time load tests take one.
+    maxWorkers: 4,
+    reporters: ['default', './test/support/skipped-reporter.ts'],
+    projects: [
+      // Unit and property tests (fake clock), in threads that keep their modules from file to file: a
+      // unit test leaves no global state behind (timers, the global dispatcher, process listeners).
+      {
+        extends: true,
+        test: { name: 'unit', include: ['src/**/*.test.ts'], pool: 'threads', isolate: false },
+      },
+      // The integration tests, each file in a process of its own, two files at a time with the above.
+      {
+        extends: true,
+        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: REAL_TIME_LOAD_FILES },
+      },
+      // Then the real-time load tests, alone on the machine, one file at a time.
+      {
+        extends: true,
+        test: {
+          name: 'real-time',
+          include: REAL_TIME_LOAD_FILES,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

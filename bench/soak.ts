@@ -19,6 +19,9 @@
  *   per-call leak in seconds, long before the heap bound would;
  * - no MaxListenersExceededWarning (any other warning is printed, and fails too);
  * - requests completed > 0 and every one of them settled (no call left hanging at the end).
+ *
+ * The figures (requests completed, their outcomes, what the servers received) are those after the
+ * warm-up; the warm-up's request count is printed on its own line.
  */
 import { fork } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -132,6 +135,9 @@ export interface SoakReport {
   seconds: number;
   warmupSeconds: number;
   concurrency: number;
+  /** Requests of the warm-up: run to fill the pools, counted nowhere else in the report. */
+  warmup: { completed: number };
+  /** Requests after the warm-up; `byOutcome` sums to `completed`. */
   requests: { completed: number; perSecond: number; byOutcome: Counts };
   server: { received: number; originals: number; retries: number; hedges: number; faults: Counts };
   retainedCalls: { watched: number; alive: number; limit: number };
@@ -163,10 +169,10 @@ async function soak(options: Options): Promise<SoakReport> {
     hedge: { at: 'p95' },
   });
 
+  // Outcomes of the measured calls only, like `completed` and the server's counts: the warm-up's are
+  // left out of all three.
   const byOutcome: Counts = {};
-  const count = (key: string) => {
-    byOutcome[key] = (byOutcome[key] ?? 0) + 1;
-  };
+  let measuring = false;
   // One long-lived signal shared by a share of the calls, as a server's shutdown signal would be:
   // the pattern that makes listener leaks (and MaxListenersExceededWarning) show.
   const shutdown = new AbortController();
@@ -186,6 +192,10 @@ async function soak(options: Options): Promise<SoakReport> {
 
   async function one(): Promise<void> {
     const i = sequence++;
+    const measured = measuring;
+    const count = (key: string) => {
+      if (measured) byOutcome[key] = (byOutcome[key] ?? 0) + 1;
+    };
     const kind = i % 20;
     const cancel = kind === 19 ? new AbortController() : undefined;
     const cancelTimer = cancel ? setTimeout(() => cancel.abort(), 2) : undefined;
@@ -222,9 +232,12 @@ async function soak(options: Options): Promise<SoakReport> {
 
   // Warm-up: pools fill, the live window and V8's code settle.
   await loop(performance.now() + warmupSeconds * 1000);
+  // Every warm-up call has settled (the loop waits for its workers): what comes next is measured.
+  const serverAtStart = await doubles.stats();
   const startBytes = gcHeap();
   const completedAtStart = sequence;
   watching = true;
+  measuring = true;
 
   const eld = monitorEventLoopDelay({ resolution: 10 });
   eld.enable();
@@ -278,13 +291,19 @@ async function soak(options: Options): Promise<SoakReport> {
   await doubles.stop();
   process.off('warning', onWarning);
 
+  // The doubles count from their start: what they saw during the warm-up is taken off.
   const server = { received: 0, originals: 0, retries: 0, hedges: 0, faults: {} as Counts };
-  for (const s of serverStats) {
-    server.received += s.received;
-    server.originals += s.originals;
-    server.retries += s.retries;
-    server.hedges += s.hedges;
-    for (const [k, v] of Object.entries(s.faults)) server.faults[k] = (server.faults[k] ?? 0) + v;
+  for (const [sign, stats] of [
+    [1, serverStats],
+    [-1, serverAtStart],
+  ] as const) {
+    for (const s of stats) {
+      server.received += sign * s.received;
+      server.originals += sign * s.originals;
+      server.retries += sign * s.retries;
+      server.hedges += sign * s.hedges;
+      for (const [k, v] of Object.entries(s.faults)) server.faults[k] = (server.faults[k] ?? 0) + sign * v;
+    }
   }
 
   const growthBytes = endBytes - startBytes;
@@ -313,6 +332,7 @@ async function soak(options: Options): Promise<SoakReport> {
     seconds: options.seconds,
     warmupSeconds,
     concurrency: options.concurrency,
+    warmup: { completed: completedAtStart },
     requests: { completed, perSecond: Math.round(completed / elapsedS), byOutcome: sortCounts(byOutcome) },
     server,
     retainedCalls: { watched, alive, limit: retainedLimit },
@@ -337,6 +357,7 @@ function print(report: SoakReport): string {
   const lines = [
     `prazo soak: ${report.seconds} s (${report.warmupSeconds} s warm-up), ${report.concurrency} in flight, hedging on, ~10 % faults`,
     '',
+    `warm-up                 ${report.warmup.completed} requests (not counted below)`,
     `requests completed      ${report.requests.completed} (${report.requests.perSecond}/s)`,
     ...Object.entries(report.requests.byOutcome).map(([k, v]) => `  ${k.padEnd(30)}${v}`),
     `server received         ${report.server.received} (originals ${report.server.originals}, retries ${report.server.retries}, hedges ${report.server.hedges})`,

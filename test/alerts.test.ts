@@ -55,7 +55,8 @@ describe('alert rules', () => {
     }
   });
 
-  describe.skipIf(!promtool)('with promtool', () => {
+  const skipped = promtool ? '' : ' — skipped: promtool not found (Debian: prometheus)';
+  describe.skipIf(!promtool)(`with promtool${skipped}`, () => {
     it('pass `promtool check rules`', async () => {
       const { stdout } = await run(promtool!, ['check', 'rules', rulesFile]);
       expect(stdout).toContain(`SUCCESS: ${alertNames.length} rules found`);

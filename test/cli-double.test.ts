@@ -77,7 +77,8 @@ describe('prazo double', () => {
   });
 
   it.each([
-    [['--bogus'], 'unknown option --bogus'],
+    [['--bogus'], 'unknown option --bogus (see --help)'],
+    [['--port', '-1'], '--port must be an integer in [0, 65535], got "-1"'],
     [['--port', 'abc'], '--port must be an integer in [0, 65535], got "abc"'],
     [['--port', '70000'], '--port must be an integer'],
     [['--instances', '0'], '--instances must be an integer in [1, 64]'],

@@ -91,7 +91,9 @@ const entryPoints: EntryPoint[] = [
   interceptorOn(
     'the interceptor on an undici 8 Agent',
     undici8?.Agent,
-    undici8 === undefined ? 'undici 8 runs on Node 22 and later (PRAZO_TEST_UNDICI_DIR)' : undefined,
+    undici8 === undefined
+      ? 'needs undici 8 (Node ≥ 22.19) in PRAZO_TEST_UNDICI_DIR, as .ci/run sets on Node 22, 24 and 26'
+      : undefined,
   ),
   {
     name: "Node's global fetch after install()",
@@ -122,7 +124,8 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 }
 
 for (const entry of entryPoints) {
-  describe.skipIf(entry.skip !== undefined)(`through ${entry.name}`, () => {
+  const skipped = entry.skip === undefined ? '' : ` — skipped: ${entry.skip}`;
+  describe.skipIf(entry.skip !== undefined)(`through ${entry.name}${skipped}`, () => {
     const servers: TestServer[] = [];
     let client: Client | undefined;
     afterEach(async () => {

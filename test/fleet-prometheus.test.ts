@@ -49,7 +49,9 @@ function bucketWidthMs(ms: number): number {
   return i <= 0 ? bounds[0]! : bounds[i]! - bounds[i - 1]!;
 }
 
-describe.skipIf(!prometheusBin)('prazo reads a real Prometheus scraping a fleet of three processes', () => {
+const title = 'prazo reads a real Prometheus scraping a fleet of three processes';
+const skipped = prometheusBin ? '' : ' — skipped: prometheus not found (Debian: prometheus)';
+describe.skipIf(!prometheusBin)(`${title}${skipped}`, () => {
   let prometheus: TestPrometheus | undefined;
   let url = '';
   const fleet: Fleet[] = [];

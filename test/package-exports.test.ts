@@ -16,7 +16,8 @@ const calls =
 const node = (args: string[]): unknown =>
   JSON.parse(execFileSync(process.execPath, args, { cwd: root, encoding: 'utf8', timeout: 15_000 }));
 
-describe.skipIf(!built)('the built package, through its exports map', () => {
+const skipped = built ? '' : ' — skipped: dist/ not built (npm test builds it first)';
+describe.skipIf(!built)(`the built package, through its exports map${skipped}`, () => {
   it('gives the same calibration from import (ESM) and require (CJS)', () => {
     const esm = node([
       '--input-type=module',

@@ -20,7 +20,8 @@ interface QueryResult {
   error?: string;
 }
 
-describe.skipIf(!prometheusBin)('a real Prometheus scraping an instrumented service', () => {
+const skipped = prometheusBin ? '' : ' — skipped: prometheus not found (Debian: prometheus)';
+describe.skipIf(!prometheusBin)(`a real Prometheus scraping an instrumented service${skipped}`, () => {
   let service: Server;
   let prometheus: TestPrometheus | undefined;
   let api: string;

@@ -36,6 +36,13 @@ describe('the soak (20 s)', () => {
     });
     expect(code).toBe(0);
     expect(report.requests.completed).toBeGreaterThan(0);
+    // The outcomes are those of the requests completed after the warm-up, no more, no fewer.
+    const outcomes = Object.values(report.requests.byOutcome as Record<string, number>);
+    expect(outcomes.reduce((a, b) => a + b, 0)).toBe(report.requests.completed);
+    expect(report.warmup.completed).toBeGreaterThan(0);
+    // The server's counts leave the warm-up out too: one original per measured call at most (slack:
+    // one warm-up attempt per worker may still be on the wire when the warm-up's calls have settled).
+    expect(report.server.originals).toBeLessThanOrEqual(report.requests.completed + report.concurrency);
     expect(report.handles.leftAboveBaseline).toEqual({});
     expect(report.poolSockets.afterClose).toBe(0);
     expect(report.warnings).toEqual([]);

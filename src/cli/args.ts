@@ -13,8 +13,23 @@ export function parseFlags<R>(parse: () => R): R {
     return parse();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
+    const unknown =
+      (error as { code?: unknown } | null)?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+        ? /^Unknown option '([^']+)'/.exec(message)
+        : null;
+    if (unknown) throw unknownOption(unknown[1]!);
     throw new InvalidInputError(`${message} (see --help)`);
   }
+}
+
+/**
+ * The one wording of an unknown flag, for every command: `unknown option --frobnicate (see --help)`,
+ * with the scope the flag was looked up in when the command has several (`for tail`).
+ */
+export function unknownOption(flag: string, scope?: string): InvalidInputError {
+  return new InvalidInputError(
+    `unknown option ${flag}${scope === undefined ? '' : ` for ${scope}`} (see --help)`,
+  );
 }
 
 /**

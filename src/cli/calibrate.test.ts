@@ -194,7 +194,7 @@ describe('prazo calibrate', () => {
       ],
       [['--p99', '180', '--deadline', '1500', '--attempts', '1.5'], 'Expected `--attempts` to be an integer'],
       [['--p99', '180', '--deadline', '1500', '--slack', '1'], 'Expected `--slack` to be a number > 1'],
-      [['--p99', '180', '--deadline', '1500', '--frobnicate'], "Unknown option '--frobnicate'"],
+      [['--p99', '180', '--deadline', '1500', '--frobnicate'], 'unknown option --frobnicate (see --help)'],
       [['--p99', '180', '--deadline', '1500', 'extra'], 'extra'],
       [
         ['--histogram', '/nonexistent/x.csv', '--deadline', '1500'],

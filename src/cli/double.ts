@@ -8,6 +8,7 @@ import {
   parseBehaviourJson,
   startDoubles,
 } from '../lab/index.js';
+import { joinNegativeValues, parseFlags } from './args.js';
 import { type CliIo, EXIT } from './command.js';
 
 const HELP = `Usage: prazo double [options]
@@ -47,10 +48,8 @@ export async function runDouble(argv: string[], io: CliIo, options: RunDoubleOpt
   try {
     parsed = await readArguments(argv);
   } catch (error) {
-    if (isPrazoError(error) || isParseArgsError(error)) {
-      const message = oneLine((error as Error).message);
-      const unknown = /^Unknown option '([^']+)'/.exec(message);
-      io.stderr.write(`prazo double: ${unknown ? `unknown option ${unknown[1]}; see --help` : message}\n`);
+    if (isPrazoError(error)) {
+      io.stderr.write(`prazo double: ${oneLine(error.message)}\n`);
       return EXIT.badInput;
     }
     throw error;
@@ -107,22 +106,27 @@ export async function runDouble(argv: string[], io: CliIo, options: RunDoubleOpt
   return EXIT.ok;
 }
 
+const FLAGS = {
+  port: { type: 'string' },
+  instances: { type: 'string' },
+  behaviour: { type: 'string' },
+  seed: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 async function readArguments(argv: string[]) {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      port: { type: 'string' },
-      instances: { type: 'string' },
-      behaviour: { type: 'string' },
-      seed: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  // `--port -1` reaches the range check below, not parseArgs' "ambiguous argument".
+  const { values, positionals } = parseFlags(() =>
+    parseArgs({
+      args: joinNegativeValues(argv, FLAGS),
+      allowPositionals: true,
+      strict: true,
+      options: FLAGS,
+    }),
+  );
   if (values.help) return undefined;
   if (positionals.length > 0)
-    throw new InvalidInputError(`unexpected argument "${positionals[0]}"; see --help`);
+    throw new InvalidInputError(`unexpected argument "${positionals[0]}" (see --help)`);
   const port = integer(values.port, '--port', 0, 0, 65_535);
   const instances = integer(values.instances, '--instances', 1, 1, MAX_INSTANCES);
   if (port !== 0 && port + instances - 1 > 65_535) {
@@ -156,11 +160,6 @@ function integer(text: string | undefined, flag: string, fallback: number, min: 
     throw new InvalidInputError(`${flag} must be an integer in [${min}, ${max}], got "${text}"`);
   }
   return value;
-}
-
-function isParseArgsError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
 }
 
 function oneLine(text: string): string {

@@ -48,7 +48,7 @@ describe('prazo drill (arguments)', () => {
   it('refuses an unknown option with exit status 2, before starting anything', async () => {
     const { io, out } = capture();
     expect(await runCli(['drill', '--fast'], io)).toBe(2);
-    expect(out.stderr).toContain('unknown option "--fast"');
+    expect(out.stderr).toContain('unknown option --fast (see --help)');
   });
 
   it('names the option whose value is out of range', async () => {

@@ -11,6 +11,7 @@ import type { DrillOptions, PhaseLengths } from '../lab/drill/drill-options.js';
 import type { DrillReport } from '../lab/drill/report/drill-report.js';
 import { formatReportTable } from '../lab/drill/report/table.js';
 import { type DrillProgress, drillConfigs, runDrill } from '../lab/drill/run-drill.js';
+import { unknownOption } from './args.js';
 import { type CliIo, type Command, EXIT } from './command.js';
 
 const HELP = `Usage: prazo drill [options]
@@ -20,7 +21,9 @@ Degrades a dependency under load and compares, on the same traffic, a service wi
 Each service runs in its own process on 127.0.0.1; the supplier's three instances on 127.0.0.1,
 127.0.0.2 and 127.0.0.3. Phases: healthy warm-up (prazo is calibrated from it) → one instance sick
 (503), one slow (+150 ms) → full degradation (the supplier answers at the naive timeout) → error
-burst (503s) → a slow tail on every instance → recovery. About 90 s by default, 31 s with --quick.
+burst (503s) → a slow tail on every instance → recovery: 90 s of phases by default, 31 s with
+--quick. A whole run (start-up, pre-warm, overload experiment, report) takes longer: the measured
+durations are in the README's "Measured durations".
 Then the overload experiment: 3× the capacity of a supplier of known capacity (8 workers × 25 ms),
 offered open loop to naive, to prazo, and to prazo with its overload protections at both ends
 (adaptive concurrency and throttling in the client, deadline-aware admission with a CoDel queue in
@@ -35,7 +38,7 @@ and a plain statement of every row where a peer matches or beats prazo. HAProxy 
 (apt-get install haproxy); when it is not, the drill says so and skips that column only.
 
 Options:
-  --quick              short phases (about 31 s in all)
+  --quick              short phases (31 s of phases instead of 90 s)
   --peers              also run cockatiel, opossum, undici's retry interceptor and HAProxy
   --warmup S           warm-up length, seconds (also --fleet, --degrade, --burst, --tail, --recovery)
   --overload S         length of the overload experiment per configuration, seconds (0: leave it out)
@@ -130,7 +133,7 @@ function parseArgs(argv: string[]): ParsedArgs {
     else if (flag === '--no-page') parsed.page = false;
     else if (flag === '--strict') parsed.strict = true;
     else if (flag === '--help' || flag === '-h') parsed.help = true;
-    else throw new BadArgument(`unknown option "${arg}"`);
+    else throw unknownOption(flag);
   }
   if (Object.keys(phases).length > 0) parsed.options.phases = phases;
   return parsed;
@@ -175,8 +178,9 @@ export const drill: Command = async (argv, io) => {
   try {
     args = parseArgs(argv);
   } catch (error) {
-    if (!(error instanceof BadArgument)) throw error;
-    io.stderr.write(`prazo drill: ${error.message}. Run \`prazo drill --help\`.\n`);
+    if (isPrazoError(error, 'INVALID_INPUT')) io.stderr.write(`prazo drill: ${error.message}\n`);
+    else if (error instanceof BadArgument) io.stderr.write(`prazo drill: ${error.message} (see --help)\n`);
+    else throw error;
     return EXIT.badInput;
   }
   if (args.help) {

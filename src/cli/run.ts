@@ -4,13 +4,22 @@ import { COMMANDS } from './commands.js';
 function usage(): string {
   const lines = ['Usage: prazo <command> [options]', '', 'Commands:'];
   for (const [name, { summary }] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(12)}${summary}`);
-  lines.push('', 'Run `prazo <command> --help` for the options of a command.');
+  lines.push(
+    '',
+    'Options:',
+    '  -h, --help     show this help',
+    '  -v, --version  print the version of prazo',
+    '',
+    'Run `prazo <command> --help` or `prazo help <command>` for the options of a command.',
+  );
   return `${lines.join('\n')}\n`;
 }
 
 /** Runs the `prazo` CLI with `argv` (without the node and script paths). */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
+  // `prazo help calibrate` is `prazo calibrate --help`.
+  if (name === 'help' && rest.length > 0) return runCli([rest[0]!, '--help'], io);
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io.stdout.write(usage());
     return name === undefined ? EXIT.badInput : EXIT.ok;

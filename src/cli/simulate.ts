@@ -30,6 +30,7 @@ import {
   TAIL_DEFAULTS,
   type TailOptions,
 } from '../lab/simulate/scenarios/tail.js';
+import { unknownOption } from './args.js';
 import { type CliIo, EXIT } from './command.js';
 
 const SCENARIOS = ['amplification', 'tail', 'instances', 'overload'] as const;
@@ -202,7 +203,7 @@ export function parseSimulateArgs(argv: string[]): Parsed {
   const parsed: Parsed = { scenario, options: {}, json: false, html: undefined, help: false };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
-    if (!arg.startsWith('--')) throw new InvalidInputError(`unexpected argument "${arg}"`);
+    if (!arg.startsWith('--')) throw new InvalidInputError(`unexpected argument "${arg}" (see --help)`);
     const eq = arg.indexOf('=');
     const flag = arg.slice(2, eq < 0 ? undefined : eq);
     const inline = eq < 0 ? undefined : arg.slice(eq + 1);
@@ -215,8 +216,7 @@ export function parseSimulateArgs(argv: string[]): Parsed {
       continue;
     }
     const key = flag === 'html' ? 'html' : byFlag.get(flag);
-    if (key === undefined)
-      throw new InvalidInputError(`unknown option --${flag} for ${scenario} (see --help)`);
+    if (key === undefined) throw unknownOption(`--${flag}`, scenario);
     if (key === 'cancelAbandoned' && inline === undefined) {
       parsed.options[key] = true;
       continue;

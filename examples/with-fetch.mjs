@@ -2,11 +2,11 @@
  * prazo with Node's global fetch: install() once, and every fetch to the dependency's origins gets its
  * deadline, calibrated timeouts, budgeted retries and hedging; other origins are untouched.
  *
- * Run: npx tsx examples/with-fetch.ts   (in your code, import from 'prazo')
+ * Run: node node_modules/prazo/examples/with-fetch.mjs   (from a clone of prazo: npm run build first,
+ *      then node examples/with-fetch.mjs)
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Deadline, install, uninstall, withDeadline } from '../src/index.js';
+import { Deadline, install, uninstall, withDeadline } from 'prazo';
 
 // A stand-in for the inventory service: its first answer is a 503.
 let calls = 0;
@@ -15,8 +15,8 @@ const server = http.createServer((req, res) => {
   res.writeHead(calls === 1 ? 503 : 200, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ sku: 42, stock: 7, attempt: req.headers['x-prazo-attempt'] }));
 });
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const origin = `http://127.0.0.1:${server.address().port}`;
 
 install({
   dependencies: [{ name: 'inventory', origins: [origin], latency: { p99Ms: 180 }, userDeadlineMs: 1500 }],

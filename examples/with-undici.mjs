@@ -2,21 +2,22 @@
  * prazo with undici: compose the interceptor onto your own Agent. Its pools carry every request;
  * requests to the dependency's origins get prazo's policy, any other passes through untouched.
  *
- * Run: npx tsx examples/with-undici.ts   (in your code, import from 'prazo')
+ * Run: node node_modules/prazo/examples/with-undici.mjs   (from a clone of prazo: npm run build first,
+ *      then node examples/with-undici.mjs)
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { prazoInterceptor } from 'prazo';
 import { Agent } from 'undici';
-import { prazoInterceptor } from '../src/index.js';
 
 // Two instances of a stand-in inventory service; the first is slow (a GC pause, a cold cache).
-async function instance(delayMs: number, name: string): Promise<{ origin: string; close(): void }> {
+/** A stand-in instance that answers `name` after `delayMs`. */
+async function instance(delayMs, name) {
   const server = http.createServer((_req, res) => {
     setTimeout(() => res.end(name), delayMs);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    origin: `http://127.0.0.1:${server.address().port}`,
     close: () => server.close(),
   };
 }
@@ -34,7 +35,7 @@ const prazo = prazoInterceptor({
     },
   ],
 });
-prazo.dependencies.get('inventory')!.on('hedge', (e) => console.log(`hedged after ${e.afterMs} ms`));
+prazo.dependencies.get('inventory').on('hedge', (e) => console.log(`hedged after ${e.afterMs} ms`));
 const agent = new Agent({ connect: { timeout: 300 } });
 const client = agent.compose(prazo);
 try {

@@ -1,0 +1,45 @@
+import type { Reporter, TestCase, TestModule, TestSuite } from 'vitest/node';
+
+/**
+ * Ends the run with one line per skipped group of tests, so a skip is never silent: the suite or
+ * test (whose name says what it needs, e.g. "… — skipped: needs Node ≥ 22.19 and undici 8") and how
+ * many tests it holds. A test skipped with `ctx.skip(note)` shows its note.
+ */
+export default class SkippedReporter implements Reporter {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+    const lines: string[] = [];
+    let total = 0;
+    for (const module of testModules) {
+      const reported = new Set<TestSuite | TestModule | TestCase>();
+      for (const test of module.children.allTests('skipped')) {
+        if (test.options.mode === 'todo') continue;
+        total++;
+        const group = widestSkipped(test);
+        if (reported.has(group)) continue;
+        reported.add(group);
+        const result = test.result();
+        const note = result.state === 'skipped' ? result.note : undefined;
+        const where = group.type === 'test' ? group.fullName : group.type === 'suite' ? group.fullName : '';
+        const count = group.type === 'test' ? '' : ` (${[...group.children.allTests()].length} tests)`;
+        lines.push(
+          `  ${module.moduleId.replace(`${module.project.config.root}/`, '')}${where ? ` > ${where}` : ''}${count}${note ? ` — ${note}` : ''}`,
+        );
+      }
+    }
+    if (total === 0) return;
+    process.stdout.write(`\n ${total} skipped, and why:\n${lines.join('\n')}\n`);
+  }
+}
+
+/** The outermost suite (or the module) all of whose tests are skipped, or the test itself. */
+function widestSkipped(test: TestCase): TestSuite | TestModule | TestCase {
+  let widest: TestSuite | TestModule | TestCase = test;
+  let parent: TestSuite | TestModule = test.parent;
+  for (;;) {
+    const tests = [...parent.children.allTests()];
+    if (tests.length === 0 || tests.some((t) => t.result().state !== 'skipped')) return widest;
+    widest = parent;
+    if (parent.type === 'module') return widest;
+    parent = parent.parent;
+  }
+}
