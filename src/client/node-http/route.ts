@@ -86,14 +86,17 @@ export function routeOf(
   let options: Record<string, unknown> | undefined;
   let callback: unknown;
   if (typeof input === 'string') {
-    // One look for a governed host in the text before parsing it: an ungoverned call pays no parse.
-    const lower = input.toLowerCase();
-    let named = false;
-    for (const host of table.hosts)
-      if (lower.includes(host)) {
-        named = true;
-        break;
-      }
+    // One look for a governed host in the text before parsing it: an ungoverned call pays no parse
+    // (unless options follow, whose host would win over the URL's).
+    let named = typeof second === 'object' && second !== null;
+    if (!named) {
+      const lower = input.toLowerCase();
+      for (const host of table.hosts)
+        if (lower.includes(host)) {
+          named = true;
+          break;
+        }
+    }
     if (!named || !URL.canParse(input)) return undefined;
     url = new URL(input);
   } else if (input instanceof URL) {

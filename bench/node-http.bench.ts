@@ -1,0 +1,156 @@
+/**
+ * node:http clients under `install({ nodeHttp: true })`: the client CPU per call and requests/s of
+ * axios (default adapter), got and bare `http.request`, each three ways in the same run —
+ *   plain         no prazo installed (a keep-alive `http.Agent`, `maxSockets` = concurrency);
+ *   governed      the origin is a dependency's: each call is a prazo call on the installed dispatcher;
+ *   not governed  prazo installed with a dependency elsewhere: the call goes to Node's function.
+ * Each round of each contender runs in a fresh client process (its JIT feedback and heap its own,
+ * as a service has them), after an unmeasured warm-up; rounds alternate the contenders; C calls in
+ * flight; a keep-alive node:http server in a child process (client on CPU 0, server on CPU 1 where
+ * `taskset` allows). prazo is the built package.
+ *
+ *   npm run build && flock /tmp/prazo-heavy.lock node --expose-gc --import tsx bench/node-http.bench.ts \
+ *     [--rounds 5] [--seconds 2] [--concurrency 32] [--only axios,got]
+ */
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
+import axios from 'axios';
+import got from 'got';
+import {
+  type BenchClient,
+  drive,
+  importBuilt,
+  median,
+  parseLoadArgs,
+  type RoundResult,
+  startBenchServer,
+} from './support/load.js';
+
+const { install, uninstall } = await importBuilt<typeof import('../src/index.js')>('index');
+
+type Mode = 'plain' | 'governed' | 'not governed';
+type Make = (origin: string, agent: http.Agent) => BenchClient;
+
+const clients: Record<string, Make> = {
+  axios(origin, agent) {
+    const client = axios.create({ baseURL: origin, httpAgent: agent, responseType: 'text' });
+    return { call: () => client.get('/').then(() => {}), close: async () => {} };
+  },
+  got(origin, agent) {
+    const client = got.extend({ prefixUrl: origin, agent: { http: agent }, retry: { limit: 0 } });
+    return {
+      call: () =>
+        client
+          .get('')
+          .text()
+          .then(() => {}),
+      close: async () => {},
+    };
+  },
+  'http.request'(origin, agent) {
+    const { hostname, port } = new URL(origin);
+    const options = { hostname, port, path: '/', method: 'GET', agent };
+    return {
+      call: () =>
+        new Promise<void>((resolve, reject) => {
+          const req = http.request(options, (res) => {
+            res.on('data', () => {});
+            res.on('end', resolve);
+            res.on('error', reject);
+          });
+          req.on('error', reject);
+          req.end();
+        }),
+      close: async () => {},
+    };
+  },
+};
+
+const args = parseLoadArgs(process.argv.slice(2), { rounds: 5, seconds: 2 });
+const modes: Mode[] = ['plain', 'governed', 'not governed'];
+
+function dependencyOn(target: string) {
+  return { name: 'bench', origins: [target], latency: { p99Ms: 1_000 }, userDeadlineMs: 5_000 };
+}
+
+/** In a client process: one contender, warmed up, then measured. */
+async function child(name: string, mode: Mode, origin: string, elsewhere: string): Promise<void> {
+  if (mode !== 'plain')
+    install({ dependencies: [dependencyOn(mode === 'governed' ? origin : elsewhere)], nodeHttp: true });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: args.concurrency });
+  const client = clients[name]!(origin, agent);
+  await drive(client, args.concurrency, 500);
+  globalThis.gc?.();
+  const result = await drive(client, args.concurrency, args.seconds * 1_000);
+  await client.close();
+  agent.destroy();
+  if (mode !== 'plain') await uninstall();
+  process.send!(result, () => process.exit(0));
+}
+
+const childAt = process.argv.indexOf('--child');
+if (childAt !== -1) {
+  const [name, mode, origin, elsewhere] = process.argv.slice(childAt + 1, childAt + 5) as [
+    string,
+    Mode,
+    string,
+    string,
+  ];
+  await child(name, mode, origin, elsewhere);
+} else {
+  await parent();
+}
+
+async function parent(): Promise<void> {
+  const server = await startBenchServer(args.server, args.pin);
+  const [origin, elsewhere] = server.origins;
+  const names = Object.keys(clients).filter(
+    (n) => args.only === undefined || args.only.some((o) => n.startsWith(o)),
+  );
+  const results = new Map<string, { cpuPerCall: number[]; rps: number[]; errors: number }>();
+  for (let r = 0; r < args.rounds; r++) {
+    for (const name of names) {
+      // Alternate the order of the modes from round to round.
+      const order = r % 2 === 0 ? modes : [...modes].reverse();
+      for (const mode of order) {
+        const result = await new Promise<RoundResult>((resolve, reject) => {
+          const proc = fork(
+            fileURLToPath(import.meta.url),
+            [...process.argv.slice(2), '--child', name, mode, origin, elsewhere],
+            { execArgv: process.execArgv, stdio: 'inherit' },
+          );
+          proc.once('message', (m) => resolve(m as RoundResult));
+          proc.once('exit', (code) => reject(new Error(`${name} ${mode}: exited with ${code}`)));
+        });
+        const key = `${name} ${mode}`;
+        const entry = results.get(key) ?? { cpuPerCall: [], rps: [], errors: 0 };
+        entry.cpuPerCall.push(result.cpuUs / Math.max(1, result.count));
+        entry.rps.push((result.count / result.elapsedMs) * 1_000);
+        entry.errors += result.errors;
+        results.set(key, entry);
+      }
+    }
+  }
+  server.stop();
+
+  console.log(
+    `C = ${args.concurrency}, ${args.rounds} rounds × ${args.seconds} s per contender, alternating, each round in a fresh client process; ${server.pinned ? 'client on CPU 0, server on CPU 1' : 'not pinned'}; Node ${process.version}\n`,
+  );
+  console.log(
+    '| client | mode | client CPU µs/call | req/s | CPU ÷ plain (paired) | req/s ÷ plain (paired) | errors |',
+  );
+  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+  for (const name of names) {
+    const plain = results.get(`${name} plain`)!;
+    for (const mode of modes) {
+      const e = results.get(`${name} ${mode}`)!;
+      // Ratios paired round by round (the same minute of a noisy machine), then their median.
+      const cpuRatio = median(e.cpuPerCall.map((v, i) => v / plain.cpuPerCall[i]!));
+      const rpsRatio = median(e.rps.map((v, i) => v / plain.rps[i]!));
+      console.log(
+        `| ${name} | ${mode} | ${median(e.cpuPerCall).toFixed(1)} | ${median(e.rps).toFixed(0)} | ${cpuRatio.toFixed(3)} | ${rpsRatio.toFixed(3)} | ${e.errors} |`,
+      );
+    }
+  }
+}
