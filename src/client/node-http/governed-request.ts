@@ -16,8 +16,8 @@ export interface GovernedDispatcher {
  * dispatcher — deadline, pre-call check, timeouts, budgeted retries, hedging, the choice of instance.
  * The answer arrives as an `http.IncomingMessage` that streams the body with backpressure.
  *
- * What it does not have: an own TCP socket (`socket` is a stand-in whose methods do nothing, as
- * the connection belongs to the dispatcher's pool), `information` (1xx) events, trailers.
+ * What it does not have: an own TCP socket (`socket` is a stand-in — the connection is the
+ * dispatcher pool's), `information` (1xx) events, trailers.
  */
 export class GovernedRequest extends Writable {
   readonly method: string;
@@ -69,7 +69,7 @@ export class GovernedRequest extends Writable {
     process.nextTick(announceSocket, this);
   }
 
-  /** A stand-in: the connection is the dispatcher's; its methods do nothing. */
+  /** A stand-in: the connection is the dispatcher's (see {@link StandInSocket}). */
   get socket(): StandInSocket {
     if (this.#socket === null) this.#socket = new StandInSocket(this, this.#target.origin);
     return this.#socket;
@@ -131,7 +131,10 @@ export class GovernedRequest extends Writable {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     if (ms > 0 && !this.#settled) {
-      this.#timer = setTimeout(() => this.emit('timeout'), ms);
+      this.#timer = setTimeout(() => {
+        this.#socket?.emit('timeout');
+        this.emit('timeout');
+      }, ms);
       this.#timer.unref();
     }
     return this;
@@ -338,8 +341,8 @@ class GovernedResponse extends IncomingMessage {
 
 /**
  * What a governed request offers as its `socket`: the connection is the dispatcher's, so this only
- * answers what callers ask of a socket (`setTimeout`, `setKeepAlive`, `remoteAddress` …) without
- * acting; `destroy()` destroys the request. It reads as connected and writable, not encrypted for
+ * answers what callers ask of a socket (`setKeepAlive`, `remoteAddress` …) without acting;
+ * `setTimeout()` arms the request's idle timer, `destroy()` destroys the request. It reads as connected and writable, not encrypted for
  * `http:`.
  */
 export class StandInSocket extends EventEmitter {
@@ -363,7 +366,10 @@ export class StandInSocket extends EventEmitter {
     return this.#request.destroyed;
   }
 
-  setTimeout(): this {
+  /** The request's idle timer: `timeout` is emitted here and on the request. */
+  setTimeout(ms: number, callback?: () => void): this {
+    if (callback !== undefined) this.once('timeout', callback);
+    this.#request.setTimeout(ms);
     return this;
   }
 
