@@ -49,7 +49,8 @@ let current: Installed | null = null;
 /**
  * Makes prazo the global dispatcher: Node's built-in `fetch`, `undici.request` and the SDKs built on
  * them go through {@link prazoInterceptor} — the dependencies' origins with their whole policy, every
- * other origin untouched. Calling it again replaces the previous installation (one layer, never two);
+ * other origin untouched; with `nodeHttp: true`, `node:http` and `node:https` clients (axios, got,
+ * the AWS SDK …) too. Calling it again replaces the previous installation (one layer, never two);
  * {@link uninstall} restores the dispatcher that was in place.
  *
  * @returns the interceptor, with its dependencies (events, policy, budget).
