@@ -225,6 +225,23 @@ describe('install({ nodeHttp: true })', () => {
     await until(() => closed === 2);
   });
 
+  it('ends an answer broken midway with aborted, and throws nothing at a caller not listening for errors', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-length': '100' });
+      res.write('part');
+      setTimeout(() => res.socket?.destroy(), 20).unref();
+    });
+    install({ dependencies: [options(server.origin)], nodeHttp: true });
+    const res = await new Promise<http.IncomingMessage>((resolve) => http.get(`${server.origin}/`, resolve));
+    const seen: string[] = [];
+    res.on('aborted', () => seen.push('aborted'));
+    res.on('close', () => seen.push('close'));
+    res.resume();
+    await until(() => seen.includes('close'));
+    expect(seen).toEqual(['aborted', 'close']);
+    expect(res.complete).toBe(false);
+  });
+
   it('sends a POST without an Idempotency-Key once, and retries one that carries a key', async () => {
     const server = await serve((req, res) => {
       req.resume();

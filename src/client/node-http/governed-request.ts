@@ -335,7 +335,8 @@ class GovernedResponse extends IncomingMessage {
       this.emit('aborted');
       this.#request.cancelFromResponse(error ?? abortError(undefined));
     }
-    callback(error);
+    // As Node's answer does: an error nobody listens for ends the answer without being thrown.
+    callback(this.listenerCount('error') === 0 ? null : error);
   }
 }
 
