@@ -9,6 +9,10 @@
  * flight; a keep-alive node:http server in a child process (client on CPU 0, server on CPU 1 where
  * `taskset` allows). prazo is the built package.
  *
+ * A last table isolates what the not-governed rows pay for: the routing check alone (is this
+ * origin governed?), in ns per call, for the arguments each client hands `http.request`, next to
+ * the plain call's client CPU from the same run.
+ *
  *   npm run build && flock /tmp/prazo-heavy.lock node --expose-gc --import tsx bench/node-http.bench.ts \
  *     [--rounds 5] [--seconds 2] [--concurrency 32] [--only axios,got]
  */
@@ -17,6 +21,7 @@ import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import axios from 'axios';
 import got from 'got';
+import { originTable, routeOf } from '../src/client/node-http/route.js';
 import {
   type BenchClient,
   drive,
@@ -133,6 +138,7 @@ async function parent(): Promise<void> {
     }
   }
   server.stop();
+  const checkNs = routingCheckNs(origin, elsewhere);
 
   console.log(
     `C = ${args.concurrency}, ${args.rounds} rounds × ${args.seconds} s per contender, alternating, each round in a fresh client process; ${server.pinned ? 'client on CPU 0, server on CPU 1' : 'not pinned'}; Node ${process.version}\n`,
@@ -153,4 +159,70 @@ async function parent(): Promise<void> {
       );
     }
   }
+
+  console.log('\n| client | routing check of a not-governed call, ns | ÷ plain client CPU per call |');
+  console.log('| --- | ---: | ---: |');
+  for (const name of names) {
+    const plainCpuUs = median(results.get(`${name} plain`)!.cpuPerCall);
+    const ns = checkNs[name]!;
+    console.log(`| ${name} | ${ns.toFixed(0)} | ${(1 + ns / 1_000 / plainCpuUs).toFixed(4)} |`);
+  }
+}
+
+/**
+ * The routing check alone, with the arguments each client hands `http.request` (axios through
+ * follow-redirects: one options object; got: a URL and options; `http.request`: options), for a
+ * table governing another origin: ns per call, the median of 5 runs of 200 000 calls.
+ */
+function routingCheckNs(origin: string, elsewhere: string): Record<string, number> {
+  const table = originTable([elsewhere]);
+  const url = new URL(`${origin}/`);
+  const agent = new http.Agent({ keepAlive: true });
+  const headers = {
+    Accept: 'application/json, text/plain, */*',
+    'User-Agent': 'axios/1',
+    'Accept-Encoding': 'gzip',
+  };
+  const shapes: Record<string, [unknown, unknown, unknown]> = {
+    axios: [
+      {
+        maxRedirects: 21,
+        maxBodyLength: Number.POSITIVE_INFINITY,
+        protocol: 'http:',
+        path: '/',
+        method: 'GET',
+        headers,
+        agents: {},
+        auth: undefined,
+        family: undefined,
+        beforeRedirect: () => {},
+        hostname: url.hostname,
+        port: url.port,
+        agent,
+        nativeProtocols: {},
+      },
+      () => {},
+      undefined,
+    ],
+    got: [url, { method: 'GET', headers, agent, timeout: undefined, signal: undefined }, undefined],
+    'http.request': [
+      { hostname: url.hostname, port: url.port, path: '/', method: 'GET', agent },
+      () => {},
+      undefined,
+    ],
+  };
+  const out: Record<string, number> = {};
+  for (const [name, [a, b, c]] of Object.entries(shapes)) {
+    const runs: number[] = [];
+    let sink = 0;
+    for (let r = 0; r < 5; r++) {
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < 200_000; i++) if (routeOf(table, 'http:', a, b, c) === undefined) sink++;
+      runs.push(Number(process.hrtime.bigint() - t0) / 200_000);
+    }
+    if (sink === 0) throw new Error('the check governed a call to another origin');
+    out[name] = median(runs);
+  }
+  agent.destroy();
+  return out;
 }
