@@ -2,8 +2,11 @@ import http, * as httpNamespace from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import axios, { AxiosError } from 'axios';
 import got, { RequestError } from 'got';
+import { Agent } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { install, uninstall } from '../src/client/install.js';
+import { prazoInterceptor } from '../src/client/interceptor.js';
+import { nodeHttpRequest } from '../src/client/node-http/govern-node-http.js';
 import type { DependencyOptions } from '../src/client/options.js';
 import { isPrazoError } from '../src/errors.js';
 import { reply, startServer, type TestServer, warmUp } from './support/servers.js';
@@ -300,6 +303,43 @@ describe('install({ nodeHttp: true })', () => {
     const error = await axios.get(`${server.origin}/slow`, { timeout: 100 }).catch((e: unknown) => e);
     expect((error as AxiosError).code).toBe('ECONNABORTED');
     await until(() => closed === 1);
+  });
+});
+
+describe('nodeHttpRequest()', () => {
+  it("governs got (its request option) and axios (its transport) alone, Node's http.request untouched", async () => {
+    const own = await serve((_req, res, n) => reply(res, n % 2 === 1 ? 503 : 200, {}, `answer ${n}`));
+    const other = await serve((_req, res) => reply(res, 503), '127.0.0.2');
+    const prazo = prazoInterceptor({ dependencies: [options(own.origin)] });
+    const agent = new Agent();
+    const request = nodeHttpRequest(prazo, agent.compose(prazo) as never);
+    try {
+      expect(http.request).toBe(NODE_REQUEST);
+      const viaGot = await got(`${own.origin}/a`, { request: request as never, retry: { limit: 0 } }).text();
+      expect(viaGot).toBe('answer 2');
+      const viaAxios = await axios.get(`${own.origin}/b`, { transport: { request }, responseType: 'text' });
+      expect(viaAxios.data).toBe('answer 4');
+      expect(own.seen.retry).toBe(2);
+      // Another origin goes to Node's own request, untouched.
+      const passed = await got(`${other.origin}/c`, {
+        request: request as never,
+        retry: { limit: 0 },
+        throwHttpErrors: false,
+      });
+      expect(passed.statusCode).toBe(503);
+      expect(other.seen.attempts).toEqual(['']);
+    } finally {
+      await prazo.close();
+      await agent.close();
+    }
+  });
+
+  it('rejects a dispatcher without dispatch()', () => {
+    const prazo = prazoInterceptor({ dependencies: [options('http://127.0.0.1:1')] });
+    expect(() => nodeHttpRequest(prazo, {} as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTION' }),
+    );
+    void prazo.close();
   });
 });
 

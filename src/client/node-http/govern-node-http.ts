@@ -1,10 +1,17 @@
 import http from 'node:http';
 import https from 'node:https';
 import { syncBuiltinESMExports } from 'node:module';
+import { InvalidOptionError } from '../../errors.js';
 import { type GovernedDispatcher, GovernedRequest } from './governed-request.js';
 import { type ModuleProtocol, type OriginTable, originTable, routeOf } from './route.js';
 
-type RequestFunction = (input: unknown, options?: unknown, callback?: unknown) => http.ClientRequest;
+/** `http.request`'s shape: `(url[, options][, callback])` or `(options[, callback])`. */
+export type NodeRequestFunction = (
+  input: unknown,
+  options?: unknown,
+  callback?: unknown,
+) => http.ClientRequest;
+type RequestFunction = NodeRequestFunction;
 
 /**
  * Routes the calls of `node:http` and `node:https` (`request` and `get`, and so axios, got,
@@ -72,4 +79,56 @@ function governedFunction(
     }
     return original(input, options, callback);
   };
+}
+
+/**
+ * An `http.request`-shaped function for a client that takes one — got's `request` option, axios's
+ * `transport` — governing that client alone, with nothing global replaced: a call to one of the
+ * interceptor's origins runs as a prazo call on `dispatcher`, which must be a dispatcher the
+ * interceptor is composed onto; any other call goes to Node's `http.request` or `https.request`
+ * (by the call's protocol) untouched. The same layer as `install({ nodeHttp: true })`, with its
+ * pass-through cases (docs/interceptor.md).
+ *
+ * @throws {InvalidOptionError} (`dispatcher`) without a `dispatch()` function.
+ * @example
+ * const prazo = prazoInterceptor({ dependencies: [inventoryOptions] });
+ * const request = nodeHttpRequest(prazo, new Agent().compose(prazo));
+ * await got('http://10.0.0.7:8080/stock/42', { request, retry: { limit: 0 } });
+ * await axios.get('http://10.0.0.7:8080/stock/42', { transport: { request } });
+ */
+export function nodeHttpRequest(
+  interceptor: { readonly dependencies: ReadonlyMap<string, { origins(): readonly string[] }> },
+  dispatcher: GovernedDispatcher,
+): NodeRequestFunction {
+  if (typeof (dispatcher as Partial<GovernedDispatcher> | null)?.dispatch !== 'function')
+    throw new InvalidOptionError('dispatcher', 'a dispatcher the interceptor is composed onto', dispatcher);
+  const table = originTable(Array.from(interceptor.dependencies.values(), (dep) => dep.origins()).flat());
+  return function request(input, options, callback) {
+    const protocol = protocolOf(input, options);
+    const route = routeOf(table, protocol, input, options, callback);
+    if (typeof route === 'object')
+      return new GovernedRequest(route, protocol, dispatcher) as unknown as http.ClientRequest;
+    return (protocol === 'https:' ? https.request : http.request)(
+      input as never,
+      options as never,
+      callback as never,
+    );
+  };
+}
+
+/** The protocol a call names (options over URL), `http:` when it names none. */
+function protocolOf(input: unknown, options: unknown): ModuleProtocol {
+  const fromOptions = (o: unknown) =>
+    typeof o === 'object' && o !== null && !(o instanceof URL)
+      ? (o as { protocol?: unknown }).protocol
+      : undefined;
+  const named =
+    fromOptions(options) ??
+    fromOptions(input) ??
+    (input instanceof URL
+      ? input.protocol
+      : typeof input === 'string'
+        ? input.slice(0, input.indexOf(':') + 1).toLowerCase()
+        : undefined);
+  return named === 'https:' ? 'https:' : 'http:';
 }
