@@ -24,6 +24,7 @@ export { nodeHttpRequest } from './client/node-http/govern-node-http.js';
 export type { GovernedDispatcher } from './client/node-http/governed-request.js';
 export type {
   DependencyOptions,
+  DependencyTlsOptions,
   HedgeOptions,
   LatencyOption,
   NormalizedDependencyOptions,

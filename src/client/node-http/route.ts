@@ -129,7 +129,7 @@ export function routeOf(
     options?.port ||
       url?.port ||
       options?.defaultPort ||
-      (agent && agent.defaultPort) ||
+      (agent || undefined)?.defaultPort ||
       defaultPort(protocol),
   );
   const origin = table.origins.get(keyOf(protocol, host, port));
