@@ -250,6 +250,31 @@ for (const way of ways) {
       for (const s of both) expect(s.sessions).toBeLessThanOrEqual(1);
     });
 
+    it('fails at once when the Retry-After does not fit the deadline, and holds retries to the budget', async () => {
+      const c = await use(
+        (stream, headers) =>
+          headers[':path'] === '/later'
+            ? answer(stream, 429, '', { 'retry-after': '5' })
+            : answer(stream, 503),
+        { retryBudget: { windowMs: 2_000, minPerSecond: 1, maxRatio: 0.1 } },
+      );
+      const error = await c.call('/later').catch((e: unknown) => e);
+      expect(isPrazoError(error, 'RETRY_AFTER_EXCEEDS_DEADLINE'), String(error)).toBe(true);
+      expect(server!.streams).toBe(1);
+      // Floor: 1 extra per second over a 2 s window = 2 extras over the 11 originals.
+      for (let i = 0; i < 10; i++) expect((await c.call('/x')).status).toBe(503);
+      expect(server!.kinds.filter((k) => k === 'retry')).toHaveLength(2);
+    });
+
+    it('refuses before the call, opening no stream, when the deadline cannot hold the p99', async () => {
+      const c = await use((stream) => answer(stream, 200));
+      const deadline = Deadline.after(100);
+      const error = await withDeadline(deadline, () => c.call('/x')).catch((e: unknown) => e);
+      deadline.dispose();
+      expect(isPrazoError(error, 'DEADLINE_INSUFFICIENT'), String(error)).toBe(true);
+      expect(server!.streams).toBe(0);
+    });
+
     it('sends a POST once when its stream is reset after it was written', async () => {
       const c = await use((stream) => {
         stream.resume();
