@@ -84,7 +84,9 @@ describe('install({ nodeHttp: true })', () => {
       reply(res, n === 1 ? 503 : 200, { 'set-cookie': 'a=1', 'x-twice': 'one' }, `answer ${n}`),
     );
     const other = await serve((_req, res) => reply(res, 503), '127.0.0.2');
-    install({ dependencies: [options(own.origin)], nodeHttp: true });
+    const prazo = install({ dependencies: [options(own.origin)], nodeHttp: true });
+    const ended: string[] = [];
+    prazo.dependencies.get('inventory')!.on('request-end', (e) => ended.push(e.outcome));
 
     const governed = await get(`${own.origin}/stock/42`);
     expect(governed.res.statusCode).toBe(200);
@@ -96,6 +98,7 @@ describe('install({ nodeHttp: true })', () => {
     expect(own.seen.original).toBe(1);
     expect(own.seen.retry).toBe(1);
     expect(own.seen.deadlines.every((d) => /^\d+$/.test(d))).toBe(true);
+    expect(ended).toEqual(['success']);
 
     const passed = await get(`${other.origin}/x`);
     expect(passed.req).toBeInstanceOf(http.ClientRequest);
