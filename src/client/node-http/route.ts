@@ -146,7 +146,11 @@ export function routeOf(
     )
       return 'tls-options';
   }
-  const method = String(options?.method ?? 'GET').toUpperCase();
+  const rawMethod = options?.method ?? 'GET';
+  let path = options?.path as string | null | undefined;
+  // Node validates these and throws: let it.
+  if (typeof rawMethod !== 'string' || (path != null && typeof path !== 'string')) return undefined;
+  const method = rawMethod.toUpperCase();
   if (method === 'CONNECT') return 'method';
   const headers = options?.headers;
   if (headers != null) {
@@ -158,7 +162,6 @@ export function routeOf(
       )
         return 'header';
   }
-  let path = options?.path;
   if (path == null) path = url === undefined ? '/' : url.pathname + url.search;
   let auth = options?.auth;
   if (auth == null && url !== undefined && (url.username !== '' || url.password !== ''))
@@ -168,7 +171,7 @@ export function routeOf(
   return {
     origin,
     method,
-    path: String(path),
+    path,
     headers: (headers as Record<string, unknown> | null | undefined) ?? null,
     auth: typeof auth === 'string' ? auth : null,
     callback: typeof callback === 'function' ? (callback as (response: unknown) => void) : undefined,
