@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import http, * as httpNamespace from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import axios, { AxiosError } from 'axios';
@@ -246,6 +247,27 @@ describe('install({ nodeHttp: true })', () => {
     await until(() => seen.includes('close'));
     expect(seen).toEqual(['aborted', 'close']);
     expect(res.complete).toBe(false);
+  });
+
+  it("leaves nothing armed once a call is over: the idle timer and the caller's signal listener", async () => {
+    const server = await serve((_req, res) => reply(res, 200));
+    install({ dependencies: [options(server.origin)], nodeHttp: true });
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const controller = new AbortController();
+    for (let i = 0; i < 20; i++) {
+      await new Promise<void>((resolve, reject) => {
+        http
+          .get(`${server.origin}/x`, { signal: controller.signal, timeout: 5_000 }, (res) => {
+            res.resume();
+            res.on('end', resolve);
+          })
+          .on('error', reject);
+      });
+    }
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    // The dependency's own shared timers may be armed; none per call.
+    expect(timers() - before).toBeLessThanOrEqual(2);
   });
 
   it('sends a POST without an Idempotency-Key once, and retries one that carries a key', async () => {
