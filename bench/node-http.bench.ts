@@ -9,12 +9,18 @@
  * flight; a keep-alive node:http server in a child process (client on CPU 0, server on CPU 1 where
  * `taskset` allows). prazo is the built package.
  *
+ * `--interleaved`: instead, one fresh client process per client in which the three modes take turns
+ * in short blocks (`--block-ms`, 300 by default; `--rounds` cycles of the three, the order rotating),
+ * prazo installed and uninstalled between blocks: each mode runs with the same JIT state and in the
+ * same second of a noisy machine as the others, which resolves differences of a few percent that
+ * separate processes minutes apart do not. The ratios are paired cycle by cycle.
+ *
  * A last table isolates what the not-governed rows pay for: the routing check alone (is this
  * origin governed?), in ns per call, for the arguments each client hands `http.request`, next to
  * the plain call's client CPU from the same run.
  *
  *   npm run build && flock /tmp/prazo-heavy.lock node --expose-gc --import tsx bench/node-http.bench.ts \
- *     [--rounds 5] [--seconds 2] [--concurrency 32] [--only axios,got]
+ *     [--rounds 5] [--seconds 2] [--concurrency 32] [--only axios,got] [--interleaved [--block-ms 300]]
  */
 import { fork } from 'node:child_process';
 import http from 'node:http';
@@ -94,8 +100,48 @@ async function child(name: string, mode: Mode, origin: string, elsewhere: string
   process.send!(result, () => process.exit(0));
 }
 
+/** In a client process: the three modes of one client, taking turns in short blocks. */
+async function interleavedChild(name: string, origin: string, elsewhere: string): Promise<void> {
+  const blockMs = Number(process.argv[process.argv.indexOf('--block-ms') + 1]) || 300;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: args.concurrency });
+  const client = clients[name]!(origin, agent);
+  const enter = (mode: Mode) => {
+    if (mode !== 'plain')
+      install({ dependencies: [dependencyOn(mode === 'governed' ? origin : elsewhere)], nodeHttp: true });
+  };
+  const leave = (mode: Mode) => (mode === 'plain' ? Promise.resolve() : uninstall());
+  // Warm-up: every mode, unmeasured.
+  for (const mode of modes) {
+    enter(mode);
+    await drive(client, args.concurrency, 500);
+    await leave(mode);
+  }
+  const cycles: Record<Mode, RoundResult>[] = [];
+  for (let c = 0; c < args.rounds; c++) {
+    const order = [...modes.slice(c % 3), ...modes.slice(0, c % 3)];
+    const cycle = {} as Record<Mode, RoundResult>;
+    for (const mode of order) {
+      enter(mode);
+      cycle[mode] = await drive(client, args.concurrency, blockMs);
+      await leave(mode);
+    }
+    cycles.push(cycle);
+  }
+  await client.close();
+  agent.destroy();
+  process.send!(cycles, () => process.exit(0));
+}
+
+const interleavedAt = process.argv.indexOf('--child-interleaved');
 const childAt = process.argv.indexOf('--child');
-if (childAt !== -1) {
+if (interleavedAt !== -1) {
+  const [name, origin, elsewhere] = process.argv.slice(interleavedAt + 1, interleavedAt + 4) as [
+    string,
+    string,
+    string,
+  ];
+  await interleavedChild(name, origin, elsewhere);
+} else if (childAt !== -1) {
   const [name, mode, origin, elsewhere] = process.argv.slice(childAt + 1, childAt + 5) as [
     string,
     Mode,
@@ -114,7 +160,28 @@ async function parent(): Promise<void> {
     (n) => args.only === undefined || args.only.some((o) => n.startsWith(o)),
   );
   const results = new Map<string, { cpuPerCall: number[]; rps: number[]; errors: number }>();
-  for (let r = 0; r < args.rounds; r++) {
+  const record = (key: string, result: RoundResult) => {
+    const entry = results.get(key) ?? { cpuPerCall: [], rps: [], errors: 0 };
+    entry.cpuPerCall.push(result.cpuUs / Math.max(1, result.count));
+    entry.rps.push((result.count / result.elapsedMs) * 1_000);
+    entry.errors += result.errors;
+    results.set(key, entry);
+  };
+  const interleaved = process.argv.includes('--interleaved');
+  if (interleaved)
+    for (const name of names) {
+      const cycles = await new Promise<Record<Mode, RoundResult>[]>((resolve, reject) => {
+        const proc = fork(
+          fileURLToPath(import.meta.url),
+          [...process.argv.slice(2), '--child-interleaved', name, origin, elsewhere],
+          { execArgv: process.execArgv, stdio: 'inherit' },
+        );
+        proc.once('message', (m) => resolve(m as Record<Mode, RoundResult>[]));
+        proc.once('exit', (code) => reject(new Error(`${name}: exited with ${code}`)));
+      });
+      for (const cycle of cycles) for (const mode of modes) record(`${name} ${mode}`, cycle[mode]);
+    }
+  for (let r = 0; r < (interleaved ? 0 : args.rounds); r++) {
     for (const name of names) {
       // Alternate the order of the modes from round to round.
       const order = r % 2 === 0 ? modes : [...modes].reverse();
@@ -128,12 +195,7 @@ async function parent(): Promise<void> {
           proc.once('message', (m) => resolve(m as RoundResult));
           proc.once('exit', (code) => reject(new Error(`${name} ${mode}: exited with ${code}`)));
         });
-        const key = `${name} ${mode}`;
-        const entry = results.get(key) ?? { cpuPerCall: [], rps: [], errors: 0 };
-        entry.cpuPerCall.push(result.cpuUs / Math.max(1, result.count));
-        entry.rps.push((result.count / result.elapsedMs) * 1_000);
-        entry.errors += result.errors;
-        results.set(key, entry);
+        record(`${name} ${mode}`, result);
       }
     }
   }
@@ -141,7 +203,11 @@ async function parent(): Promise<void> {
   const checkNs = routingCheckNs(origin, elsewhere);
 
   console.log(
-    `C = ${args.concurrency}, ${args.rounds} rounds × ${args.seconds} s per contender, alternating, each round in a fresh client process; ${server.pinned ? 'client on CPU 0, server on CPU 1' : 'not pinned'}; Node ${process.version}\n`,
+    `C = ${args.concurrency}, ${
+      interleaved
+        ? `${args.rounds} cycles of the three modes in turn, blocks of ${Number(process.argv[process.argv.indexOf('--block-ms') + 1]) || 300} ms, one fresh client process per client`
+        : `${args.rounds} rounds × ${args.seconds} s per contender, alternating, each round in a fresh client process`
+    }; ${server.pinned ? 'client on CPU 0, server on CPU 1' : 'not pinned'}; Node ${process.version}\n`,
   );
   console.log(
     '| client | mode | client CPU µs/call | req/s | CPU ÷ plain (paired) | req/s ÷ plain (paired) | errors |',
@@ -151,7 +217,7 @@ async function parent(): Promise<void> {
     const plain = results.get(`${name} plain`)!;
     for (const mode of modes) {
       const e = results.get(`${name} ${mode}`)!;
-      // Ratios paired round by round (the same minute of a noisy machine), then their median.
+      // Ratios paired round by round (or cycle by cycle), then their median.
       const cpuRatio = median(e.cpuPerCall.map((v, i) => v / plain.cpuPerCall[i]!));
       const rpsRatio = median(e.rps.map((v, i) => v / plain.rps[i]!));
       console.log(
