@@ -19,8 +19,12 @@ export type {
   PrazoInterceptorOptions,
 } from './client/interceptor.js';
 export { prazoInterceptor } from './client/interceptor.js';
+export type { NodeRequestFunction } from './client/node-http/govern-node-http.js';
+export { nodeHttpRequest } from './client/node-http/govern-node-http.js';
+export type { GovernedDispatcher } from './client/node-http/governed-request.js';
 export type {
   DependencyOptions,
+  DependencyTlsOptions,
   HedgeOptions,
   LatencyOption,
   NormalizedDependencyOptions,

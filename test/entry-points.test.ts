@@ -1,4 +1,7 @@
 import { createRequire } from 'node:module';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import axios, { AxiosError } from 'axios';
+import got, { RequestError } from 'got';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dependency } from '../src/client/dependency.js';
 import { install, uninstall } from '../src/client/install.js';
@@ -12,8 +15,10 @@ import { createRandom } from '../src/lab/random.js';
 import { elapsedSince, reply, startServer, type TestServer, warmUp } from './support/servers.js';
 
 // One behavioural suite, run through every way a service reaches prazo: its own client, the
-// interceptor on an undici 7 Agent and on an undici 8 Agent (the application's dispatcher), and
-// Node's global fetch after install().
+// interceptor on an undici 7 Agent and on an undici 8 Agent (the application's dispatcher), Node's
+// global fetch after install(), and axios (its default adapter, on node:http), got and the AWS SDK
+// v3's NodeHttpHandler after install({ nodeHttp: true }) — their own retries off, as
+// docs/interceptor.md says.
 
 interface Answer {
   status: number;
@@ -109,6 +114,72 @@ const entryPoints: EntryPoint[] = [
     },
     prazoError: (error) =>
       error instanceof TypeError ? error.cause : new Error(`not a TypeError: ${error}`),
+  },
+  {
+    name: 'axios (default adapter) after install({ nodeHttp: true })',
+    client(options) {
+      install({ dependencies: [options], nodeHttp: true });
+      const client = axios.create({ validateStatus: () => true, responseType: 'text' });
+      return {
+        async call(origin, path, { method = 'GET', body } = {}) {
+          const res = await client.request<string>({ url: origin + path, method, data: body });
+          return { status: res.status, text: res.data };
+        },
+        close: () => uninstall(),
+      };
+    },
+    prazoError: (error) =>
+      error instanceof AxiosError ? error.cause : new Error(`not an AxiosError: ${error}`),
+  },
+  {
+    name: 'got after install({ nodeHttp: true })',
+    client(options) {
+      install({ dependencies: [options], nodeHttp: true });
+      const client = got.extend({ retry: { limit: 0 }, throwHttpErrors: false });
+      return {
+        async call(origin, path, { method = 'GET', body } = {}) {
+          const res = await client(origin + path, {
+            method: method as 'GET',
+            ...(body === undefined ? {} : { body }),
+          });
+          return { status: res.statusCode, text: res.body };
+        },
+        close: () => uninstall(),
+      };
+    },
+    prazoError: (error) =>
+      error instanceof RequestError ? error.cause : new Error(`not a got RequestError: ${error}`),
+  },
+  {
+    // The handler every AWS SDK v3 client sends through (retries are the client's middleware, above it).
+    name: "the AWS SDK v3's NodeHttpHandler after install({ nodeHttp: true })",
+    client(options) {
+      install({ dependencies: [options], nodeHttp: true });
+      const handler = new NodeHttpHandler();
+      return {
+        async call(origin, path, { method = 'GET', body } = {}) {
+          const url = new URL(origin + path);
+          const { response } = await handler.handle({
+            protocol: url.protocol,
+            hostname: url.hostname,
+            port: Number(url.port),
+            path: url.pathname,
+            query: {},
+            method,
+            headers: body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) },
+            body,
+          } as Parameters<NodeHttpHandler['handle']>[0]);
+          let text = '';
+          for await (const chunk of response.body as AsyncIterable<Buffer>) text += chunk;
+          return { status: response.statusCode, text };
+        },
+        close: async () => {
+          handler.destroy();
+          await uninstall();
+        },
+      };
+    },
+    prazoError: (error) => error,
   },
 ];
 

@@ -72,6 +72,8 @@ export interface DependencyInternals {
     origins: readonly string[];
     connections: number;
     connectTimeoutMs: number;
+    tls?: object;
+    allowH2?: boolean;
   }) => Transport;
 }
 
@@ -112,6 +114,8 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       connectTimeoutMs: initial.connectMs,
       timeoutMs: initial.readMs,
       ...(o.lookup === undefined ? {} : { lookup: o.lookup }),
+      ...(o.tls === undefined ? {} : { tls: o.tls }),
+      ...(o.http2 ? { allowH2: true } : {}),
     }),
   );
   const { ctx, gate, throttle } = engine;

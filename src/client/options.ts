@@ -116,11 +116,37 @@ export interface DependencyOptions {
    */
   lookup?: LookupFunction;
   /**
+   * TLS of the connections to `https:` origins: a private CA, a client certificate, the name to
+   * verify (see {@link DependencyTlsOptions}). Applies to `dependency()`'s own pools; the interceptor
+   * runs on your dispatcher, whose `connect` options set it there. @default Node's defaults
+   */
+  tls?: DependencyTlsOptions;
+  /**
+   * Speak HTTP/2 with `https:` origins that offer it through ALPN (HTTP/1.1 with the others): calls
+   * are streams on up to `connections` connections per origin, and a cancelled attempt (a losing
+   * hedge copy, a timeout) resets its stream, not the connection. @default false
+   */
+  http2?: boolean;
+  /**
    * Where `fetch()` sends an absolute URL whose origin is not one of `origins`, untouched (e.g.
    * `globalThis.fetch` when `dep.fetch` replaces the global one). Without it such a call rejects with
    * `FOREIGN_ORIGIN` and nothing is sent. @default undefined (refuse)
    */
   passThroughFetch?: FetchFunction;
+}
+
+/** TLS of a dependency's connections (`tls.connect` options of the same names). */
+export interface DependencyTlsOptions {
+  /** Trusted CA certificates (PEM), replacing Node's list: a private CA. */
+  ca?: string | Buffer | ReadonlyArray<string | Buffer>;
+  /** Client certificate chain (PEM), for mutual TLS. */
+  cert?: string | Buffer;
+  /** Client private key (PEM), for mutual TLS. */
+  key?: string | Buffer;
+  /** The name to send as SNI and to verify the certificate against. @default the origin's host */
+  servername?: string;
+  /** Verify the server's certificate. Turn it off only against a test double. @default true */
+  rejectUnauthorized?: boolean;
 }
 
 /** Defaults of {@link DependencyOptions}. */
@@ -147,6 +173,9 @@ export interface NormalizedDependencyOptions extends EngineOptions {
   connections: number;
   calibration: CalibrationOptions;
   lookup: LookupFunction | undefined;
+  /** TLS options of the pools' connections, or undefined for Node's defaults. */
+  tls: DependencyTlsOptions | undefined;
+  http2: boolean;
   passThroughFetch: FetchFunction | undefined;
 }
 
@@ -196,6 +225,9 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
   const lookup = options.lookup;
   if (lookup !== undefined && typeof lookup !== 'function')
     throw new InvalidOptionError('lookup', 'a function like dns.lookup', lookup);
+  const tls = normalizeTls(options.tls);
+  const http2 = options.http2 ?? false;
+  if (typeof http2 !== 'boolean') throw new InvalidOptionError('http2', 'a boolean', http2);
   const passThroughFetch = options.passThroughFetch;
   if (passThroughFetch !== undefined && typeof passThroughFetch !== 'function')
     throw new InvalidOptionError('passThroughFetch', 'a fetch function', passThroughFetch);
@@ -246,6 +278,8 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
     clock,
     random,
     lookup,
+    tls,
+    http2,
     passThroughFetch,
   };
 }
@@ -338,4 +372,51 @@ function positive(option: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
     throw new InvalidOptionError(option, 'a finite number of ms > 0', value);
   return value;
+}
+
+/** Validates `tls`: an object of the documented fields, each of its type; a copy. */
+function normalizeTls(tls: unknown): DependencyTlsOptions | undefined {
+  if (tls === undefined) return undefined;
+  if (typeof tls !== 'object' || tls === null)
+    throw new InvalidOptionError('tls', 'an object of TLS options', tls);
+  const { ca, cert, key, servername, rejectUnauthorized, ...rest } = tls as Record<string, unknown>;
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined)
+    throw new InvalidOptionError(
+      `tls.${unknown}`,
+      'absent (ca, cert, key, servername, rejectUnauthorized)',
+      rest[unknown],
+    );
+  const pem = (v: unknown) => typeof v === 'string' || Buffer.isBuffer(v);
+  const out: DependencyTlsOptions = {};
+  if (ca !== undefined) {
+    if (!(pem(ca) || (Array.isArray(ca) && ca.length > 0 && ca.every(pem))))
+      throw new InvalidOptionError('tls.ca', 'PEM text or bytes, or a non-empty array of them', ca);
+    out.ca = ca as NonNullable<DependencyTlsOptions['ca']>;
+  }
+  if (cert !== undefined) {
+    if (!pem(cert)) throw new InvalidOptionError('tls.cert', 'PEM text or bytes', cert);
+    out.cert = cert as string | Buffer;
+  }
+  if (key !== undefined) {
+    if (!pem(key)) throw new InvalidOptionError('tls.key', 'PEM text or bytes', key);
+    out.key = key as string | Buffer;
+  }
+  if ((cert === undefined) !== (key === undefined))
+    throw new InvalidOptionError(
+      cert === undefined ? 'tls.cert' : 'tls.key',
+      'given with its pair (cert and key)',
+      undefined,
+    );
+  if (servername !== undefined) {
+    if (typeof servername !== 'string' || servername === '')
+      throw new InvalidOptionError('tls.servername', 'a non-empty host name', servername);
+    out.servername = servername;
+  }
+  if (rejectUnauthorized !== undefined) {
+    if (typeof rejectUnauthorized !== 'boolean')
+      throw new InvalidOptionError('tls.rejectUnauthorized', 'a boolean', rejectUnauthorized);
+    out.rejectUnauthorized = rejectUnauthorized;
+  }
+  return out;
 }

@@ -8,6 +8,10 @@ export interface ConnectorOptions {
   timeoutMs: number;
   /** Name lookup, as `net.connect` takes it. @default dns.lookup */
   lookup?: LookupFunction;
+  /** TLS options of `https:` connections (`ca`, `cert`, `key`, `servername`, `rejectUnauthorized`). */
+  tls?: object;
+  /** Offer HTTP/2 through ALPN on `https:` connections. @default false */
+  allowH2?: boolean;
 }
 
 /**
@@ -23,6 +27,8 @@ export function createConnector(options: ConnectorOptions): buildConnector.conne
     // 0 disables undici's coarse timer: ours below replaces it.
     timeout: 0,
     ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
+    ...options.tls,
+    ...(options.allowH2 === true ? { allowH2: true } : {}),
   } as buildConnector.BuildOptions);
   const timeoutMs = options.timeoutMs;
   return (connectOptions, callback) => {

@@ -15,6 +15,10 @@ export interface PoolTransportOptions {
   connectTimeoutMs: number;
   /** Name lookup of the pools' connects (a test fails one origin's DNS locally). @default dns.lookup */
   lookup?: LookupFunction;
+  /** TLS options of `https:` connections. @default Node's defaults */
+  tls?: object;
+  /** HTTP/2 with origins that offer it through ALPN. @default false */
+  allowH2?: boolean;
   /**
    * The usual per-attempt timeout, in ms: set once on the pools as undici's headers/body timeout,
    * so that a request with this timeout passes none of its own (less work in undici per request).
@@ -34,11 +38,14 @@ export function createPoolTransport(options: PoolTransportOptions): Transport {
   const connect = createConnector({
     timeoutMs: options.connectTimeoutMs,
     ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
+    ...(options.tls === undefined ? {} : { tls: options.tls }),
+    ...(options.allowH2 === true ? { allowH2: true } : {}),
   });
   const open = (origin: string): Pool =>
     new undici.Pool(origin, {
       connections: options.connections,
       connect,
+      ...(options.allowH2 === true ? { allowH2: true } : {}),
       ...(usual === undefined ? {} : { headersTimeout: usual, bodyTimeout: usual }),
     });
   for (const origin of options.origins) pools.set(origin, open(origin));

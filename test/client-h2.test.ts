@@ -1,0 +1,296 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http2 from 'node:http2';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { dependency } from '../src/client/dependency.js';
+import { prazoInterceptor } from '../src/client/interceptor.js';
+import type { DependencyOptions } from '../src/client/options.js';
+import { withDeadline } from '../src/deadline/context.js';
+import { Deadline } from '../src/deadline/deadline.js';
+import { isPrazoError } from '../src/errors.js';
+import { elapsedSince } from './support/servers.js';
+
+// HTTP/2 over TLS, against node:http2 servers with a certificate made here for 127.0.0.1: the
+// dependency's own pools (tls.ca, http2: true) and the interceptor on an undici 8 Agent that allows
+// h2. A losing hedge copy is a reset stream on the one connection.
+
+let tls: { key: Buffer; cert: Buffer };
+beforeAll(() => {
+  const dir = mkdtempSync(join(tmpdir(), 'prazo-h2-'));
+  try {
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,IP:127.0.0.2',
+      ],
+      { stdio: 'ignore' },
+    );
+    tls = { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+interface H2Server {
+  origin: string;
+  /** Sessions (connections) opened, streams received, streams the client reset before the answer. */
+  sessions: number;
+  streams: number;
+  resets: number;
+  kinds: string[];
+  deadlines: string[];
+  close(): Promise<void>;
+}
+
+type Handler = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, n: number) => void;
+
+async function startH2(handler: Handler, host = '127.0.0.1'): Promise<H2Server> {
+  const server = http2.createSecureServer({ ...tls, allowHTTP1: false });
+  const sessions = new Set<http2.ServerHttp2Session>();
+  const state: H2Server = {
+    origin: '',
+    sessions: 0,
+    streams: 0,
+    resets: 0,
+    kinds: [],
+    deadlines: [],
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const session of sessions) session.destroy();
+        server.close(() => resolve());
+      }),
+  };
+  server.on('session', (session) => {
+    state.sessions++;
+    sessions.add(session);
+    session.on('close', () => sessions.delete(session));
+  });
+  server.on('stream', (stream, headers) => {
+    state.streams++;
+    state.kinds.push(/kind=(\w+)/.exec(String(headers['x-prazo-attempt'] ?? ''))?.[1] ?? '');
+    state.deadlines.push(String(headers['x-deadline-epoch-ms'] ?? ''));
+    // Closed before this server answered: the client reset the stream (undici sends RST_STREAM).
+    stream.on('close', () => {
+      if (!stream.headersSent) state.resets++;
+    });
+    stream.on('error', () => {});
+    handler(stream, headers, state.streams);
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  state.origin = `https://${host}:${(server.address() as AddressInfo).port}`;
+  return state;
+}
+
+function answer(
+  stream: http2.ServerHttp2Stream,
+  status: number,
+  body = 'ok',
+  headers: Record<string, string> = {},
+) {
+  if (stream.destroyed) return;
+  stream.respond({ ':status': status, 'content-type': 'text/plain', ...headers });
+  stream.end(body);
+}
+
+interface Client {
+  call(path: string, options?: { method?: string; body?: string }): Promise<{ status: number; text: string }>;
+  close(): Promise<void>;
+}
+
+type AgentClass = new (
+  options: object,
+) => {
+  compose(interceptor: unknown): {
+    request(options: object): Promise<{ statusCode: number; body: { text(): Promise<string> } }>;
+  };
+  destroy(): Promise<void>;
+};
+const undici8Dir = process.env.PRAZO_TEST_UNDICI_DIR;
+const undici8 =
+  undici8Dir === undefined
+    ? undefined
+    : (createRequire(`${undici8Dir}/node_modules/`)('undici') as { Agent: AgentClass });
+
+const ways: { name: string; skip?: string; client(options: DependencyOptions): Client }[] = [
+  {
+    name: "dependency()'s own pools (tls.ca, http2: true)",
+    client(options) {
+      const dep = dependency({ ...options, tls: { ca: tls.cert }, http2: true });
+      return {
+        async call(path, { method = 'GET', body } = {}) {
+          const res = await dep.request({ path, method, ...(body === undefined ? {} : { body }) });
+          return { status: res.status, text: await res.body.text() };
+        },
+        close: () => dep.close(),
+      };
+    },
+  },
+  {
+    name: 'the interceptor on an undici 8 Agent that allows h2',
+    ...(undici8 === undefined ? { skip: 'undici 8 runs on Node 22 and later (PRAZO_TEST_UNDICI_DIR)' } : {}),
+    client(options) {
+      const agent = new undici8!.Agent({ allowH2: true, connect: { ca: tls.cert } });
+      const interceptor = prazoInterceptor({ dependencies: [options] });
+      const composed = agent.compose(interceptor);
+      const origin = (options.origins as string[])[0]!;
+      return {
+        async call(path, { method = 'GET', body } = {}) {
+          const res = await composed.request({ origin, path, method, body: body ?? null });
+          return { status: res.statusCode, text: await res.body.text() };
+        },
+        close: () => interceptor.close().then(() => agent.destroy()),
+      };
+    },
+  },
+];
+
+for (const way of ways) {
+  describe.skipIf(way.skip !== undefined)(`over HTTP/2 through ${way.name}`, () => {
+    let server: H2Server | undefined;
+    let second: H2Server | undefined;
+    let client: Client | undefined;
+    afterEach(async () => {
+      await client?.close();
+      await server?.close();
+      await second?.close();
+      client = undefined;
+      server = undefined;
+      second = undefined;
+    });
+
+    async function use(
+      handler: Handler,
+      { second: other, ...extra }: Partial<DependencyOptions> & { second?: H2Server } = {},
+    ): Promise<Client> {
+      server = await startH2(handler);
+      second = other;
+      client = way.client({
+        name: 'h2',
+        origins: other === undefined ? [server.origin] : [server.origin, other.origin],
+        latency: { p99Ms: 300 },
+        userDeadlineMs: 1_500,
+        ...extra,
+      });
+      return client;
+    }
+
+    it('retries a 503, leaves a 404, sends the deadline header — on one connection', async () => {
+      const c = await use((stream, headers, n) =>
+        headers[':path'] === '/missing'
+          ? answer(stream, 404, 'no')
+          : answer(stream, n === 1 ? 503 : 200, `answer ${n}`),
+      );
+      const deadline = Deadline.after(1_000);
+      expect(await withDeadline(deadline, () => c.call('/stock'))).toEqual({ status: 200, text: 'answer 2' });
+      deadline.dispose();
+      expect(server!.kinds).toEqual(['original', 'retry']);
+      expect(server!.deadlines[0]).toBe(String(deadline.limitMs));
+      expect(await c.call('/missing')).toEqual({ status: 404, text: 'no' });
+      expect(server!.streams).toBe(3);
+      expect(server!.sessions).toBe(1);
+    });
+
+    it('ends a stream the server sits on at the read timeout, with READ_TIMEOUT, the connection kept', async () => {
+      const c = await use(
+        (stream, headers) => (headers[':path'] === '/slow' ? undefined : answer(stream, 200)),
+        {
+          latency: { p99Ms: 50 },
+          attempts: 1,
+        },
+      );
+      const t0 = performance.now();
+      const error = await c.call('/slow').catch((e: unknown) => e);
+      expect(isPrazoError(error, 'READ_TIMEOUT'), String(error)).toBe(true);
+      expect(elapsedSince(t0)).toBeLessThan(800);
+      expect((await c.call('/fast')).status).toBe(200);
+      await until(() => server!.resets === 1);
+      expect(server!.sessions).toBe(1);
+    });
+
+    it("cuts a slow answer's tail with a hedge: the losing copy is a reset stream, each connection stays", async () => {
+      // Both instances sit on an original and answer a hedge copy at once: every call is hedged.
+      const handler: Handler = (stream, headers) => {
+        if (/kind=hedge/.test(String(headers['x-prazo-attempt']))) answer(stream, 200, 'hedge');
+        else setTimeout(() => answer(stream, 200, 'slow'), 600).unref();
+      };
+      const c = await use(handler, {
+        latency: { p99Ms: 1_000, p95Ms: 40 },
+        userDeadlineMs: 3_000,
+        hedge: { at: 'p95' },
+        second: await startH2(handler, '127.0.0.2'),
+      });
+      for (let i = 0; i < 4; i++) {
+        const t0 = performance.now();
+        expect(await c.call('/x')).toEqual({ status: 200, text: 'hedge' });
+        expect(elapsedSince(t0)).toBeLessThan(500);
+      }
+      const both = [server!, second!];
+      await until(() => both.reduce((n, s) => n + s.resets, 0) === 4);
+      expect(both.reduce((n, s) => n + s.streams, 0)).toBe(8);
+      for (const s of both) expect(s.sessions).toBeLessThanOrEqual(1);
+    });
+
+    it('fails at once when the Retry-After does not fit the deadline, and holds retries to the budget', async () => {
+      const c = await use(
+        (stream, headers) =>
+          headers[':path'] === '/later'
+            ? answer(stream, 429, '', { 'retry-after': '5' })
+            : answer(stream, 503),
+        { retryBudget: { windowMs: 2_000, minPerSecond: 1, maxRatio: 0.1 } },
+      );
+      const error = await c.call('/later').catch((e: unknown) => e);
+      expect(isPrazoError(error, 'RETRY_AFTER_EXCEEDS_DEADLINE'), String(error)).toBe(true);
+      expect(server!.streams).toBe(1);
+      // Floor: 1 extra per second over a 2 s window = 2 extras over the 11 originals.
+      for (let i = 0; i < 10; i++) expect((await c.call('/x')).status).toBe(503);
+      expect(server!.kinds.filter((k) => k === 'retry')).toHaveLength(2);
+    });
+
+    it('refuses before the call, opening no stream, when the deadline cannot hold the p99', async () => {
+      const c = await use((stream) => answer(stream, 200));
+      const deadline = Deadline.after(100);
+      const error = await withDeadline(deadline, () => c.call('/x')).catch((e: unknown) => e);
+      deadline.dispose();
+      expect(isPrazoError(error, 'DEADLINE_INSUFFICIENT'), String(error)).toBe(true);
+      expect(server!.streams).toBe(0);
+    });
+
+    it('sends a POST once when its stream is reset after it was written', async () => {
+      const c = await use((stream) => {
+        stream.resume();
+        stream.on('end', () => stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR));
+      });
+      const error = await c.call('/orders', { method: 'POST', body: '{"sku":42}' }).catch((e: unknown) => e);
+      expect(isPrazoError(error), String(error)).toBe(true);
+      expect(server!.streams).toBe(1);
+    });
+  });
+}
+
+async function until(condition: () => boolean, ms = 2_000): Promise<void> {
+  const end = performance.now() + ms;
+  while (!condition()) {
+    if (performance.now() > end) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
