@@ -67,7 +67,7 @@ function holdEmptySlots(): { release(): void } {
     if (slots[slot] !== undefined) continue;
     const own = Object.getOwnPropertyDescriptor(globalThis, slot);
     if (own === undefined) {
-      // A frozen globalThis refuses the placeholder: then undici cannot write the slot either.
+      // A frozen globalThis refuses the placeholder, as it refuses undici's own write.
       if (!Object.isExtensible(globalThis)) continue;
       Object.defineProperty(globalThis, slot, {
         value: placeholder,
