@@ -300,6 +300,8 @@ describe('createGradientLimit', () => {
       [{ windowSamples: 1.5 }, 'windowSamples'],
       [{ probeIntervalMs: -1 }, 'probeIntervalMs'],
       [{ probeJitter: 1 }, 'probeJitter'],
+      [{ backoffRatio: 0 }, 'backoffRatio'],
+      [{ backoffRatio: 1.5 }, 'backoffRatio'],
     ];
     for (const [options, option] of bad) {
       expect(() => createGradientLimit(options), option).toThrow(

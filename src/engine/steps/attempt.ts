@@ -356,7 +356,7 @@ function attemptFailed(
   // Work the client gave up on that the dependency may still be doing: it keeps loading the
   // concurrency limit, and a timeout is a drop (see `ConcurrencyGate.abandon`).
   const gate = ctx.concurrency;
-  if (gate !== null && classification.phase !== 'connect') {
+  if (gate !== null && !ctx.closed && classification.phase !== 'connect') {
     const reason = attempt.reason;
     const timedOut =
       timeout === 'read' ||

@@ -150,7 +150,7 @@ export class ConcurrencyGate implements TimerEntry {
     // About one more latency: the one the limit measures, or the time this attempt already went
     // unanswered if longer (at the start of an overload the last window's latency is stale).
     const latencyMs = limit.latencyMs() ?? maxHoldMs;
-    const holdMs = Math.min(latencyMs > elapsedMs ? latencyMs : elapsedMs, maxHoldMs);
+    const holdMs = Math.min(Math.max(latencyMs, elapsedMs), maxHoldMs);
     if (!(holdMs > 0)) return;
     this.abandoned++;
     this.#ghostUntil.push(nowMs + holdMs);
