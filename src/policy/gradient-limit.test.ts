@@ -166,6 +166,16 @@ describe('createGradientLimit', () => {
     expect(gl.limit()).toBe(2);
   });
 
+  it('leaves a few timeouts among answers to the gradient (the tail at capacity), and drops once they are half', () => {
+    const gl = createGradientLimit({ initialLimit: 20, windowSamples: 1, windowMs: 1_000 });
+    for (let t = 1; t <= PROBE_WINDOWS; t++) gl.sample(10, t - 1, t, 1);
+    for (let i = 0; i < 6; i++) gl.sample(10, 10 + i, 20 + i, 10);
+    for (let i = 0; i < 5; i++) gl.drop(140, 15 + i, 160 + i, 10);
+    expect(gl.state()).toMatchObject({ limit: 20, drops: 0 });
+    gl.drop(140, 21, 170, 10);
+    expect(gl.state()).toMatchObject({ limit: 5, drops: 1 });
+  });
+
   it('cuts from the limit when fewer calls than the limit are in flight, and feeds the timeout as a latency', () => {
     const gl = createGradientLimit({ initialLimit: 8, windowSamples: 1, windowMs: 1 });
     for (let t = 1; t <= PROBE_WINDOWS; t++) gl.sample(10, t - 1, t, 1);

@@ -43,10 +43,11 @@ export interface GradientLimitOptions {
   /** Relative jitter of `probeIntervalMs` (0.15: ± 15 %), so that clients do not probe together. @default 0.15 */
   probeJitter?: number;
   /**
-   * The multiplicative decrease of a **drop** (a call that ran out of time): the limit becomes
-   * `backoffRatio ×` the calls that were in flight (or the limit, if lower), at once, without
-   * waiting for a window. One drop per flight: a drop of a call sent before the last decrease adds
-   * nothing (TCP NewReno's rule), so a burst of timeouts cuts once, not once each. 1 turns it off.
+   * The multiplicative decrease of a **drop** (a call that ran out of time while at least half of
+   * the window's round trips did): the limit becomes `backoffRatio ×` the calls that were in flight
+   * (or the limit, if lower), at once, without waiting for the window to close. One drop per
+   * flight: a drop of a call sent before the last decrease adds nothing (TCP NewReno's rule), so a
+   * burst of timeouts cuts once, not once each. 1 turns drops off.
    * @default 0.5
    */
   backoffRatio?: number;
@@ -116,9 +117,10 @@ export interface GradientLimit {
   /**
    * Feeds a **drop**: a call that started at `startedMs` ran out of time at `nowMs` after `rttMs`
    * (the dependency is at least that slow: a censored sample), with `inFlight` calls in flight (this
-   * one included, and the work the client abandoned that the dependency is likely still doing). Cuts
-   * the limit to `backoffRatio × min(limit, inFlight)` at once, unless the call started before the
-   * last cut (the cut already answered its flight), then feeds `rttMs` as a sample.
+   * one included, and the work the client abandoned that the dependency is likely still doing). When
+   * at least half of the open window's round trips (this one included) ran out of time, cuts the
+   * limit to `backoffRatio × min(limit, inFlight)` at once, unless the call started before the last
+   * cut (the cut already answered its flight); then feeds `rttMs` as a sample.
    */
   drop(rttMs: number, startedMs: number, nowMs: number, inFlight: number): void;
   /** The latency of the last window, else the no-load latency, else undefined (nothing measured yet), in ms. */
@@ -229,6 +231,8 @@ export function createGradientLimit(
   // A uniform sample of the window's round trips (Algorithm R).
   const reservoir = new Float64Array(RESERVOIR_SIZE);
   let count = 0;
+  // Of the window's round trips, those that ran out of time (censored samples).
+  let timeouts = 0;
   let peak = 0;
   let probeAt = Number.NaN;
   let probeStart = Number.NEGATIVE_INFINITY;
@@ -243,6 +247,7 @@ export function createGradientLimit(
   const open = (nowMs: number): void => {
     windowStart = nowMs;
     count = 0;
+    timeouts = 0;
     peak = 0;
   };
   const apply = (value: number): void => {
@@ -304,13 +309,23 @@ export function createGradientLimit(
     sample,
     drop(rttMs, startedMs, nowMs, inFlight) {
       if (!Number.isFinite(nowMs)) return;
-      if (startedMs >= droppedAt && o.backoffRatio < 1 && Number.isNaN(probeStart)) {
+      // A drop when at least half of the window's round trips ran out of time: the tail of a
+      // dependency working at its capacity (a few timeouts among answers) is the gradient's to
+      // judge; a flight that mostly times out is past it.
+      timeouts++;
+      if (
+        startedMs >= droppedAt &&
+        timeouts * 2 >= count + 1 &&
+        o.backoffRatio < 1 &&
+        Number.isNaN(probeStart)
+      ) {
         droppedAt = nowMs;
         drops++;
         const flight = inFlight >= 1 ? Math.min(estimate, inFlight) : estimate;
         apply(flight * o.backoffRatio);
         // The open window's samples were taken before the cut: the next window judges the new limit.
         open(nowMs);
+        timeouts = 1;
       }
       sample(rttMs, startedMs, nowMs, inFlight);
     },

@@ -75,8 +75,9 @@ export interface ConcurrencySnapshot extends GradientLimitState {
  * an attempt the client gave up on (a timeout, a cancellation, a losing hedge copy) still loads the
  * dependency. Such an attempt keeps a slot (`abandoned`) for about one more latency of the
  * dependency (the limit's live latency, or the time the attempt already went unanswered if longer;
- * at most the read timeout), so that what the client counts in flight matches what the dependency
- * is working on.
+ * at most the read timeout), and a backlog of them frees one slot per latency ÷ limit (the pace at
+ * which the dependency serves, by Little's law), so that what the client counts in flight matches
+ * what the dependency is working on.
  */
 export class ConcurrencyGate implements TimerEntry {
   inFlight = 0;
@@ -152,11 +153,17 @@ export class ConcurrencyGate implements TimerEntry {
     const latencyMs = limit.latencyMs() ?? maxHoldMs;
     const holdMs = Math.min(Math.max(latencyMs, elapsedMs), maxHoldMs);
     if (!(holdMs > 0)) return;
+    // The dependency works through a backlog of abandoned attempts at its own pace, which by
+    // Little's law is about `limit` round trips per latency: one abandoned slot frees no sooner
+    // than latency ÷ limit after the one before it.
+    const until = this.#ghostUntil;
+    const last = until.length > this.#ghostHead ? until[until.length - 1]! : Number.NEGATIVE_INFINITY;
+    const due = Math.max(nowMs + holdMs, last + latencyMs / limit.limit());
     this.abandoned++;
-    this.#ghostUntil.push(nowMs + holdMs);
+    until.push(due);
     if (!this.#armed) {
       this.#armed = true;
-      this.dueAt = nowMs + holdMs;
+      this.dueAt = due;
       timer.add(this);
     }
   }

@@ -35,28 +35,46 @@ export function throttleStep(ctx: DependencyContext, throttle: AdaptiveThrottle)
   };
 }
 
-async function counted(
+/** Sends the call and counts its outcome. Not an `async` function (see `held` in concurrency-step.ts). */
+function counted(
   ctx: DependencyContext,
   throttle: AdaptiveThrottle,
   call: Call,
   next: Handler,
   nowMs: number,
 ): Promise<DependencyResponse> {
-  let response: DependencyResponse;
+  let sent: Promise<DependencyResponse>;
   try {
-    response = await next(call, nowMs);
+    sent = next(call, nowMs);
   } catch (error) {
-    if (call.cancelled === null && !ctx.closed && !isPrazoError(error, 'CONCURRENCY_LIMITED'))
-      throttle.record(false, ctx.clock.now());
-    throw error;
+    return Promise.reject(notAccepted(ctx, throttle, call, error));
   }
-  // An attempt that ran out of time was work the dependency did not accept in time, even when a
-  // retry was then answered (only a call with more than one attempt can hold one).
-  throttle.record(
-    acceptedStatus(response.status) && (call.attemptCount === 1 || !anyTimedOut(response.attempts)),
-    ctx.clock.now(),
+  return sent.then(
+    (response) => {
+      // An attempt that ran out of time was work the dependency did not accept in time, even when
+      // a retry was then answered (only a call with more than one attempt can hold one).
+      throttle.record(
+        acceptedStatus(response.status) && (call.attemptCount === 1 || !anyTimedOut(response.attempts)),
+        ctx.clock.now(),
+      );
+      return response;
+    },
+    (error: unknown) => {
+      throw notAccepted(ctx, throttle, call, error);
+    },
   );
-  return response;
+}
+
+/** Counts a call that ended in `error` as not accepted, unless it says nothing of the dependency. */
+function notAccepted(
+  ctx: DependencyContext,
+  throttle: AdaptiveThrottle,
+  call: Call,
+  error: unknown,
+): unknown {
+  if (call.cancelled === null && !ctx.closed && !isPrazoError(error, 'CONCURRENCY_LIMITED'))
+    throttle.record(false, ctx.clock.now());
+  return error;
 }
 
 function anyTimedOut(attempts: DependencyResponse['attempts']): boolean {
