@@ -169,11 +169,11 @@ describe('adaptive concurrency limit (concurrency step)', () => {
 
 describe('abandoned work (concurrency step)', () => {
   /** A dependency whose limit finished its probe at 8, every call unanswered until told. */
-  async function probed() {
+  async function probed(attempts = 1) {
     const t = createTestDependency({
       origins: ONE,
       hedge: false,
-      attempts: 1,
+      attempts,
       concurrency: { minLimit: 2, initialLimit: 8, windowSamples: 1, windowMs: 10 },
     });
     for (let i = 0; i < 3; i++) {
@@ -217,6 +217,21 @@ describe('abandoned work (concurrency step)', () => {
     expect(transport.pending().map((e) => e.path)).toEqual(['/next']);
     transport.pending()[0]!.respond(200);
     expect((await next).value?.status).toBe(200);
+    await dep.close();
+  });
+
+  it('does not retry while the dependency still works on abandoned attempts beyond the limit', async () => {
+    const { dep, clock, transport } = await probed(2);
+    const calls = Array.from({ length: 4 }, () => settle(dep.request({ path: '/slow' })));
+    await flush();
+    await advance(clock, 145);
+    for (let i = 0; i < 10; i++) await advance(clock, 5);
+    for (const call of calls) {
+      const { error } = await call;
+      expect(isPrazoError(error, 'READ_TIMEOUT')).toBe(true);
+      expect((error as { attempts: unknown[] }).attempts).toHaveLength(1);
+    }
+    expect(transport.exchanges.filter((e) => e.path === '/slow')).toHaveLength(4);
     await dep.close();
   });
 
