@@ -7,7 +7,7 @@ import { runTransient, type TransientFigures } from '../src/lab/overload/transie
 // the bounds are looser than the documented figures, and a miss gets one more run (a stall of the
 // machine during the trigger costs a protection that works as much as one that does not, once).
 
-const RUN = { beforeMs: 2_000, triggerMs: 2_000, afterMs: 4_000 } as const;
+const RUN = { beforeMs: 1_500, triggerMs: 2_000, afterMs: 3_500 } as const;
 
 const holds = (protectedRun: TransientFigures, plain: TransientFigures): boolean =>
   protectedRun.trigger.success >= 0.5 * protectedRun.triggerIdeal &&
