@@ -172,13 +172,19 @@ export function createEngine(
     onChange: announce,
     fleet: o.fleetLatency,
   });
+  const timer = new CoarseTimer(clock);
   const gate =
     o.concurrency === false
       ? null
-      : new ConcurrencyGate(o.concurrency, o.random, (limit) => {
-          if (events.has('concurrency-limit'))
-            events.emit('concurrency-limit', { dependency: o.name, limit });
-        });
+      : new ConcurrencyGate(
+          o.concurrency,
+          o.random,
+          (limit) => {
+            if (events.has('concurrency-limit'))
+              events.emit('concurrency-limit', { dependency: o.name, limit });
+          },
+          timer,
+        );
   const throttle = o.throttle === false ? null : createAdaptiveThrottle(o.throttle);
   ctx = {
     name: o.name,
@@ -198,7 +204,7 @@ export function createEngine(
       balancer.setOrigins(origins, clock.now());
       ctx.sole = balancer.size === 1 ? balancer.indexOf(origins[0]!) : -1;
     },
-    timer: new CoarseTimer(clock),
+    timer,
     events,
     budget,
     live,

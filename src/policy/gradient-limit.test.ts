@@ -148,6 +148,87 @@ describe('createGradientLimit', () => {
     expect(state.limit).toBe(Math.floor(state.estimate));
   });
 
+  it('cuts the limit at once on a drop, to half the calls in flight, and once per flight', () => {
+    const gl = createGradientLimit({ initialLimit: 20, minLimit: 2, windowSamples: 1, windowMs: 100 });
+    for (let t = 1; t <= PROBE_WINDOWS; t++) gl.sample(10, t - 1, t, 1);
+    expect(gl.limit()).toBe(20);
+    // 12 calls in flight when the first runs out of time: the limit becomes 6, without a window.
+    gl.drop(140, 10, 150, 12);
+    expect(gl.state()).toMatchObject({ limit: 6, drops: 1 });
+    // The rest of that flight (sent before the cut) times out too: the cut already answered it.
+    for (let t = 151; t < 160; t++) gl.drop(140, 12, t, 11);
+    expect(gl.state()).toMatchObject({ limit: 6, drops: 1 });
+    // A call sent after the cut that also runs out of time is a new drop.
+    gl.drop(140, 155, 300, 6);
+    expect(gl.state()).toMatchObject({ limit: 3, drops: 2 });
+    // Never below the floor.
+    gl.drop(140, 301, 450, 3);
+    expect(gl.limit()).toBe(2);
+  });
+
+  it('leaves a few timeouts among answers to the gradient (the tail at capacity), and drops once they are half', () => {
+    const gl = createGradientLimit({ initialLimit: 20, windowSamples: 1, windowMs: 1_000 });
+    for (let t = 1; t <= PROBE_WINDOWS; t++) gl.sample(10, t - 1, t, 1);
+    for (let i = 0; i < 6; i++) gl.sample(10, 10 + i, 20 + i, 10);
+    for (let i = 0; i < 5; i++) gl.drop(140, 15 + i, 160 + i, 10);
+    expect(gl.state()).toMatchObject({ limit: 20, drops: 0 });
+    gl.drop(140, 21, 170, 10);
+    expect(gl.state()).toMatchObject({ limit: 5, drops: 1 });
+  });
+
+  it('cuts from the limit when fewer calls than the limit are in flight, and feeds the timeout as a latency', () => {
+    const gl = createGradientLimit({ initialLimit: 8, windowSamples: 1, windowMs: 1 });
+    for (let t = 1; t <= PROBE_WINDOWS; t++) gl.sample(10, t - 1, t, 1);
+    gl.drop(140, 10, 150, 30);
+    expect(gl.limit()).toBe(4);
+    // The timeout is a (censored) sample of the window that the cut opened: with one answer of
+    // 10 ms, the window's latency is their mean.
+    gl.sample(10, 151, 152, 1);
+    expect(gl.latencyMs()).toBe(75);
+    expect(gl.state().noLoadMs).toBe(10);
+  });
+
+  it('ignores drops while it probes the no-load latency, and with a backoff ratio of 1', () => {
+    const probing = createGradientLimit({ initialLimit: 8, windowSamples: 5 });
+    probing.drop(140, 0, 150, 4);
+    expect(probing.state()).toMatchObject({ limit: GRADIENT_LIMIT_DEFAULTS.minLimit, estimate: 8, drops: 0 });
+    const off = createGradientLimit({ initialLimit: 8, windowSamples: 1, windowMs: 1000, backoffRatio: 1 });
+    for (let t = 1; t <= PROBE_WINDOWS; t++) off.sample(10, t - 1, t, 1);
+    off.drop(140, 10, 150, 8);
+    expect(off.state()).toMatchObject({ limit: 8, drops: 0 });
+  });
+
+  it('cuts a limit far above the dependency’s concurrency within one timeout when it suddenly slows down', () => {
+    // 16 workers × 20 ms, 24 callers (below capacity, the limit rises well above 16); at t = 5 s the
+    // service time becomes 200 ms, above the 100 ms timeout: every call sent then times out.
+    const gl = createGradientLimit({ probeIntervalMs: 60_000, initialLimit: 40 }, createRandom(2));
+    const busy: Array<{ start: number; until: number }> = [];
+    let inFlight = 0;
+    let cutAt: number | undefined;
+    for (let t = 0; t < 5_300; t++) {
+      for (let i = busy.length - 1; i >= 0; i--) {
+        const job = busy[i]!;
+        if (job.until <= t) {
+          busy.splice(i, 1);
+          gl.sample(t - job.start, job.start, t, inFlight);
+          inFlight--;
+        } else if (t - job.start >= 100) {
+          busy.splice(i, 1);
+          gl.drop(t - job.start, job.start, t, inFlight);
+          inFlight--;
+        }
+      }
+      while (inFlight < gl.limit() && inFlight < 24) {
+        inFlight++;
+        busy.push({ start: t, until: t + (t >= 5_000 ? 200 : 20) });
+      }
+      if (t === 4_999) expect(gl.limit()).toBeGreaterThanOrEqual(24);
+      if (cutAt === undefined && t > 5_000 && gl.limit() <= 12) cutAt = t;
+    }
+    expect(cutAt).toBeDefined();
+    expect(cutAt! - 5_000).toBeLessThanOrEqual(110);
+  });
+
   it('stays an integer within [minLimit, maxLimit] whatever it is fed', () => {
     fc.assert(
       fc.property(
@@ -229,6 +310,8 @@ describe('createGradientLimit', () => {
       [{ windowSamples: 1.5 }, 'windowSamples'],
       [{ probeIntervalMs: -1 }, 'probeIntervalMs'],
       [{ probeJitter: 1 }, 'probeJitter'],
+      [{ backoffRatio: 0 }, 'backoffRatio'],
+      [{ backoffRatio: 1.5 }, 'backoffRatio'],
     ];
     for (const [options, option] of bad) {
       expect(() => createGradientLimit(options), option).toThrow(

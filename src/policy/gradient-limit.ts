@@ -42,6 +42,15 @@ export interface GradientLimitOptions {
   probeIntervalMs?: number;
   /** Relative jitter of `probeIntervalMs` (0.15: ± 15 %), so that clients do not probe together. @default 0.15 */
   probeJitter?: number;
+  /**
+   * The multiplicative decrease of a **drop** (a call that ran out of time while at least half of
+   * the window's round trips did): the limit becomes `backoffRatio ×` the calls that were in flight
+   * (or the limit, if lower), at once, without waiting for the window to close. One drop per
+   * flight: a drop of a call sent before the last decrease adds nothing (TCP NewReno's rule), so a
+   * burst of timeouts cuts once, not once each. 1 turns drops off.
+   * @default 0.5
+   */
+  backoffRatio?: number;
 }
 
 /**
@@ -77,6 +86,7 @@ export const GRADIENT_LIMIT_DEFAULTS: NormalizedGradientLimitOptions = Object.fr
   windowSamples: 10,
   probeIntervalMs: 60_000,
   probeJitter: 0.15,
+  backoffRatio: 0.5,
 });
 
 /** What a gradient limit holds now. */
@@ -91,6 +101,8 @@ export interface GradientLimitState {
   rttMs: number | undefined;
   /** Whether the limit is held at `minLimit` to re-measure the no-load latency. */
   probing: boolean;
+  /** Drops that cut the limit so far (a burst of timeouts of one flight counts once). */
+  drops: number;
 }
 
 /** A concurrency limit learnt from latency. Pure: time comes in as arguments, randomness is injected. */
@@ -102,6 +114,15 @@ export interface GradientLimit {
    * `inFlight` calls in flight when it ended (this one included).
    */
   sample(rttMs: number, startedMs: number, nowMs: number, inFlight: number): void;
+  /**
+   * Feeds a **drop**: a call that started at `startedMs` ran out of time at `nowMs` after `rttMs`
+   * (the dependency is at least that slow: a censored sample), with `inFlight` calls in flight (this
+   * one included, and the work the client abandoned that the dependency is likely still doing). When
+   * at least half of the open window's round trips (this one included) ran out of time, cuts the
+   * limit to `backoffRatio × min(limit, inFlight)` at once, unless the call started before the last
+   * cut (the cut already answered its flight); then feeds `rttMs` as a sample.
+   */
+  drop(rttMs: number, startedMs: number, nowMs: number, inFlight: number): void;
   /** The latency of the last window, else the no-load latency, else undefined (nothing measured yet), in ms. */
   latencyMs(): number | undefined;
   state(): GradientLimitState;
@@ -153,6 +174,7 @@ export function normalizeGradientLimitOptions(
     windowSamples: int('windowSamples', 1),
     probeIntervalMs: num('probeIntervalMs', 1, 86_400_000, 'a number of ms from 1 to 86400000'),
     probeJitter: num('probeJitter', 0, 0.99, 'a number from 0 to 0.99'),
+    backoffRatio: num('backoffRatio', 0.1, 1, 'a number from 0.1 to 1'),
   });
 }
 
@@ -209,17 +231,23 @@ export function createGradientLimit(
   // A uniform sample of the window's round trips (Algorithm R).
   const reservoir = new Float64Array(RESERVOIR_SIZE);
   let count = 0;
+  // Of the window's round trips, those that ran out of time (censored samples).
+  let timeouts = 0;
   let peak = 0;
   let probeAt = Number.NaN;
   let probeStart = Number.NEGATIVE_INFINITY;
   let probeLow = Number.POSITIVE_INFINITY;
   let probeWindows = 0;
+  // The last multiplicative decrease (a drop of a call sent before it adds nothing), and how many.
+  let droppedAt = Number.NEGATIVE_INFINITY;
+  let drops = 0;
 
   const nextProbe = (nowMs: number): number =>
     nowMs + o.probeIntervalMs * (1 + o.probeJitter * (2 * random() - 1));
   const open = (nowMs: number): void => {
     windowStart = nowMs;
     count = 0;
+    timeouts = 0;
     peak = 0;
   };
   const apply = (value: number): void => {
@@ -258,27 +286,58 @@ export function createGradientLimit(
     open(nowMs);
   };
 
+  const sample = (rttMs: number, startedMs: number, nowMs: number, inFlight: number): void => {
+    if (!(rttMs >= 0) || !Number.isFinite(rttMs) || !Number.isFinite(nowMs)) return;
+    // While probing, only calls admitted under the probe's limit measure the no-load latency.
+    if (!Number.isNaN(probeStart) && startedMs < probeStart) return;
+    if (Number.isNaN(windowStart)) open(nowMs);
+    if (count < RESERVOIR_SIZE) reservoir[count] = rttMs;
+    else {
+      const slot = Math.floor(random() * (count + 1));
+      if (slot < RESERVOIR_SIZE) reservoir[slot] = rttMs;
+    }
+    count++;
+    if (inFlight > peak) peak = inFlight;
+    // A probe's windows need no time: they close on samples alone, so that a probe (the first
+    // one, at start, above all) holds the limit at the floor for as short a time as it can.
+    if (count >= o.windowSamples && (!Number.isNaN(probeStart) || nowMs - windowStart >= o.windowMs))
+      close(nowMs);
+  };
+
   return {
     limit: () => limit,
-    sample(rttMs, startedMs, nowMs, inFlight) {
-      if (!(rttMs >= 0) || !Number.isFinite(rttMs) || !Number.isFinite(nowMs)) return;
-      // While probing, only calls admitted under the probe's limit measure the no-load latency.
-      if (!Number.isNaN(probeStart) && startedMs < probeStart) return;
-      if (Number.isNaN(windowStart)) open(nowMs);
-      if (count < RESERVOIR_SIZE) reservoir[count] = rttMs;
-      else {
-        const slot = Math.floor(random() * (count + 1));
-        if (slot < RESERVOIR_SIZE) reservoir[slot] = rttMs;
+    sample,
+    drop(rttMs, startedMs, nowMs, inFlight) {
+      if (!Number.isFinite(nowMs)) return;
+      // A drop when at least half of the window's round trips ran out of time: the tail of a
+      // dependency working at its capacity (a few timeouts among answers) is the gradient's to
+      // judge; a flight that mostly times out is past it.
+      timeouts++;
+      if (
+        startedMs >= droppedAt &&
+        timeouts * 2 >= count + 1 &&
+        o.backoffRatio < 1 &&
+        Number.isNaN(probeStart)
+      ) {
+        droppedAt = nowMs;
+        drops++;
+        const flight = inFlight >= 1 ? Math.min(estimate, inFlight) : estimate;
+        apply(flight * o.backoffRatio);
+        // The open window's samples were taken before the cut: the next window judges the new limit.
+        open(nowMs);
+        timeouts = 1;
       }
-      count++;
-      if (inFlight > peak) peak = inFlight;
-      // A probe's windows need no time: they close on samples alone, so that a probe (the first
-      // one, at start, above all) holds the limit at the floor for as short a time as it can.
-      if (count >= o.windowSamples && (!Number.isNaN(probeStart) || nowMs - windowStart >= o.windowMs))
-        close(nowMs);
+      sample(rttMs, startedMs, nowMs, inFlight);
     },
     latencyMs: () => rtt ?? noLoad,
-    state: () => ({ limit, estimate, noLoadMs: noLoad, rttMs: rtt, probing: !Number.isNaN(probeStart) }),
+    state: () => ({
+      limit,
+      estimate,
+      noLoadMs: noLoad,
+      rttMs: rtt,
+      probing: !Number.isNaN(probeStart),
+      drops,
+    }),
   };
 }
 

@@ -353,6 +353,16 @@ function attemptFailed(
       durationMs,
       end,
     );
+  // Work the client gave up on that the dependency may still be doing: it keeps loading the
+  // concurrency limit, and a timeout is a drop (see `ConcurrencyGate.abandon`).
+  const gate = ctx.concurrency;
+  if (gate !== null && !ctx.closed && classification.phase !== 'connect') {
+    const reason = attempt.reason;
+    const timedOut =
+      timeout === 'read' ||
+      (attempt.aborted && (reason instanceof ReadTimeoutError || reason instanceof DeadlineExceededError));
+    if (timedOut || abandoned) gate.abandon(timedOut, durationMs, attempt.startMs, end, ctx.policy.readMs);
+  }
   if (!abandoned) {
     call.noteFailure(instance);
     // A timeout cut by prazo says nothing about the latency distribution, only that it failed.

@@ -1,3 +1,4 @@
+import type { CoarseTimer, TimerEntry } from '../../coarse-timer.js';
 import { InvalidOptionError } from '../../errors.js';
 import {
   createGradientLimit,
@@ -56,6 +57,11 @@ export function normalizeConcurrencyOptions(
 export interface ConcurrencySnapshot extends GradientLimitState {
   /** Calls holding a slot now (hedge copies included). */
   inFlight: number;
+  /**
+   * Slots still held by attempts the client abandoned (timed out, cancelled, a losing hedge copy)
+   * for as long as the dependency is likely still working on them.
+   */
+  abandoned: number;
   /** Calls waiting for a slot. */
   queued: number;
 }
@@ -64,10 +70,24 @@ export interface ConcurrencySnapshot extends GradientLimitState {
  * The slots of one dependency and the calls waiting for one. A call holds one slot from its first
  * attempt to its end (its retries run one after another inside it); a hedge copy needs a second
  * slot, taken only when one is free and nobody waits.
+ *
+ * **Abandoned work holds a slot too.** HTTP/1.1 cannot take back a request the server has queued:
+ * an attempt the client gave up on (a timeout, a cancellation, a losing hedge copy) still loads the
+ * dependency. Such an attempt keeps a slot (`abandoned`) for about one more latency of the
+ * dependency (the limit's live latency, or the time the attempt already went unanswered if longer;
+ * at most the read timeout), and a backlog of them frees one slot per latency ÷ limit (the pace at
+ * which the dependency serves, by Little's law), so that what the client counts in flight matches
+ * what the dependency is working on.
  */
-export class ConcurrencyGate {
+export class ConcurrencyGate implements TimerEntry {
   inFlight = 0;
   queued = 0;
+  /** Slots held by abandoned attempts (see the class). */
+  abandoned = 0;
+  /** When the oldest abandoned slot frees (the timer's entry). */
+  dueAt = 0;
+  timerPrev: TimerEntry | null = null;
+  timerNext: TimerEntry | null = null;
   readonly maxQueued: number;
   readonly #limit: GradientLimit;
   /** FIFO of waiters; cancelled ones stay until reached (`queued` counts the live ones). */
@@ -75,27 +95,100 @@ export class ConcurrencyGate {
   #head = 0;
   #lastLimit: number;
   readonly #onLimit: ((limit: number) => void) | undefined;
+  readonly #timer: CoarseTimer | undefined;
+  /** When each abandoned slot frees, in the order they were abandoned (a ring from #ghostHead). */
+  #ghostUntil: number[] = [];
+  #ghostHead = 0;
+  #armed = false;
 
+  /**
+   * @param timer frees the slots of abandoned attempts when they are due; without one, an abandoned
+   *   attempt holds no slot.
+   */
   constructor(
     options: NormalizedConcurrencyOptions,
     random: () => number,
     onLimit?: (limit: number) => void,
+    timer?: CoarseTimer,
   ) {
     this.#limit = createGradientLimit(options.limit, random);
     this.maxQueued = options.maxQueued;
     this.#lastLimit = this.#limit.limit();
     this.#onLimit = onLimit;
+    this.#timer = timer;
   }
 
   limit(): number {
     return this.#limit.limit();
   }
 
+  /** The dependency's latency as the limit last measured it (ms), undefined before any. */
+  latencyMs(): number | undefined {
+    return this.#limit.latencyMs();
+  }
+
   /** Takes a slot if one is free and no call waits for one. */
   tryAcquire(): boolean {
-    if (this.queued !== 0 || this.inFlight >= this.#limit.limit()) return false;
+    if (this.queued !== 0 || this.inFlight + this.abandoned >= this.#limit.limit()) return false;
     this.inFlight++;
     return true;
+  }
+
+  /**
+   * An attempt that started at `startedMs` was given up at `nowMs` after `elapsedMs` while the
+   * dependency may still be working on it: it keeps a slot for about one more latency (the limit's,
+   * or `elapsedMs` if longer; at most `maxHoldMs`). With `timedOut` it ran out of time: a **drop** for the limit (a multiplicative
+   * decrease, and `elapsedMs` as a censored latency sample).
+   */
+  abandon(timedOut: boolean, elapsedMs: number, startedMs: number, nowMs: number, maxHoldMs: number): void {
+    const limit = this.#limit;
+    if (timedOut) {
+      limit.drop(elapsedMs, startedMs, nowMs, this.inFlight + this.abandoned);
+      this.#limitChanged();
+    }
+    const timer = this.#timer;
+    if (timer === undefined) return;
+    // About one more latency: the one the limit measures, or the time this attempt already went
+    // unanswered if longer (at the start of an overload the last window's latency is stale).
+    const latencyMs = limit.latencyMs() ?? maxHoldMs;
+    const holdMs = Math.min(Math.max(latencyMs, elapsedMs), maxHoldMs);
+    if (!(holdMs > 0)) return;
+    // The dependency works through a backlog of abandoned attempts at its own pace, which by
+    // Little's law is about `limit` round trips per latency: one abandoned slot frees no sooner
+    // than latency ÷ limit after the one before it.
+    const until = this.#ghostUntil;
+    const last = until.length > this.#ghostHead ? until[until.length - 1]! : Number.NEGATIVE_INFINITY;
+    const due = Math.max(nowMs + holdMs, last + latencyMs / limit.limit());
+    this.abandoned++;
+    until.push(due);
+    if (!this.#armed) {
+      this.#armed = true;
+      this.dueAt = due;
+      timer.add(this);
+    }
+  }
+
+  /** The timer: frees the abandoned slots that are due and hands them to waiters. */
+  onDue(nowMs: number): void {
+    this.#armed = false;
+    const until = this.#ghostUntil;
+    while (this.#ghostHead < until.length && until[this.#ghostHead]! <= nowMs) {
+      this.#ghostHead++;
+      this.abandoned--;
+    }
+    if (this.#ghostHead === until.length) {
+      this.#ghostUntil = [];
+      this.#ghostHead = 0;
+    } else {
+      if (this.#ghostHead > 1024) {
+        this.#ghostUntil = until.slice(this.#ghostHead);
+        this.#ghostHead = 0;
+      }
+      this.#armed = true;
+      this.dueAt = this.#ghostUntil[this.#ghostHead]!;
+      this.#timer!.add(this);
+    }
+    this.#grant();
   }
 
   /**
@@ -103,20 +196,28 @@ export class ConcurrencyGate {
    * latency) feeds the limit. The slot goes to the first waiter while the limit allows.
    */
   release(rttMs: number | undefined, startedMs: number, nowMs: number): void {
-    const limit = this.#limit;
     if (rttMs !== undefined) {
-      limit.sample(rttMs, startedMs, nowMs, this.inFlight);
-      const now = limit.limit();
-      if (now !== this.#lastLimit) {
-        this.#lastLimit = now;
-        this.#onLimit?.(now);
-      }
+      this.#limit.sample(rttMs, startedMs, nowMs, this.inFlight + this.abandoned);
+      this.#limitChanged();
     }
     this.inFlight--;
-    while (this.queued !== 0 && this.inFlight < limit.limit()) {
+    if (this.queued !== 0) this.#grant();
+  }
+
+  #grant(): void {
+    const limit = this.#limit;
+    while (this.queued !== 0 && this.inFlight + this.abandoned < limit.limit()) {
       const waiter = this.#shift();
       this.inFlight++;
       waiter.grant();
+    }
+  }
+
+  #limitChanged(): void {
+    const now = this.#limit.limit();
+    if (now !== this.#lastLimit) {
+      this.#lastLimit = now;
+      this.#onLimit?.(now);
     }
   }
 
@@ -147,7 +248,12 @@ export class ConcurrencyGate {
   }
 
   snapshot(): ConcurrencySnapshot {
-    return { ...this.#limit.state(), inFlight: this.inFlight, queued: this.queued };
+    return {
+      ...this.#limit.state(),
+      inFlight: this.inFlight,
+      abandoned: this.abandoned,
+      queued: this.queued,
+    };
   }
 
   #shift(): GateWaiter {

@@ -1,5 +1,5 @@
 import type { TimerEntry } from '../../coarse-timer.js';
-import { ConcurrencyLimitedError, isPrazoError } from '../../errors.js';
+import { ConcurrencyLimitedError } from '../../errors.js';
 import type { Call, DependencyResponse, Interruptible } from '../call.js';
 import { closedError, withHistory } from '../history.js';
 import type { DependencyContext, Handler, Step } from '../pipeline.js';
@@ -39,13 +39,19 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
     this.#resolve();
   }
 
-  /** It could no longer start in time for the p99. */
+  /** It could no longer start in time for the dependency's latency (p99, or more if measured). */
   onDue(nowMs: number): void {
     if (this.done) return;
     this.#gate.leave();
     this.#settle();
     this.#reject(
-      limited(this.#ctx, this.#gate, this.#call, nowMs, 'it waited until it could no longer fit the p99.'),
+      limited(
+        this.#ctx,
+        this.#gate,
+        this.#call,
+        nowMs,
+        'it waited until it could no longer fit the p99 (or the longer latency measured now).',
+      ),
     );
   }
 
@@ -71,14 +77,18 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
  * The adaptive concurrency step (on with `concurrency`): a call takes a slot of the dependency's
  * {@link ConcurrencyGate} before its first attempt and gives it back when it ends. The limit is
  * the gradient algorithm's (`policy/gradient-limit.ts`), fed with the duration of every call that
- * the dependency served (a status below 500 other than 429) or that ran out of time.
+ * the dependency served (a status below 500 other than 429); an attempt that ran out of time is a
+ * **drop** (a multiplicative decrease, and its duration a censored sample) the moment it does, and
+ * an attempt given up while the dependency may still work on it keeps a slot for about one more
+ * latency (`ConcurrencyGate.abandon`, called by the attempt step).
  *
  * When no slot is free the call waits, first come first served, in a bounded queue — but only while
  * it can still start in time: it fails at once with `CONCURRENCY_LIMITED` when the queue is full or
  * when the wait it faces (the calls ahead × the latency ÷ the limit, by Little's law) leaves less
- * than the dependency's p99 before its deadline, and it fails as soon as its wait has eaten that
- * margin. A limited call never reached the dependency: the retry budget counts it as refused
- * (`recordRefused`), not as an original, and the `limited` event says `reason: 'concurrency'`.
+ * than the dependency's latency (its p99, or the latency the limit measures now when that is
+ * longer) before its deadline, and it fails as soon as its wait has eaten that margin. A limited
+ * call never reached the dependency: the retry budget counts it as refused (`recordRefused`), not
+ * as an original, and the `limited` event says `reason: 'concurrency'`.
  *
  * @see docs/overload.md
  */
@@ -89,27 +99,38 @@ export function concurrencyStep(ctx: DependencyContext, gate: ConcurrencyGate): 
   };
 }
 
-async function held(
+/**
+ * Runs the call in the slot it holds and gives the slot back when it ends. Not an `async`
+ * function: on the healthy path one `.then()` costs less than a suspended async frame.
+ */
+function held(
   ctx: DependencyContext,
   gate: ConcurrencyGate,
   call: Call,
   next: Handler,
   startedMs: number,
 ): Promise<DependencyResponse> {
-  let rttMs: number | undefined;
+  let sent: Promise<DependencyResponse>;
   try {
-    const response = await next(call, startedMs);
-    const status = response.status;
-    if (status < 500 && status !== 429) rttMs = ctx.clock.now() - startedMs;
-    return response;
+    sent = next(call, startedMs);
   } catch (error) {
-    // A call that ran out of time says the dependency is at least that slow.
-    if (isPrazoError(error, 'READ_TIMEOUT') || isPrazoError(error, 'DEADLINE_EXCEEDED'))
-      rttMs = ctx.clock.now() - startedMs;
-    throw error;
-  } finally {
-    gate.release(rttMs, startedMs, ctx.clock.now());
+    gate.release(undefined, startedMs, ctx.clock.now());
+    return Promise.reject(error);
   }
+  return sent.then(
+    (response) => {
+      const now = ctx.clock.now();
+      const status = response.status;
+      gate.release(status < 500 && status !== 429 ? now - startedMs : undefined, startedMs, now);
+      return response;
+    },
+    (error: unknown) => {
+      // An attempt that ran out of time was fed to the limit when it did (a drop, and a censored
+      // sample: `ConcurrencyGate.abandon`); the call's own end adds nothing more.
+      gate.release(undefined, startedMs, ctx.clock.now());
+      throw error;
+    },
+  );
 }
 
 async function queued(
@@ -119,16 +140,20 @@ async function queued(
   next: Handler,
   now: number,
 ): Promise<DependencyResponse> {
-  const startBy = call.limitMs - ctx.live.p99Ms;
+  // The call must start early enough for the dependency's p99, or for the latency the limit
+  // measures now if that is longer (a dependency slowed by overload answers later than its p99).
+  const latencyMs = gate.latencyMs();
+  const needMs = latencyMs !== undefined && latencyMs > ctx.live.p99Ms ? latencyMs : ctx.live.p99Ms;
+  const startBy = call.limitMs - needMs;
   if (gate.queued >= gate.maxQueued) throw limited(ctx, gate, call, now, 'the wait queue is full.');
-  const waitMs = gate.expectedWaitMs(gate.queued, ctx.live.p99Ms);
+  const waitMs = gate.expectedWaitMs(gate.queued, needMs);
   if (now + waitMs > startBy)
     throw limited(
       ctx,
       gate,
       call,
       now,
-      `the wait ahead (≈ ${Math.ceil(waitMs)} ms) leaves less than its p99 (${Math.ceil(ctx.live.p99Ms)} ms) before the deadline.`,
+      `the wait ahead (≈ ${Math.ceil(waitMs)} ms) leaves less than the dependency's latency (${Math.ceil(needMs)} ms) before the deadline.`,
     );
   await new Promise<void>((resolve, reject) => {
     const waiter = new Waiter(ctx, gate, call, startBy, resolve, reject);

@@ -167,6 +167,99 @@ describe('adaptive concurrency limit (concurrency step)', () => {
   });
 });
 
+describe('abandoned work (concurrency step)', () => {
+  /** A dependency whose limit finished its probe at 8, every call unanswered until told. */
+  async function probed(attempts = 1) {
+    const t = createTestDependency({
+      origins: ONE,
+      hedge: false,
+      attempts,
+      concurrency: { minLimit: 2, initialLimit: 8, windowSamples: 1, windowMs: 10 },
+    });
+    for (let i = 0; i < 3; i++) {
+      const call = settle(t.dep.request({ path: '/probe' }));
+      await flush();
+      t.clock.advance(5);
+      t.transport.pending()[0]!.respond(200);
+      await call;
+    }
+    expect(t.dep.overload().concurrency).toMatchObject({ limit: 8, probing: false });
+    return t;
+  }
+
+  it('cuts the limit at once when an attempt runs out of time (a drop), once for the calls of one flight', async () => {
+    const { dep, clock } = await probed();
+    const calls = Array.from({ length: 6 }, () => settle(dep.request({ path: '/slow' })));
+    await flush();
+    expect(dep.overload().concurrency).toMatchObject({ inFlight: 6, abandoned: 0 });
+    // The read timeout (p99 100 ms × 1.4) passes for all six: one drop, to half of the six.
+    await advance(clock, 145);
+    for (const call of calls) expect(isPrazoError((await call).error, 'READ_TIMEOUT')).toBe(true);
+    expect(dep.overload().concurrency).toMatchObject({ limit: 3, drops: 1, inFlight: 0 });
+    await dep.close();
+  });
+
+  it('keeps the slot of a timed-out attempt while the dependency likely still works on it, then lets a waiting call start', async () => {
+    const { dep, clock, transport } = await probed();
+    const slow = Array.from({ length: 4 }, () => settle(dep.request({ path: '/slow' })));
+    await flush();
+    await advance(clock, 145);
+    await Promise.all(slow);
+    // Four attempts given up at 140 ms, the limit cut to 2: the dependency is still busy with them,
+    // so the client sends nothing more until about one more latency (140 ms here) has passed.
+    expect(dep.overload().concurrency).toMatchObject({ limit: 2, inFlight: 0, abandoned: 4 });
+    const next = settle(dep.request({ path: '/next' }));
+    await flush();
+    expect(transport.pending().map((e) => e.path)).toEqual([]);
+    expect(dep.overload().concurrency).toMatchObject({ queued: 1 });
+    await advance(clock, 150);
+    expect(dep.overload().concurrency).toMatchObject({ abandoned: 0, inFlight: 1, queued: 0 });
+    expect(transport.pending().map((e) => e.path)).toEqual(['/next']);
+    transport.pending()[0]!.respond(200);
+    expect((await next).value?.status).toBe(200);
+    await dep.close();
+  });
+
+  it('does not retry while the dependency still works on abandoned attempts beyond the limit', async () => {
+    const { dep, clock, transport } = await probed(2);
+    const calls = Array.from({ length: 4 }, () => settle(dep.request({ path: '/slow' })));
+    await flush();
+    await advance(clock, 145);
+    for (let i = 0; i < 10; i++) await advance(clock, 5);
+    for (const call of calls) {
+      const { error } = await call;
+      expect(isPrazoError(error, 'READ_TIMEOUT')).toBe(true);
+      expect((error as { attempts: unknown[] }).attempts).toHaveLength(1);
+    }
+    expect(transport.exchanges.filter((e) => e.path === '/slow')).toHaveLength(4);
+    await dep.close();
+  });
+
+  it('keeps a slot for an attempt the caller cancelled, without cutting the limit', async () => {
+    const { dep, clock } = await probed();
+    const controller = new AbortController();
+    const call = settle(dep.request({ path: '/', signal: controller.signal }));
+    await flush();
+    clock.advance(20);
+    controller.abort();
+    expect(isPrazoError((await call).error, 'CANCELLED')).toBe(true);
+    expect(dep.overload().concurrency).toMatchObject({ limit: 8, drops: 0, inFlight: 0, abandoned: 1 });
+    await advance(clock, 150);
+    expect(dep.overload().concurrency).toMatchObject({ abandoned: 0 });
+    await dep.close();
+  });
+
+  it('holds no slot for an attempt that never reached the dependency (connect failure)', async () => {
+    const { dep, transport } = await probed();
+    const call = settle(dep.request({ path: '/' }));
+    await flush();
+    transport.pending()[0]!.fail(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    await call;
+    expect(dep.overload().concurrency).toMatchObject({ limit: 8, drops: 0, abandoned: 0 });
+    await dep.close();
+  });
+});
+
 describe('adaptive throttling (throttle step)', () => {
   it('rejects calls locally with THROTTLED once the dependency accepts too few; they count as refused', async () => {
     const { dep, transport, clock } = createTestDependency(
@@ -215,6 +308,26 @@ describe('adaptive throttling (throttle step)', () => {
     transport.pending()[0]!.fail(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
     await refused;
     expect(dep.overload().throttle).toMatchObject({ requests: 5, accepts: 2 });
+    await dep.close();
+  });
+
+  it('counts a call whose timed-out attempt was retried and answered as not accepted', async () => {
+    const { dep, transport, clock } = createTestDependency({
+      origins: ONE,
+      hedge: false,
+      throttle: true,
+      attempts: 2,
+      random: () => 0.99,
+    });
+    const call = settle(dep.request({ path: '/' }));
+    await flush();
+    await advance(clock, 145);
+    // The retry, after its backoff.
+    for (let i = 0; i < 40 && transport.pending().length === 0; i++) await advance(clock, 5);
+    expect(transport.pending()).toHaveLength(1);
+    transport.pending()[0]!.respond(200);
+    expect((await call).value?.status).toBe(200);
+    expect(dep.overload().throttle).toMatchObject({ requests: 1, accepts: 0 });
     await dep.close();
   });
 

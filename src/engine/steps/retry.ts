@@ -147,6 +147,20 @@ async function retryLoop(
       if (response !== undefined) return response;
       throw finalError(ctx, call, last, error, verdict, explain(classification.reason));
     }
+    // The dependency is still working on what this client gave up on, beyond the concurrency limit
+    // (`ConcurrencyGate.abandon`): a retry would only queue behind that work.
+    const gate = ctx.concurrency;
+    if (gate !== null && gate.abandoned !== 0 && gate.inFlight + gate.abandoned > gate.limit()) {
+      if (response !== undefined) return response;
+      throw finalError(
+        ctx,
+        call,
+        last,
+        error,
+        verdict,
+        'not retried: the dependency is past its concurrency limit.',
+      );
+    }
     const plan = planRetry({
       classification,
       attemptsMade: call.tries,

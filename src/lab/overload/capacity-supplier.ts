@@ -37,8 +37,15 @@ export interface CapacitySupplierStats {
 /** A supplier of known capacity, listening. */
 export interface CapacitySupplier {
   readonly origin: string;
-  /** Requests per second it can serve. */
+  /** Requests per second it can serve (with the workers and service time it started with). */
   readonly capacityRps: number;
+  /**
+   * Changes its capacity from now on: requests that start work after the call take `serviceMs`, and
+   * at most `workers` work at once (a lost worker finishes what it holds). The trigger of a transient.
+   */
+  setCapacity(workers: number, serviceMs: number): void;
+  /** Requests waiting for a worker now. */
+  queued(): number;
   stats(): CapacitySupplierStats;
   close(): Promise<void>;
 }
@@ -51,14 +58,19 @@ export interface CapacitySupplier {
  * every worker is busy: the collapse of goodput the overload experiment shows.
  */
 export async function startCapacitySupplier(options: CapacitySupplierOptions): Promise<CapacitySupplier> {
-  const { workers, serviceMs, front } = options;
+  const { front } = options;
+  let workers = options.workers;
+  let serviceMs = options.serviceMs;
   const stats: CapacitySupplierStats = { received: 0, served: 0, servedForNobody: 0, peakQueue: 0 };
   const waiting: Array<() => void> = [];
   let busy = 0;
   const release = (): void => {
     busy--;
-    const next = waiting.shift();
-    if (next !== undefined) next();
+    while (busy < workers) {
+      const next = waiting.shift();
+      if (next === undefined) break;
+      next();
+    }
   };
   const work = (res: http.ServerResponse): void => {
     busy++;
@@ -96,6 +108,16 @@ export async function startCapacitySupplier(options: CapacitySupplierOptions): P
   return {
     origin: `http://${address}:${port}`,
     capacityRps: (workers * 1000) / serviceMs,
+    setCapacity(nextWorkers, nextServiceMs) {
+      workers = nextWorkers;
+      serviceMs = nextServiceMs;
+      while (busy < workers) {
+        const next = waiting.shift();
+        if (next === undefined) break;
+        next();
+      }
+    },
+    queued: () => waiting.length,
     stats: () => ({ ...stats }),
     close: async () => {
       server.closeAllConnections();
