@@ -27,6 +27,7 @@ export const REAL_TIME_LOAD_FILES = [
   'test/drill-peers.test.ts',
   'test/client-overload.test.ts',
   'test/overload-experiment.test.ts',
+  'test/overload-transient.test.ts',
 ];
 
 export default defineConfig({

@@ -1,6 +1,6 @@
-import { Pool } from 'undici';
 import { type Dependency, dependency } from '../../client/dependency.js';
 import type { DependencyOptions } from '../../client/options.js';
+import { undici } from '../../transport/undici-module.js';
 import { startCapacitySupplier } from './capacity-supplier.js';
 
 /** The clients the transient experiment compares, one after the other on the same schedule. */
@@ -100,7 +100,7 @@ interface Caller {
 }
 
 function naiveCaller(origin: string): Caller {
-  const pool = new Pool(origin, { connections: NAIVE.connections });
+  const pool = new undici.Pool(origin, { connections: NAIVE.connections });
   return {
     async call(signal) {
       let status = 0;
