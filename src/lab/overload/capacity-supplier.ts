@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Admission } from '../../admission/admission.js';
 import { withDeadlineHandler } from '../../server/http.js';
+import { createWorkerQueue } from '../worker-queue.js';
 
 /** How the supplier of the overload experiment is built. */
 export interface CapacitySupplierOptions {
@@ -52,30 +53,18 @@ export interface CapacitySupplier {
 export async function startCapacitySupplier(options: CapacitySupplierOptions): Promise<CapacitySupplier> {
   const { workers, serviceMs, front } = options;
   const stats: CapacitySupplierStats = { received: 0, served: 0, servedForNobody: 0, peakQueue: 0 };
-  const waiting: Array<() => void> = [];
-  let busy = 0;
-  const release = (): void => {
-    busy--;
-    const next = waiting.shift();
-    if (next !== undefined) next();
-  };
-  const work = (res: http.ServerResponse): void => {
-    busy++;
-    setTimeout(() => {
-      stats.served++;
-      if (res.destroyed || res.writableEnded) stats.servedForNobody++;
-      else res.end('{"ok":true}');
-      release();
-    }, serviceMs);
-  };
+  const queue = createWorkerQueue(workers);
   const handle = (_req: http.IncomingMessage, res: http.ServerResponse): void => {
     stats.received++;
-    if (busy < workers) {
-      work(res);
-      return;
-    }
-    waiting.push(() => work(res));
-    if (waiting.length > stats.peakQueue) stats.peakQueue = waiting.length;
+    queue.submit((done) => {
+      setTimeout(() => {
+        stats.served++;
+        if (res.destroyed || res.writableEnded) stats.servedForNobody++;
+        else res.end('{"ok":true}');
+        done();
+      }, serviceMs);
+    });
+    stats.peakQueue = queue.stats().peakWaiting;
   };
   const listener =
     front === 'plain'
