@@ -14,7 +14,17 @@ const SHORT = {
   // The fleet phase is 4.5 s: the failures prazo meets on the sick instance before ejecting it are a
   // fixed count, and over 3 s they made up to 18 % of the phase's supplier requests on a loaded CI
   // machine (checked below: under half of naive's third); 7–11 % over 4.5 s.
-  phases: { warmupMs: 2500, fleetMs: 4500, degradeMs: 3500, burstMs: 3000, tailMs: 1000, recoveryMs: 500 },
+  phases: {
+    warmupMs: 2500,
+    triggerMs: 2000,
+    fleetMs: 4500,
+    degradeMs: 3500,
+    burstMs: 3000,
+    tailMs: 1000,
+    recoveryMs: 500,
+  },
+  // The trigger's capacity drop, short: its figures are read, not judged, here.
+  triggerDropMs: 800,
   // The overload experiment, short (its figures: test/overload-experiment.test.ts).
   overloadMs: 2_000,
 };
@@ -67,6 +77,7 @@ describe('the drill', () => {
     expect(report.format).toBe('prazo-drill-report');
     expect(report.phases.map((p) => p.name)).toEqual([
       'warmup',
+      'trigger',
       'fleet',
       'degrade',
       'burst',
@@ -119,6 +130,13 @@ describe('the drill', () => {
       });
     }
     expect(report.calibration['inventory']?.policy.readMs).toBeGreaterThan(0);
+    // The supplier has finite capacity: its queue, every process's event-loop delay, and each
+    // phase's success against the load it cost are measured for both columns.
+    for (const f of [naive, prazo]) {
+      expect(f.capacity.loopDelay?.worst.p99Ms).toBeGreaterThan(0);
+      expect(f.capacity.byPhase.warmup.load).toBeGreaterThan(0.5);
+      expect(f.capacity.trigger.peakQueue).toBeGreaterThanOrEqual(0);
+    }
     // The overload experiment ran after the phases, for the three configurations, with its checks.
     expect(report.overload?.map((f) => f.config)).toEqual(['naive', 'prazo', 'prazo-protected']);
     for (const f of report.overload!) expect(f.capacityRps).toBe(320);

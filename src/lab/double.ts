@@ -277,7 +277,7 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
         serve(workers, res, outcome, seq, requestTimers);
         return;
       }
-      const waitMs = Math.max(0, arrivedAt + delayMs - clock.now());
+      const waitMs = Math.max(0, arrivedAt + delayMs + current.wireDelayMs - clock.now());
       const timer = schedule(() => {
         requestTimers.delete(timer);
         respond(res, outcome, current, seq, requestTimers);
@@ -307,9 +307,21 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
       const current = behaviour;
       const serviceMs = sampleLatencyMs(current.latency, random);
       schedule(() => {
-        if (res.destroyed || res.writableEnded) servedForNobody++;
-        else respond(res, outcome, current, seq, requestTimers);
         done();
+        if (res.destroyed || res.writableEnded) {
+          servedForNobody++;
+          return;
+        }
+        // The answer then travels for `wireDelayMs`, holding no worker.
+        if (current.wireDelayMs <= 0) {
+          respond(res, outcome, current, seq, requestTimers);
+          return;
+        }
+        const timer = schedule(() => {
+          requestTimers.delete(timer);
+          respond(res, outcome, current, seq, requestTimers);
+        }, current.wireDelayMs);
+        requestTimers.add(timer);
       }, serviceMs);
     });
   }
