@@ -57,7 +57,7 @@ export interface DrillOptions {
   utilization?: number;
   /** Workers of each supplier instance (requests it works on at once; the rest queue, FIFO). @default 2 */
   supplierWorkers?: number;
-  /** How long the trigger phase's capacity drop lasts, in ms, from 1 s into the phase. @default 3000 (2000 with `quick`) */
+  /** How long the trigger phase's capacity drop lasts, in ms, from 1 s into the phase. @default 3000 (2000 with `quick`), shortened to end with a shorter phase */
   triggerDropMs?: number;
   /** The trigger's capacity drop: the service time is multiplied by this. @default 3 */
   triggerFactor?: number;
@@ -206,8 +206,16 @@ export function normalizeDrillOptions(options: DrillOptions = {}): NormalizedDri
   positive('triggerFactor', 100);
   if (!(typeof merged.utilization === 'number' && merged.utilization >= 0.05 && merged.utilization <= 0.95))
     throw new InvalidOptionError('utilization', 'a number in [0.05, 0.95]', merged.utilization);
+  if (phases.triggerMs < 1_100)
+    throw new InvalidOptionError(
+      'phases.triggerMs',
+      'a number of ms in [1100, 600000] (the capacity drop starts 1 s into the phase)',
+      phases.triggerMs,
+    );
+  // The default drop shortens to fit a short trigger phase; one given must fit as it is.
   const triggerDropMs =
-    merged.triggerDropMs ?? (merged.quick ? TRIGGER_DROP_MS.quick : TRIGGER_DROP_MS.default);
+    merged.triggerDropMs ??
+    Math.min(merged.quick ? TRIGGER_DROP_MS.quick : TRIGGER_DROP_MS.default, phases.triggerMs - 1_000);
   if (!(Number.isFinite(triggerDropMs) && triggerDropMs >= 100 && triggerDropMs <= phases.triggerMs - 1_000))
     throw new InvalidOptionError(
       'triggerDropMs',

@@ -121,5 +121,8 @@ describe('the drill phases', () => {
     expect(() => normalizeDrillOptions({ rps: 0 })).toThrow(/rps/);
     expect(() => normalizeDrillOptions({ utilization: 1 })).toThrow(/utilization/);
     expect(() => normalizeDrillOptions({ triggerDropMs: 20_000 })).toThrow(/triggerDropMs/);
+    expect(() => normalizeDrillOptions({ phases: { triggerMs: 1_000 } })).toThrow(/phases\.triggerMs/);
+    // A short trigger phase shortens the default drop to fit.
+    expect(normalizeDrillOptions({ phases: { triggerMs: 1_500 } }).triggerDropMs).toBe(500);
   });
 });
