@@ -35,6 +35,7 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
           rps: 40,
           phases: {
             warmupMs: 1500,
+            triggerMs: 1500,
             fleetMs: 1500,
             degradeMs: 1500,
             burstMs: 1500,

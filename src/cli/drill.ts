@@ -19,11 +19,14 @@ const HELP = `Usage: prazo drill [options]
 Degrades a dependency under load and compares, on the same traffic, a service with naive settings
 (30 s timeout, 3 attempts, no budget, no deadline, no hedging) and one calibrated by prazo.
 Each service runs in its own process on 127.0.0.1; the supplier's three instances on 127.0.0.1,
-127.0.0.2 and 127.0.0.3. Phases: healthy warm-up (prazo is calibrated from it) → one instance sick
-(503), one slow (+150 ms) → full degradation (the supplier answers at the naive timeout) → error
-burst (503s) → a slow tail on every instance → recovery: 90 s of phases by default, 31 s with
---quick. A whole run (start-up, pre-warm, overload experiment, report) takes longer: the measured
-durations are in the README's "Measured durations".
+127.0.0.2 and 127.0.0.3. Each instance has finite capacity: 2 workers behind an unbounded FIFO queue, its service
+time sized so that the healthy checkouts keep it 60 % busy (--utilization), so latency and timeouts
+grow with the load the clients send. Phases: healthy warm-up (prazo is calibrated from it) → a
+trigger (every instance 3× slower for 3 s, then healthy again: does the load the clients added
+outlive it?) → one instance sick (503), one slow (+150 ms) → full degradation (the supplier answers
+at the naive timeout) → error burst (503s) → a slow tail on every instance → recovery. 102 s of phases
+by default, shorter with --quick. A whole run (start-up, pre-warm, overload experiment, report)
+takes longer: the measured durations are in the README's "Measured durations".
 Then the overload experiment: 3× the capacity of a supplier of known capacity (8 workers × 25 ms),
 offered open loop to naive, to prazo, and to prazo with its overload protections at both ends
 (adaptive concurrency and throttling in the client, deadline-aware admission with a CoDel queue in
@@ -40,7 +43,10 @@ and a plain statement of every row where a peer matches or beats prazo. HAProxy 
 Options:
   --quick              short phases (31 s of phases instead of 90 s)
   --peers              also run cockatiel, opossum, undici's retry interceptor and HAProxy
-  --warmup S           warm-up length, seconds (also --fleet, --degrade, --burst, --tail, --recovery)
+  --warmup S           warm-up length, seconds (also --trigger, --fleet, --degrade, --burst, --tail,
+                       --recovery)
+  --utilization U      how busy the healthy checkouts keep each supplier instance, 0.05–0.95
+                       (default 0.6)
   --overload S         length of the overload experiment per configuration, seconds (0: leave it out)
   --rps N              offered load per configuration, requests per second (default 100)
   --pool N             slots of the shop's shared pool (default 50)
@@ -69,6 +75,7 @@ interface ParsedArgs {
 
 const PHASE_FLAGS: Record<string, keyof PhaseLengths> = {
   '--warmup': 'warmupMs',
+  '--trigger': 'triggerMs',
   '--fleet': 'fleetMs',
   '--degrade': 'degradeMs',
   '--burst': 'burstMs',
@@ -120,6 +127,7 @@ function parseArgs(argv: string[]): ParsedArgs {
     else if (flag === '--quick') parsed.options.quick = true;
     else if (flag === '--peers') parsed.options.peers = true;
     else if (flag === '--rps') parsed.options.rps = number(1, 2000);
+    else if (flag === '--utilization') parsed.options.utilization = number(0.05, 0.95);
     else if (flag === '--overload') {
       const seconds = number(0, 120);
       if (seconds !== 0 && seconds < 1.5)

@@ -30,6 +30,12 @@ import {
   TAIL_DEFAULTS,
   type TailOptions,
 } from '../lab/simulate/scenarios/tail.js';
+import {
+  formatUtilizationSweep,
+  SWEEP_UTILIZATIONS,
+  sweepUtilization,
+  type UtilizationSweep,
+} from '../lab/simulate/scenarios/utilization-sweep.js';
 import { unknownOption } from './args.js';
 import { type CliIo, EXIT } from './command.js';
 
@@ -162,8 +168,17 @@ function help(scenario: Scenario | undefined): string {
     }
     lines.push('');
   };
-  if (scenario === undefined || scenario === 'amplification')
+  if (scenario === undefined || scenario === 'amplification') {
     section('amplification', AMPLIFICATION_DEFAULTS, AMPLIFICATION_HELP);
+    lines.splice(
+      lines.length - 1,
+      0,
+      `  --sweep                   run the dependency at ${SWEEP_UTILIZATIONS.map((u) => `${u * 100}`).join(', ')} % utilisation, naive with`,
+      '                            and without its retries (the trigger fails 20 % of answers unless',
+      '                            --trigger-error-rate says otherwise), and print where the retries',
+      '                            stop adding success (no --rps, no --html)',
+    );
+  }
   if (scenario === undefined || scenario === 'tail') section('tail', TAIL_DEFAULTS, TAIL_HELP);
   if (scenario === undefined || scenario === 'instances')
     section('instances', INSTANCES_DEFAULTS, INSTANCES_HELP);
@@ -180,6 +195,8 @@ export interface Parsed {
   json: boolean;
   html: string | undefined;
   help: boolean;
+  /** `amplification --sweep`: the utilisation sweep instead of one run. */
+  sweep?: boolean;
 }
 
 /**
@@ -213,6 +230,11 @@ export function parseSimulateArgs(argv: string[]): Parsed {
     }
     if (flag === 'json') {
       parsed.json = true;
+      continue;
+    }
+    if (flag === 'sweep' && scenario === 'amplification') {
+      if (inline !== undefined) throw new InvalidInputError('--sweep takes no value');
+      parsed.sweep = true;
       continue;
     }
     const key = flag === 'html' ? 'html' : byFlag.get(flag);
@@ -265,6 +287,8 @@ export async function simulate(argv: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
 
+  if (parsed.sweep === true) return runSweep(parsed, io);
+
   const started = Date.now();
   let shown = '';
   let progressed = false;
@@ -300,6 +324,22 @@ export async function simulate(argv: string[], io: CliIo): Promise<number> {
     }
   }
   io.stdout.write(parsed.json ? formatSimulationJson(result) : formatSimulationTable(result));
+  return EXIT.ok;
+}
+
+/** `prazo simulate amplification --sweep`: the utilisation sweep, as a table or JSON. */
+function runSweep(parsed: Parsed, io: CliIo): number {
+  let sweep: UtilizationSweep;
+  try {
+    if (parsed.html !== undefined)
+      throw new InvalidInputError('--sweep writes no HTML page; leave out --html');
+    sweep = sweepUtilization(parsed.options, (label) =>
+      io.stderr.write(`prazo simulate amplification --sweep: ${label}\n`),
+    );
+  } catch (error) {
+    return badInput(io, error);
+  }
+  io.stdout.write(parsed.json ? `${JSON.stringify(sweep, null, 2)}\n` : formatUtilizationSweep(sweep));
   return EXIT.ok;
 }
 

@@ -31,6 +31,11 @@ export interface Behaviour {
   readonly resetMidBody: number;
   /** Time over which the body drips out in small chunks after the headers. Unit: ms. @default 0 */
   readonly slowBodyMs: number;
+  /**
+   * Time added to every answer that holds none of the double's workers: the network between the
+   * caller and a distant instance. Without workers it simply adds to the latency. Unit: ms. @default 0
+   */
+  readonly wireDelayMs: number;
   /** Size of the response body in bytes (a JSON object padded with spaces; never smaller than it). @default 64 */
   readonly bodyBytes: number;
   /** Stop listening: connects get ECONNREFUSED until switched back (same port). @default false */
@@ -55,6 +60,7 @@ export interface BehaviourInput {
   resetBeforeHeaders?: ShareInput;
   resetMidBody?: ShareInput;
   slowBodyMs?: number;
+  wireDelayMs?: number;
   bodyBytes?: number;
   refuse?: boolean;
   connectTimeout?: boolean;
@@ -68,6 +74,7 @@ export const DEFAULT_BEHAVIOUR: Behaviour = Object.freeze({
   resetBeforeHeaders: 0,
   resetMidBody: 0,
   slowBodyMs: 0,
+  wireDelayMs: 0,
   bodyBytes: 64,
   refuse: false,
   connectTimeout: false,
@@ -88,6 +95,7 @@ const KEYS = new Set([
   'resetBeforeHeaders',
   'resetMidBody',
   'slowBodyMs',
+  'wireDelayMs',
   'bodyBytes',
   'refuse',
   'connectTimeout',
@@ -137,6 +145,7 @@ export function parseBehaviour(input: unknown): Behaviour {
     resetBeforeHeaders,
     resetMidBody,
     slowBodyMs: record['slowBodyMs'] === undefined ? 0 : delay(record['slowBodyMs'], 'slowBodyMs'),
+    wireDelayMs: record['wireDelayMs'] === undefined ? 0 : delay(record['wireDelayMs'], 'wireDelayMs'),
     bodyBytes:
       record['bodyBytes'] === undefined
         ? DEFAULT_BEHAVIOUR.bodyBytes

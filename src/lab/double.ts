@@ -16,6 +16,7 @@ import { createStatsCounter, type DoubleStats } from './double-stats.js';
 import { createServer as createHttpServer } from './http-module.js';
 import { sampleLatencyMs } from './latency-distribution.js';
 import { createRandom, type Random } from './random.js';
+import { createWorkerQueue, type WorkerQueue } from './worker-queue.js';
 
 /** Options of {@link startDouble}. */
 export interface DoubleOptions {
@@ -41,6 +42,26 @@ export interface DoubleOptions {
   adminPort?: number | null;
   /** Index of this instance in a group (reported in bodies and the `x-double-instance` header). @default 0 */
   instance?: number;
+  /**
+   * Finite capacity: this many workers, each holding a request for its drawn latency (then its
+   * service time), behind an unbounded FIFO queue that keeps serving requests whose caller has gone
+   * (see {@link createWorkerQueue}). Latency then grows with load, as a real service's does.
+   * `null`: every request is answered after its drawn latency however many arrive (infinite
+   * capacity). @default null
+   */
+  workers?: number | null;
+}
+
+/** A double's worker queue now (see {@link DoubleOptions.workers}). */
+export interface DoubleQueue {
+  workers: number;
+  busy: number;
+  /** Requests waiting for a worker now. */
+  waiting: number;
+  /** Most requests waiting at once since the previous {@link Double.queue} call. */
+  peakWaiting: number;
+  /** Requests a worker finished after their caller had gone (closed the connection). */
+  servedForNobody: number;
 }
 
 /** A running dependency double. */
@@ -62,6 +83,8 @@ export interface Double {
   set(behaviour: BehaviourInput | Behaviour): Promise<Behaviour>;
   /** A snapshot of the counters. */
   stats(): DoubleStats;
+  /** The worker queue (`null` without {@link DoubleOptions.workers}); its peak starts over at each call. */
+  queue(): DoubleQueue | null;
   /** Zeroes the counters. */
   reset(): void;
   /** Closes the listener and every socket, hung ones included; leaves no handle behind. Idempotent. */
@@ -77,6 +100,7 @@ export const DEFAULT_DOUBLE_OPTIONS = Object.freeze({
   keepRequests: 100,
   adminPort: null,
   instance: 0,
+  workers: null,
 });
 
 /** Path prefix of the admin API. */
@@ -98,6 +122,7 @@ export interface NormalizedDoubleOptions {
   keepRequests: number;
   adminPort: number | null;
   instance: number;
+  workers: number | null;
 }
 
 /** 127.0.0.0/8, written as four decimal octets. */
@@ -131,9 +156,13 @@ export function normalizeDoubleOptions(options: DoubleOptions = {}): NormalizedD
   if (!Number.isInteger(instance) || instance < 0) {
     throw new InvalidOptionError('instance', 'a non-negative integer', instance);
   }
+  const workers = options.workers ?? DEFAULT_DOUBLE_OPTIONS.workers;
+  if (workers !== null && (!Number.isInteger(workers) || workers < 1 || workers > 100_000)) {
+    throw new InvalidOptionError('workers', 'null or an integer in [1, 100000]', workers);
+  }
   const clock = options.clock ?? systemClock;
   const behaviour = options.behaviour === undefined ? DEFAULT_BEHAVIOUR : parseBehaviour(options.behaviour);
-  return { host, port, behaviour, seed, clock, keepRequests, adminPort, instance };
+  return { host, port, behaviour, seed, clock, keepRequests, adminPort, instance, workers };
 }
 
 function checkPort(option: string, port: unknown): void {
@@ -165,6 +194,8 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
   const { clock, host, instance } = config;
   const random: Random = createRandom(config.seed);
   const counter = createStatsCounter(config.keepRequests);
+  const workers: WorkerQueue | null = config.workers === null ? null : createWorkerQueue(config.workers);
+  let servedForNobody = 0;
   let behaviour = config.behaviour;
   let mode: ListenMode = 'open';
   let closed = false;
@@ -229,7 +260,8 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
       req.socket.destroy();
       return;
     }
-    const delayMs = sampleLatencyMs(current.latency, random);
+    // With workers the service time is drawn when a worker takes the request up (see `serve`).
+    const delayMs = workers === null ? sampleLatencyMs(current.latency, random) : 0;
     const seq = ++sequence;
     req.on('end', () => {
       if (outcome.kind === 'hang') {
@@ -237,7 +269,11 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
         counter.fault('hang');
         return;
       }
-      const waitMs = Math.max(0, arrivedAt + delayMs - clock.now());
+      if (workers !== null) {
+        serve(workers, res, outcome, seq, requestTimers);
+        return;
+      }
+      const waitMs = Math.max(0, arrivedAt + delayMs + current.wireDelayMs - clock.now());
       const timer = schedule(() => {
         requestTimers.delete(timer);
         respond(res, outcome, current, seq, requestTimers);
@@ -245,6 +281,45 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
       requestTimers.add(timer);
     });
     req.resume();
+  }
+
+  /**
+   * Finite capacity: the request waits for a worker, then holds it for its service time — drawn from
+   * the latency of the behaviour in force when the worker takes it up — answered or not: a caller who
+   * has gone does not give the worker back any sooner.
+   */
+  function serve(
+    queue: WorkerQueue,
+    res: ServerResponse,
+    outcome: Outcome,
+    seq: number,
+    requestTimers: Set<Timer>,
+  ): void {
+    queue.submit((done) => {
+      if (closed) {
+        done();
+        return;
+      }
+      const current = behaviour;
+      const serviceMs = sampleLatencyMs(current.latency, random);
+      schedule(() => {
+        done();
+        if (res.destroyed || res.writableEnded) {
+          servedForNobody++;
+          return;
+        }
+        // The answer then travels for `wireDelayMs`, holding no worker.
+        if (current.wireDelayMs <= 0) {
+          respond(res, outcome, current, seq, requestTimers);
+          return;
+        }
+        const timer = schedule(() => {
+          requestTimers.delete(timer);
+          respond(res, outcome, current, seq, requestTimers);
+        }, current.wireDelayMs);
+        requestTimers.add(timer);
+      }, serviceMs);
+    });
   }
 
   function respond(
@@ -502,6 +577,7 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
       blackhole = undefined;
       for (const timer of timers) clock.clearTimeout(timer);
       timers.clear();
+      workers?.clear();
       for (const socket of sockets.keys()) socket.destroy();
       const admin = adminServer;
       const adminClosed = admin ? new Promise<void>((resolve) => admin.close(() => resolve())) : undefined;
@@ -523,6 +599,16 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
     behaviour: () => behaviour,
     set: (input) => apply(parseBehaviour(input)),
     stats: () => counter.snapshot(),
+    queue: () =>
+      workers === null
+        ? null
+        : {
+            workers: workers.stats().workers,
+            busy: workers.stats().busy,
+            waiting: workers.stats().waiting,
+            peakWaiting: workers.takePeakWaiting(),
+            servedForNobody,
+          },
     reset: () => counter.reset(),
     close,
     [Symbol.asyncDispose]: close,

@@ -4,6 +4,11 @@ import { InvalidOptionError } from '../../errors.js';
 export interface PhaseLengths {
   /** Healthy traffic; the prazo policy is calibrated from what it measures. */
   warmupMs: number;
+  /**
+   * A healthy fleet whose capacity drops for `triggerDropMs` (service time × `triggerFactor`), then
+   * comes back: does the load the clients add outlive the trigger? Ends with the supplier restarted.
+   */
+  triggerMs: number;
   /** Of the three supplier instances, one answers 503 (sick), one is slower, one is healthy. */
   fleetMs: number;
   /** The supplier answers at the naive timeout (30 s): effectively hung. */
@@ -45,6 +50,17 @@ export interface DrillOptions {
   /** The supplier's healthy latency: log-normal with this median and p99, in ms. @default 40 / 180 */
   healthyMedianMs?: number;
   healthyP99Ms?: number;
+  /**
+   * Utilisation of each supplier instance by the healthy traffic (the checkouts' originals shared by
+   * the instances): its service time is sized for it, see `supplierService`. @default 0.6
+   */
+  utilization?: number;
+  /** Workers of each supplier instance (requests it works on at once; the rest queue, FIFO). @default 2 */
+  supplierWorkers?: number;
+  /** How long the trigger phase's capacity drop lasts, in ms, from 1 s into the phase. @default 3000 (2000 with `quick`), shortened to end with a shorter phase */
+  triggerDropMs?: number;
+  /** The trigger's capacity drop: the service time is multiplied by this. @default 3 */
+  triggerFactor?: number;
   /** Share of 503s at the height of the error burst. @default 0.95 */
   burstShare?: number;
   /** Share of its requests the sick instance answers with 503 in the fleet phase. @default 1 */
@@ -87,6 +103,7 @@ export interface DrillOptions {
 /** Default phase lengths: 90 s. */
 export const DEFAULT_PHASES: Readonly<PhaseLengths> = Object.freeze({
   warmupMs: 15_000,
+  triggerMs: 12_000,
   fleetMs: 10_000,
   degradeMs: 20_000,
   burstMs: 20_000,
@@ -97,6 +114,7 @@ export const DEFAULT_PHASES: Readonly<PhaseLengths> = Object.freeze({
 /** Phase lengths of `--quick`: 31 s. */
 export const QUICK_PHASES: Readonly<PhaseLengths> = Object.freeze({
   warmupMs: 5_000,
+  triggerMs: 7_000,
   fleetMs: 5_000,
   degradeMs: 6_000,
   burstMs: 6_000,
@@ -119,6 +137,10 @@ export const DRILL_DEFAULTS = Object.freeze({
   prazoAttempts: 2,
   healthyMedianMs: 40,
   healthyP99Ms: 180,
+  utilization: 0.6,
+  supplierWorkers: 2,
+  triggerDropMs: undefined as number | undefined,
+  triggerFactor: 3,
   burstShare: 0.95,
   fleetSickShare: 1,
   fleetSlowExtraMs: 150,
@@ -136,10 +158,17 @@ export const DRILL_DEFAULTS = Object.freeze({
 /** The overload experiment's length per configuration, by default and with `quick`. */
 export const OVERLOAD_MS = Object.freeze({ default: 6_000, quick: 4_500 });
 
+/** The trigger's capacity drop, by default and with `quick`, in ms. */
+export const TRIGGER_DROP_MS = Object.freeze({ default: 3_000, quick: 2_000 });
+
 /** {@link DrillOptions} with every field present. */
-export type NormalizedDrillOptions = Omit<Required<DrillOptions>, 'phases' | 'overloadMs'> & {
+export type NormalizedDrillOptions = Omit<
+  Required<DrillOptions>,
+  'phases' | 'overloadMs' | 'triggerDropMs'
+> & {
   phases: PhaseLengths;
   overloadMs: number;
+  triggerDropMs: number;
 };
 
 /**
@@ -173,6 +202,26 @@ export function normalizeDrillOptions(options: DrillOptions = {}): NormalizedDri
   positive('fleetSlowExtraMs', 60_000);
   positive('alertWindowMs', 60_000);
   positive('poolAcquireTimeoutMs', 60_000);
+  positive('supplierWorkers', 1000, true);
+  positive('triggerFactor', 100);
+  if (!(typeof merged.utilization === 'number' && merged.utilization >= 0.05 && merged.utilization <= 0.95))
+    throw new InvalidOptionError('utilization', 'a number in [0.05, 0.95]', merged.utilization);
+  if (phases.triggerMs < 1_100)
+    throw new InvalidOptionError(
+      'phases.triggerMs',
+      'a number of ms in [1100, 600000] (the capacity drop starts 1 s into the phase)',
+      phases.triggerMs,
+    );
+  // The default drop shortens to fit a short trigger phase; one given must fit as it is.
+  const triggerDropMs =
+    merged.triggerDropMs ??
+    Math.min(merged.quick ? TRIGGER_DROP_MS.quick : TRIGGER_DROP_MS.default, phases.triggerMs - 1_000);
+  if (!(Number.isFinite(triggerDropMs) && triggerDropMs >= 100 && triggerDropMs <= phases.triggerMs - 1_000))
+    throw new InvalidOptionError(
+      'triggerDropMs',
+      `a number of ms in [100, ${phases.triggerMs - 1_000}] (the trigger phase less its first second)`,
+      triggerDropMs,
+    );
   if (!Number.isFinite(merged.preWarmMs) || merged.preWarmMs < 0 || merged.preWarmMs > 60_000)
     throw new InvalidOptionError('preWarmMs', 'a number of ms in [0, 60000]', merged.preWarmMs);
   for (const name of [
@@ -200,7 +249,7 @@ export function normalizeDrillOptions(options: DrillOptions = {}): NormalizedDri
   if (!(overloadMs === 0 || (Number.isFinite(overloadMs) && overloadMs >= 1_500 && overloadMs <= 120_000)))
     throw new InvalidOptionError('overloadMs', '0 (none) or a number of ms in [1500, 120000]', overloadMs);
   if (typeof merged.peers !== 'boolean') throw new InvalidOptionError('peers', 'a boolean', merged.peers);
-  return { ...merged, phases, overloadMs };
+  return { ...merged, phases, overloadMs, triggerDropMs };
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

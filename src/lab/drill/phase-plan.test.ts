@@ -8,6 +8,9 @@ import {
   planPhases,
   SUPPLIER_INSTANCES,
   supplierBehaviour,
+  supplierService,
+  TRIGGER_START_MS,
+  triggerWindow,
 } from './phase-plan.js';
 import { supplierHost } from './services/set.js';
 
@@ -15,19 +18,57 @@ describe('the drill phases', () => {
   const options = normalizeDrillOptions({ quick: true });
   const phases = planPhases(options.phases);
 
-  it('lay warm-up, fleet, degradation, burst, tail and recovery end to end in about 30 s with --quick', () => {
-    expect(phases.map((p) => p.name)).toEqual(['warmup', 'fleet', 'degrade', 'burst', 'tail', 'recovery']);
+  it('lay warm-up, trigger, fleet, degradation, burst, tail and recovery end to end in about 38 s with --quick', () => {
+    expect(phases.map((p) => p.name)).toEqual([
+      'warmup',
+      'trigger',
+      'fleet',
+      'degrade',
+      'burst',
+      'tail',
+      'recovery',
+    ]);
     for (let i = 1; i < phases.length; i++) expect(phases[i]!.startMs).toBe(phases[i - 1]!.endMs);
-    expect(phases[phases.length - 1]!.endMs).toBeGreaterThanOrEqual(25_000);
-    expect(phases[phases.length - 1]!.endMs).toBeLessThanOrEqual(32_000);
+    expect(phases[phases.length - 1]!.endMs).toBeGreaterThanOrEqual(32_000);
+    expect(phases[phases.length - 1]!.endMs).toBeLessThanOrEqual(40_000);
     expect(normalizeDrillOptions().phases.recoveryMs).toBeGreaterThan(options.phases.recoveryMs);
   });
 
   it('find the phase an instant falls in, the last one past the end', () => {
     expect(phaseAt(phases, 0).name).toBe('warmup');
-    expect(phaseAt(phases, phases[1]!.startMs).name).toBe('fleet');
-    expect(phaseAt(phases, phases[2]!.startMs).name).toBe('degrade');
+    expect(phaseAt(phases, phases[1]!.startMs).name).toBe('trigger');
+    expect(phaseAt(phases, phases[2]!.startMs).name).toBe('fleet');
     expect(phaseAt(phases, 10 ** 9).name).toBe('recovery');
+  });
+
+  it('size the supplier so that the healthy checkouts keep each instance at the stated utilisation', () => {
+    const service = supplierService(options);
+    // 50 checkouts/s over 3 instances, 2 workers at 60 %: a mean service time of 72 ms.
+    expect(service.offeredRps).toBeCloseTo(50 / 3, 9);
+    expect(service.meanMs).toBeCloseTo(72, 9);
+    expect(service.offeredRps / service.capacityRps).toBeCloseTo(0.6, 9);
+    // The article's shape: p99 / median = 180 / 40.
+    expect(service.p99Ms / service.medianMs).toBeCloseTo(4.5, 9);
+    expect(supplierService({ ...options, utilization: 0.3 }).meanMs).toBeCloseTo(36, 9);
+    expect(supplierBehaviour('warmup', 0, 0, options)).toEqual({
+      latency: { type: 'lognormal', medianMs: 58.4, p99Ms: 262.9 },
+    });
+  });
+
+  it('triple the service time during the trigger’s capacity drop only', () => {
+    const trigger = phases.find((p) => p.name === 'trigger')!;
+    const length = trigger.endMs - trigger.startMs;
+    const at = (ms: number) => supplierBehaviour('trigger', 1, ms / length, options);
+    const healthy = supplierBehaviour('warmup', 1, 0, options);
+    expect(at(500)).toEqual(healthy);
+    expect(at(TRIGGER_START_MS + 100)).toEqual({
+      latency: { type: 'lognormal', medianMs: 175.3, p99Ms: 788.7 },
+    });
+    expect(at(TRIGGER_START_MS + options.triggerDropMs + 100)).toEqual(healthy);
+    expect(triggerWindow(trigger, options)).toEqual({
+      startMs: trigger.startMs + TRIGGER_START_MS,
+      endMs: trigger.startMs + TRIGGER_START_MS + options.triggerDropMs,
+    });
   });
 
   it('degrade the supplier to answer at the naive timeout, as the article’s load-test double does', () => {
@@ -50,18 +91,16 @@ describe('the drill phases', () => {
 
   it('make one instance of three sick and one slow in the fleet phase, for a few seconds with --quick', () => {
     const fleet = phases.find((p) => p.name === 'fleet')!;
-    expect(fleet.startMs).toBe(options.phases.warmupMs);
+    expect(fleet.startMs).toBe(options.phases.warmupMs + options.phases.triggerMs);
     expect(fleet.endMs - fleet.startMs).toBeLessThanOrEqual(6_000);
     expect(SUPPLIER_INSTANCES).toBe(3);
     expect(supplierBehaviour('fleet', 0, 0.5, options)).toMatchObject({
       statuses: [{ status: 503, share: 1 }],
     });
+    // Farther away, not busier: 150 ms on the wire, the same service time.
     expect(supplierBehaviour('fleet', 1, 0.5, options)).toEqual({
-      latency: {
-        type: 'lognormal',
-        medianMs: options.healthyMedianMs + 150,
-        p99Ms: options.healthyP99Ms + 150,
-      },
+      ...supplierBehaviour('warmup', 1, 0, options),
+      wireDelayMs: 150,
     });
     expect(supplierBehaviour('fleet', 2, 0.5, options)).toEqual(supplierBehaviour('warmup', 2, 0, options));
     expect(fleetInstanceLabels(options)).toEqual(['#0 sick (503)', '#1 slow (+150 ms)', '#2 healthy']);
@@ -80,5 +119,10 @@ describe('the drill phases', () => {
   it('refuse a phase length out of range, naming it', () => {
     expect(() => normalizeDrillOptions({ phases: { burstMs: 10 } })).toThrow(/phases\.burstMs/);
     expect(() => normalizeDrillOptions({ rps: 0 })).toThrow(/rps/);
+    expect(() => normalizeDrillOptions({ utilization: 1 })).toThrow(/utilization/);
+    expect(() => normalizeDrillOptions({ triggerDropMs: 20_000 })).toThrow(/triggerDropMs/);
+    expect(() => normalizeDrillOptions({ phases: { triggerMs: 1_000 } })).toThrow(/phases\.triggerMs/);
+    // A short trigger phase shortens the default drop to fit.
+    expect(normalizeDrillOptions({ phases: { triggerMs: 1_500 } }).triggerDropMs).toBe(500);
   });
 });

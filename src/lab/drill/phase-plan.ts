@@ -1,8 +1,9 @@
 import type { BehaviourInput } from '../behaviour.js';
+import { Z_P99 } from '../random.js';
 import type { NormalizedDrillOptions, PhaseLengths } from './drill-options.js';
 
 /** The drill's phases, in order. */
-export type PhaseName = 'warmup' | 'fleet' | 'degrade' | 'burst' | 'tail' | 'recovery';
+export type PhaseName = 'warmup' | 'trigger' | 'fleet' | 'degrade' | 'burst' | 'tail' | 'recovery';
 
 /** One phase on the drill's timeline (ms since the drill's traffic started). */
 export interface Phase {
@@ -14,6 +15,7 @@ export interface Phase {
 
 const ORDER: ReadonlyArray<[PhaseName, keyof PhaseLengths, string]> = [
   ['warmup', 'warmupMs', 'healthy warm-up'],
+  ['trigger', 'triggerMs', 'trigger and recovery'],
   ['fleet', 'fleetMs', 'one instance sick, one slow'],
   ['degrade', 'degradeMs', 'full degradation'],
   ['burst', 'burstMs', 'error burst'],
@@ -96,9 +98,73 @@ export function burstPlateauStartMs(burst: Phase): number {
   return burst.startMs + Math.round((burst.endMs - burst.startMs) * (BURST_SHAPE.settle + BURST_SHAPE.ramp));
 }
 
+/** When the trigger's capacity drop starts, in ms after the start of the trigger phase. */
+export const TRIGGER_START_MS = 1_000;
+
+/** The trigger's capacity drop on the timeline: `[startMs, endMs)` in ms since the start. */
+export function triggerWindow(
+  trigger: Phase,
+  options: Pick<NormalizedDrillOptions, 'triggerDropMs'>,
+): { startMs: number; endMs: number } {
+  const startMs = trigger.startMs + TRIGGER_START_MS;
+  return { startMs, endMs: Math.min(trigger.endMs, startMs + options.triggerDropMs) };
+}
+
+/** How each supplier instance serves when healthy (see {@link supplierService}). */
+export interface SupplierService {
+  /** Workers per instance. */
+  workers: number;
+  /** Service time: log-normal with this median and p99, and its mean, in ms. */
+  medianMs: number;
+  p99Ms: number;
+  meanMs: number;
+  /** Requests per second one instance serves with every worker busy: workers × 1000 / mean. */
+  capacityRps: number;
+  /** Healthy requests per second each instance receives: the checkouts shared by the instances. */
+  offeredRps: number;
+  /** offered / capacity. */
+  utilization: number;
+}
+
 /**
- * What supplier instance `instance` does at `progress` (0–1) through `phase`.
- * Healthy: log-normal with the article's p99 (180 ms). Fleet: instance 0 answers 503 (to
+ * The supplier's size. Each instance has `supplierWorkers` workers; its service time keeps the shape of
+ * the article's healthy latency (log-normal, p99 / median = `healthyP99Ms / healthyMedianMs`, 4.5) and
+ * is scaled so that the healthy checkouts, shared by the instances, keep it `utilization` busy:
+ * mean service time = workers × utilization / offered rps per instance (utilisation law, U = λ S / c).
+ * With the defaults: 50 checkouts/s over 3 instances = 16.7/s each, 2 workers, 60 % → a mean of 72 ms
+ * (median 58 ms, p99 263 ms) and a capacity of 27.8/s per instance.
+ */
+export function supplierService(
+  options: Pick<
+    NormalizedDrillOptions,
+    'rps' | 'checkoutShare' | 'utilization' | 'supplierWorkers' | 'healthyMedianMs' | 'healthyP99Ms'
+  >,
+  instances = SUPPLIER_INSTANCES,
+): SupplierService {
+  const workers = options.supplierWorkers;
+  const offeredRps = (options.rps * options.checkoutShare) / instances;
+  const meanMs = (workers * options.utilization * 1000) / offeredRps;
+  const sigma = Math.log(options.healthyP99Ms / options.healthyMedianMs) / Z_P99;
+  const medianMs = meanMs / Math.exp((sigma * sigma) / 2);
+  const p99Ms = medianMs * (options.healthyP99Ms / options.healthyMedianMs);
+  return {
+    workers,
+    medianMs,
+    p99Ms,
+    meanMs,
+    capacityRps: (workers * 1000) / meanMs,
+    offeredRps,
+    utilization: options.utilization,
+  };
+}
+
+/**
+ * What supplier instance `instance` does at `progress` (0–1) through `phase`. The latencies are service
+ * times: each instance serves with its workers and queues the rest (see {@link supplierService}), so
+ * what a caller waits for grows with the load it sends.
+ * Healthy: log-normal of the article's shape, sized by {@link supplierService}. Trigger: the service
+ * time × `triggerFactor` during the capacity drop ({@link triggerWindow}), healthy before and after.
+ * Fleet: instance 0 answers 503 (to
  * `fleetSickShare` of its requests), instance 1 answers `fleetSlowExtraMs` later (median and p99 both
  * shifted), the others stay healthy. Degradation: answers at the naive timeout, the article's
  * load-test double. Burst: a 503 share ramping up to `burstShare`. Tail: every instance is slow on
@@ -110,24 +176,27 @@ export function supplierBehaviour(
   progress: number,
   options: NormalizedDrillOptions,
 ): BehaviourInput {
-  const healthy = {
+  const service = supplierService(options);
+  const lognormal = (factor: number, extraMs = 0) => ({
     type: 'lognormal' as const,
-    medianMs: options.healthyMedianMs,
-    p99Ms: options.healthyP99Ms,
-  };
+    medianMs: round(service.medianMs * factor + extraMs),
+    p99Ms: round(service.p99Ms * factor + extraMs),
+  });
+  const healthy = lognormal(1);
   switch (phase) {
+    case 'trigger': {
+      const atMs = progress * options.phases.triggerMs;
+      const dropped = atMs >= TRIGGER_START_MS && atMs < TRIGGER_START_MS + options.triggerDropMs;
+      return { latency: dropped ? lognormal(options.triggerFactor) : healthy };
+    }
     case 'fleet': {
       const role = fleetRole(instance);
       if (role === 'sick')
         return { latency: healthy, statuses: [{ status: 503, share: options.fleetSickShare }] };
       if (role === 'slow')
-        return {
-          latency: {
-            type: 'lognormal',
-            medianMs: options.healthyMedianMs + options.fleetSlowExtraMs,
-            p99Ms: options.healthyP99Ms + options.fleetSlowExtraMs,
-          },
-        };
+        // Farther away, not busier: its answers take longer on the wire, its capacity is the same —
+        // with the sick one out, the two others must carry the fleet's load between them.
+        return { latency: healthy, wireDelayMs: options.fleetSlowExtraMs };
       return { latency: healthy };
     }
     case 'degrade':
@@ -152,4 +221,8 @@ export function supplierBehaviour(
     default:
       return { latency: healthy };
   }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
 }

@@ -13,6 +13,7 @@ import {
   planPhases,
   supplierBehaviour,
 } from './phase-plan.js';
+import type { LoopDelay } from './report/capacity-figures.js';
 import { buildDrillReport, type DrillReport } from './report/drill-report.js';
 import {
   type ConfigReading,
@@ -20,7 +21,7 @@ import {
   type DrillRecorder,
   instanceRequests,
 } from './report/recorder.js';
-import { startServiceProcess } from './services/process.js';
+import { type ServiceProcess, startServiceProcess } from './services/process.js';
 import { type ServiceSet, type Stoppable, startServiceSet } from './services/set.js';
 import {
   DRILL_CONFIGS,
@@ -197,11 +198,13 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     // the policy is calibrated from); then the tiers forget it and the timeline starts.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, trafficStart - performance.now())));
     check();
-    await Promise.all(
-      sets.flatMap((set) =>
+    await Promise.all([
+      ...sets.flatMap((set) =>
         [set.gateway, set.orders, set.inventory].map((t) => t.call('reset-measurements')),
       ),
-    );
+      // Each process's event-loop delay is measured over the timeline alone.
+      ...columnProcesses(sets, loaders).map(({ process }) => process.call('loop-delay', 'reset')),
+    ]);
     const baseline = await read();
     recorder.baseline(baseline);
     recorder.mark('warmup', baseline);
@@ -235,7 +238,8 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     const enter = async (from: Phase, to: Phase) => {
       // The degraded supplier is restarted, already with the next phase's behaviour: its stuck
       // connections reset, as a restarted dependency's would, and the retries they cause are answered.
-      if (from.name === 'degrade') {
+      // So is the supplier after the trigger: a storm that outlived it ends there, not in the next phase.
+      if (from.name === 'degrade' || from.name === 'trigger') {
         await applyBehaviours(to, to.startMs);
         await Promise.all(sets.flatMap((s) => s.suppliers.map((p) => p.call('restart'))));
       }
@@ -307,6 +311,7 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     await work;
     while (sampling) await new Promise((resolve) => setTimeout(resolve, 20));
     const final = await read();
+    const loopDelays = await readLoopDelays(sets, loaders);
     recorder.sample(Math.max(nextSampleAt, totalMs), final);
     recorder.mark('recovery-end', final);
     recorder.mark('end', final);
@@ -324,12 +329,52 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
             ...(hooks.signal === undefined ? {} : { signal: hooks.signal }),
           });
     check();
-    return buildDrillReport(recorder, options, calibration, startedAt, edgeTail, skipped, overload);
+    return buildDrillReport(
+      recorder,
+      options,
+      calibration,
+      startedAt,
+      edgeTail,
+      skipped,
+      overload,
+      loopDelays,
+    );
   } finally {
     hooks.signal?.removeEventListener('abort', onAbort);
     for (const cleanup of cleanups) cleanup();
     await Promise.all(processes.map((p) => p.stop()));
   }
+}
+
+/** Every process of each column (its users, its chain and its supplier instances), with its name. */
+function columnProcesses(
+  sets: readonly ServiceSet[],
+  loaders: readonly ServiceProcess[],
+): Array<{ config: DrillConfig; process: ServiceProcess }> {
+  return sets.flatMap((set, i) =>
+    [loaders[i]!, set.gateway, set.orders, set.inventory, ...set.suppliers].map((process) => ({
+      config: set.config,
+      process,
+    })),
+  );
+}
+
+/** Each column's processes' event-loop delay over the timeline (p99 and max, ms). */
+async function readLoopDelays(
+  sets: readonly ServiceSet[],
+  loaders: readonly ServiceProcess[],
+): Promise<Partial<Record<DrillConfig, LoopDelay[]>>> {
+  const result: Partial<Record<DrillConfig, LoopDelay[]>> = {};
+  await Promise.all(
+    columnProcesses(sets, loaders).map(async ({ config, process }) => {
+      const figures = await process.call<{ p99Ms: number; maxMs: number }>('loop-delay').catch(() => null);
+      if (figures === null) return;
+      const list = result[config] ?? [];
+      result[config] = list;
+      list.push({ process: process.name, ...figures });
+    }),
+  );
+  return result;
 }
 
 /**

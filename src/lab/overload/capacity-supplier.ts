@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Admission } from '../../admission/admission.js';
 import { withDeadlineHandler } from '../../server/http.js';
 import { createServer } from '../http-module.js';
+import { createWorkerQueue } from '../worker-queue.js';
 
 /** How the supplier of the overload experiment is built. */
 export interface CapacitySupplierOptions {
@@ -59,36 +60,20 @@ export interface CapacitySupplier {
  */
 export async function startCapacitySupplier(options: CapacitySupplierOptions): Promise<CapacitySupplier> {
   const { front } = options;
-  let workers = options.workers;
   let serviceMs = options.serviceMs;
   const stats: CapacitySupplierStats = { received: 0, served: 0, servedForNobody: 0, peakQueue: 0 };
-  const waiting: Array<() => void> = [];
-  let busy = 0;
-  const release = (): void => {
-    busy--;
-    while (busy < workers) {
-      const next = waiting.shift();
-      if (next === undefined) break;
-      next();
-    }
-  };
-  const work = (res: http.ServerResponse): void => {
-    busy++;
-    setTimeout(() => {
-      stats.served++;
-      if (res.destroyed || res.writableEnded) stats.servedForNobody++;
-      else res.end('{"ok":true}');
-      release();
-    }, serviceMs);
-  };
+  const queue = createWorkerQueue(options.workers);
   const handle = (_req: http.IncomingMessage, res: http.ServerResponse): void => {
     stats.received++;
-    if (busy < workers) {
-      work(res);
-      return;
-    }
-    waiting.push(() => work(res));
-    if (waiting.length > stats.peakQueue) stats.peakQueue = waiting.length;
+    queue.submit((done) => {
+      setTimeout(() => {
+        stats.served++;
+        if (res.destroyed || res.writableEnded) stats.servedForNobody++;
+        else res.end('{"ok":true}');
+        done();
+      }, serviceMs);
+    });
+    stats.peakQueue = queue.stats().peakWaiting;
   };
   const listener =
     front === 'plain'
@@ -107,17 +92,12 @@ export async function startCapacitySupplier(options: CapacitySupplierOptions): P
   const { address, port } = server.address() as AddressInfo;
   return {
     origin: `http://${address}:${port}`,
-    capacityRps: (workers * 1000) / serviceMs,
+    capacityRps: (options.workers * 1000) / options.serviceMs,
     setCapacity(nextWorkers, nextServiceMs) {
-      workers = nextWorkers;
       serviceMs = nextServiceMs;
-      while (busy < workers) {
-        const next = waiting.shift();
-        if (next === undefined) break;
-        next();
-      }
+      queue.setWorkers(nextWorkers);
     },
-    queued: () => waiting.length,
+    queued: () => queue.stats().waiting,
     stats: () => ({ ...stats }),
     close: async () => {
       server.closeAllConnections();

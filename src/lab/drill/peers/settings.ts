@@ -1,6 +1,7 @@
 import { calibrateTimeout } from '../../../policy/calibrate.js';
 import type { AttemptKind } from '../../../wire/attempt-header.js';
 import type { NormalizedDrillOptions } from '../drill-options.js';
+import { supplierService } from '../phase-plan.js';
 
 /** The alternatives the drill runs beside naive and prazo with `--peers`. */
 export type PeerConfig = 'cockatiel' | 'opossum' | 'undici-retry' | 'haproxy';
@@ -45,10 +46,13 @@ export interface PeerCallerOptions extends PeerSettings {
 /** The attempts a peer gets: three, as cockatiel's and HAProxy's documentation recommend. */
 export const PEER_ATTEMPTS = 3;
 
-/** The peers' settings for a drill run (see {@link PeerSettings}). */
+/**
+ * The peers' settings for a drill run (see {@link PeerSettings}): timeouts calibrated on the supplier's
+ * nominal healthy p99 — its service time's, as sized for the run's utilisation (`supplierService`).
+ */
 export function peerSettings(options: NormalizedDrillOptions): PeerSettings {
   const policy = calibrateTimeout({
-    p99Ms: options.healthyP99Ms,
+    p99Ms: supplierService(options).p99Ms,
     userDeadlineMs: options.gatewayDeadlineMs,
     attempts: PEER_ATTEMPTS,
   });

@@ -25,6 +25,11 @@ export interface Sample {
   /** Supplier requests in the interval that arrived after the user's deadline. */
   afterDeadline: number;
   /**
+   * Most requests waiting for a supplier worker during the interval, each instance's peak summed over
+   * the instances (the supplier's queue; 0 for a supplier without workers).
+   */
+  supplierQueuePeak: number;
+  /**
    * Requests each supplier instance received in the interval (index = instance), counted by the
    * instance itself; an HAProxy sidecar's health checks are left out.
    */
@@ -182,6 +187,7 @@ export function createDrillRecorder(
           retries: supplier.retries - last.retries,
           hedges: supplier.hedges - last.hedges,
           afterDeadline: supplier.afterDeadline - last.afterDeadline,
+          supplierQueuePeak: supplier.queuePeak ?? 0,
           instanceRequests: current.instanceRequests.map((n, i) => n - (lastInstances[i] ?? 0)),
           retryRatio: null,
           liveP99Ms: Number.isFinite(current.inventory.liveP99Ms) ? current.inventory.liveP99Ms : null,

@@ -1,19 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeDrillOptions } from '../drill-options.js';
+import { planPhases } from '../phase-plan.js';
 import { isGoodput } from '../services/load-driver.js';
+import type { CapacityFigures } from './capacity-figures.js';
 import type { ConfigFigures, DrillReport, RouteFigures } from './drill-report.js';
 import { formatReportTable, reportRows } from './table.js';
 
 const route: RouteFigures = { sent: 100, successRate: 0.5, p50Ms: 40, p99Ms: 180 };
+const PHASES = ['warmup', 'trigger', 'fleet', 'degrade', 'burst', 'tail', 'recovery'];
+const capacity = (over: Partial<CapacityFigures> = {}): CapacityFigures => ({
+  trigger: { successDuringDrop: 0.8, recoverMs: 500, peakQueue: 12 },
+  loopDelay: { worst: { process: 'prazo/users', p99Ms: 21.4, maxMs: 40 }, maxMs: 40, stalled: false },
+  byPhase: Object.fromEntries(
+    PHASES.map((p) => [p, { success: 0.99, load: 1.1, dominatedBy: [] }]),
+  ) as unknown as CapacityFigures['byPhase'],
+  ...over,
+});
 const config = (over: Partial<ConfigFigures>): ConfigFigures => ({
   independentSuccessDuringDegradation: 1,
   checkout: route,
   catalog: route,
   byPhase: Object.fromEntries(
-    ['warmup', 'fleet', 'degrade', 'burst', 'tail', 'recovery'].map((p) => [
-      p,
-      { checkout: route, catalog: route },
-    ]),
+    PHASES.map((p) => [p, { checkout: route, catalog: route }]),
   ) as ConfigFigures['byPhase'],
   burstAmplification: 1.1012345,
   burstAmplificationBound: 1.10251,
@@ -43,12 +51,14 @@ const config = (over: Partial<ConfigFigures>): ConfigFigures => ({
     slowShare: 0.16,
     amplification: 1.02,
   },
+  capacity: capacity(),
   ...over,
 });
 
 // Naive's measured tail figures exist (its requests were timed) but it never hedges.
 const report = {
   options: normalizeDrillOptions(),
+  phases: planPhases(normalizeDrillOptions().phases),
   configs: {
     naive: config({
       burstAmplification: 2.8765,
@@ -65,6 +75,11 @@ const report = {
   },
   checks: [],
 } as unknown as DrillReport;
+report.configs.naive.capacity = capacity({
+  trigger: { successDuringDrop: 0.3, recoverMs: null, peakQueue: 240 },
+  loopDelay: { worst: { process: 'naive/gateway', p99Ms: 75.2, maxMs: 300 }, maxMs: 300, stalled: true },
+  byPhase: { ...capacity().byPhase, burst: { success: 0.4, load: 2.5, dominatedBy: ['prazo'] } },
+});
 
 const rowsByLabel = () => new Map(reportRows(report).map((r) => [r[0], r]));
 
@@ -106,6 +121,23 @@ describe('the drill report rows', () => {
     expect(amplification.slice(1, 3)).toEqual(['2.877× (1.099×)', '1.101× (1.099×)']);
     expect(amplification[3]).toContain('1.103×');
     expect(formatReportTable(report)).toContain('1.101× (1.099×)');
+  });
+});
+
+describe('the rows of the finite-capacity supplier', () => {
+  it('show the trigger, each phase’s success at its load, who is dominated, and stalled columns', () => {
+    const rows = rowsByLabel();
+    expect(rows.get('time to recover after the trigger')?.slice(1, 3)).toEqual(['never', '0.5 s']);
+    expect(rows.get('supplier queue, peak, trigger')?.slice(1, 3)).toEqual(['240', '12']);
+    expect(rows.get('/checkout success, trigger (capacity drop)')?.slice(1, 3)).toEqual([
+      '30.00 %',
+      '80.00 %',
+    ]);
+    expect(rows.get('/checkout success @ supplier load, error burst')?.slice(1, 3)).toEqual([
+      '40.00 % @ 2.50× dominated',
+      '99.00 % @ 1.10×',
+    ]);
+    expect(rows.get('event-loop delay p99, worst process')?.slice(1, 3)).toEqual(['75 ms stalled', '21 ms']);
   });
 });
 

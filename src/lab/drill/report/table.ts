@@ -3,6 +3,7 @@ import { textTable } from '../../text-table.js';
 import { budgetWindowMs } from '../calibrate-hop.js';
 import { SUPPLIER_INSTANCES } from '../phase-plan.js';
 import type { DrillConfig } from '../services/spec.js';
+import { capacityRows } from './capacity-rows.js';
 import type { ConfigFigures, DrillReport } from './drill-report.js';
 
 const pct = (v: number | null) => (v === null ? '–' : `${(Math.round(v * 10_000) / 100).toFixed(2)} %`);
@@ -150,6 +151,7 @@ export function reportRows(report: DrillReport): ReportRow[] {
       'The read timeout in force at the end of the run: naive’s fixed setting, prazo’s calibrated healthy p99 × 1.4.',
       (c) => ms(c.edgeTimeoutMs),
     ),
+    ...capacityRows(report, columns),
   ];
 }
 

@@ -4,6 +4,7 @@
  * `close` — or exits on its own when the drill goes away (the IPC channel closes).
  */
 
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { type Load, startLoad, type UserResult } from './load-driver.js';
 import type { LoadSpec, ServiceMessage, ServiceRequest, ServiceSpec } from './spec.js';
 import { type SupplierService, startSupplier } from './supplier.js';
@@ -71,11 +72,25 @@ function prepareLoad(spec: LoadSpec): LoadService {
 }
 let role: ServiceSpec['role'] | undefined;
 
+// Every service process records how late its event loop runs: a figure measured by a process whose
+// timers fire late measures the machine, not the client (see `loopDelay` in the report).
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
+
 process.on('disconnect', () => process.exit(0));
 
 async function dispatch(method: string, params: unknown): Promise<unknown> {
   if (!service) throw new Error('service not started');
+  if (method === 'loop-delay') {
+    const figures = {
+      p99Ms: loopDelay.count > 0 ? loopDelay.percentile(99) / 1e6 : 0,
+      maxMs: loopDelay.count > 0 ? loopDelay.max / 1e6 : 0,
+    };
+    if (params === 'reset') loopDelay.reset();
+    return figures;
+  }
   if (method === 'close') {
+    loopDelay.disable();
     await service.close();
     setImmediate(() => process.exit(0));
     return null;

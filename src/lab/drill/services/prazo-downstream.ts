@@ -32,12 +32,15 @@ const deadlineOf = (incoming: IncomingMessage): Deadline => (incoming as Deadlin
 /**
  * An internal hop of the prazo configuration (gateway → orders, orders → inventory): one attempt,
  * bounded by the propagated deadline, and refused before the call when the time left cannot hold the
- * next hop's p99.
+ * next hop's p99. The edge uses it too until warm-up has been measured, over the supplier's instances
+ * in turn (each has a third of the capacity the checkouts need).
  */
 function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHooks): Downstream {
-  const pool = new undici.Pool(spec.downstream[0]!, { connections: 256, pipelining: 1 });
+  const pools = spec.downstream.map((origin) => new undici.Pool(origin, { connections: 256, pipelining: 1 }));
+  let next = 0;
   return {
     async call(path, incoming, variant) {
+      const pool = pools[next++ % pools.length]!;
       const startedAt = performance.now();
       try {
         const result = await callWithDeadline(deadlineOf(incoming), {
@@ -56,9 +59,17 @@ function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHoo
       }
     },
     timeoutMs: () => spec.deadline.maxMs,
-    close: (graceful) => (graceful ? pool.close() : pool.destroy()),
+    close: async (graceful) => {
+      await Promise.all(pools.map((pool) => (graceful ? pool.close() : pool.destroy())));
+    },
   };
 }
+
+/**
+ * The overload protections of the prazo column's edge client: what docs/overload.md recommends for
+ * production (the adaptive concurrency limit and adaptive throttling). One setting, for every phase.
+ */
+export const PRAZO_OVERLOAD = Object.freeze({ concurrency: true, throttle: true });
 
 /**
  * The edge of the prazo configuration (inventory → supplier): prazo's client with the policy calibrated
@@ -78,6 +89,7 @@ function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: Downstr
       connections: 256,
       retryBudget,
       hedge: hedge ? { at: 'p95' } : false,
+      ...PRAZO_OVERLOAD,
     });
     client.on('attempt-end', (event) => {
       hooks.onAttempt(event.kind, variant, event.durationMs, event.outcome === 'success');

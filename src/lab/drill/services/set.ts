@@ -54,6 +54,7 @@ export async function startServiceSet(
         host: supplierHost(instance),
         seed: options.seed + instance,
         behaviour: supplierBehaviour('warmup', instance, 0, options),
+        workers: options.supplierWorkers,
       }),
     ),
   );

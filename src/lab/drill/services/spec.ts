@@ -22,6 +22,8 @@ export interface SupplierSpec {
   host: string;
   seed: number;
   behaviour: BehaviourInput;
+  /** Workers: the instance serves this many requests at once and queues the rest (FIFO, unbounded). */
+  workers: number;
 }
 
 /**

@@ -5,12 +5,19 @@ import type { SupplierSpec } from './spec.js';
 
 /**
  * The supplier's counters the drill reads (cumulative since start, across restarts): a double's own
- * counters (`unknownKind` also counts an HAProxy sidecar's health checks).
+ * counters (`unknownKind` also counts an HAProxy sidecar's health checks), and its worker queue.
  */
 export type SupplierCounts = Pick<
   DoubleStats,
   'received' | 'originals' | 'retries' | 'hedges' | 'unknownKind' | 'afterDeadline' | 'inFlight' | 'byStatus'
->;
+> & {
+  /** Requests waiting for a worker now (summed over instances when summed). */
+  queued: number;
+  /** Most requests waiting at once since the previous reading (summed over instances when summed). */
+  queuePeak: number;
+  /** Requests a worker finished after their caller had gone: work for nobody. */
+  servedForNobody: number;
+};
 
 /** One supplier instance: a dependency double the drill can switch, read and restart. */
 export interface SupplierService {
@@ -35,6 +42,9 @@ export const ZERO_SUPPLIER_COUNTS: SupplierCounts = Object.freeze({
   afterDeadline: 0,
   inFlight: 0,
   byStatus: {},
+  queued: 0,
+  queuePeak: 0,
+  servedForNobody: 0,
 });
 
 /** Starts one supplier instance (a double on its loopback address, port 0). */
@@ -44,16 +54,28 @@ export async function startSupplier(spec: SupplierSpec): Promise<SupplierService
     instance: spec.instance,
     seed: spec.seed,
     behaviour: spec.behaviour,
+    workers: spec.workers,
   });
   let behaviour: Behaviour = double.behaviour();
   let carried: SupplierCounts = ZERO_SUPPLIER_COUNTS;
   let generation = 0;
   const port = double.port;
 
-  // In flight is the live double's alone; the rest carries on across restarts.
+  // In flight and the queue are the live double's alone; the rest carries on across restarts.
   const current = (): SupplierCounts => {
-    const live = double.stats();
-    return { ...sumSuppliers([carried, live]), inFlight: live.inFlight };
+    const queue = double.queue();
+    const live: SupplierCounts = {
+      ...double.stats(),
+      queued: queue?.waiting ?? 0,
+      queuePeak: queue?.peakWaiting ?? 0,
+      servedForNobody: queue?.servedForNobody ?? 0,
+    };
+    return {
+      ...sumSuppliers([carried, live]),
+      inFlight: live.inFlight,
+      queued: live.queued,
+      queuePeak: live.queuePeak,
+    };
   };
 
   return {
@@ -63,7 +85,7 @@ export async function startSupplier(spec: SupplierSpec): Promise<SupplierService
     },
     counts: current,
     async restart() {
-      carried = { ...current(), inFlight: 0 };
+      carried = { ...current(), inFlight: 0, queued: 0, queuePeak: 0 };
       await double.close();
       generation++;
       double = await startDouble({
@@ -72,6 +94,7 @@ export async function startSupplier(spec: SupplierSpec): Promise<SupplierService
         instance: spec.instance,
         seed: spec.seed + 1000 * generation,
         behaviour,
+        workers: spec.workers,
       });
     },
     close: () => double.close(),
@@ -89,6 +112,9 @@ export function sumSuppliers(counts: readonly SupplierCounts[]): SupplierCounts 
     total.unknownKind += c.unknownKind;
     total.afterDeadline += c.afterDeadline;
     total.inFlight += c.inFlight;
+    total.queued += c.queued;
+    total.queuePeak += c.queuePeak;
+    total.servedForNobody += c.servedForNobody;
     for (const [s, n] of Object.entries(c.byStatus)) total.byStatus[s] = (total.byStatus[s] ?? 0) + n;
   }
   return total;
