@@ -196,7 +196,8 @@ export class Call {
         ? options.idempotent === true
         : this.method === 'GET' || this.method === 'HEAD' || isIdempotent(this.method) || keyed;
     this.hedgeSafe =
-      this.idempotent && (this.method === 'GET' || this.method === 'HEAD' || isHedgeSafe(this.method) || keyed);
+      this.idempotent &&
+      (this.method === 'GET' || this.method === 'HEAD' || isHedgeSafe(this.method) || keyed);
     const deadline = options.deadline;
     this.explicitLimitMs = deadline === undefined ? undefined : limitOf(deadline, clock);
     const signal = options.signal ?? undefined;

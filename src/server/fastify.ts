@@ -18,10 +18,13 @@ import {
   openDeadlineScope,
   type ServerDeadlineOptions,
 } from './deadline-scope.js';
+import { checkIdempotency } from './idempotency/check-idempotency.js';
+import type { Idempotency } from './idempotency/idempotency.js';
 
 export * from './admission-exports.js';
 export type { ServerDeadlineOptions } from './deadline-scope.js';
 export { deadlineErrorBody, isDeadlineError } from './deadline-scope.js';
+export * from './idempotency/idempotency-exports.js';
 
 /** Options of {@link deadlinePlugin}. */
 export interface DeadlinePluginOptions extends ServerDeadlineOptions {
@@ -32,6 +35,13 @@ export interface DeadlinePluginOptions extends ServerDeadlineOptions {
    * @default undefined (every request with time left runs)
    */
   admission?: Admission;
+  /**
+   * Deduplication of requests by `Idempotency-Key` (`createIdempotency()`), from `onRequest`, before
+   * admission: the first request with a key runs, a repeat gets its stored response. See
+   * docs/idempotency.md.
+   * @default undefined (no deduplication)
+   */
+  idempotency?: Idempotency;
 }
 
 declare module 'fastify' {
@@ -47,6 +57,7 @@ declare module 'fastify' {
 const plugin: FastifyPluginCallback<DeadlinePluginOptions> = (fastify, options, done) => {
   const normalized = normalizeServerDeadlineOptions(options);
   const admission = checkAdmission(options.admission);
+  const idempotency = checkIdempotency(options.idempotency);
   fastify.decorateRequest('deadline');
 
   fastify.addHook('onRequest', (request, reply, next) => {
@@ -64,20 +75,26 @@ const plugin: FastifyPluginCallback<DeadlinePluginOptions> = (fastify, options, 
       return;
     }
     const go = (): void => withRequestCriticality(criticality, () => withDeadline(scope.deadline, next));
-    if (admission === undefined) return go();
-    admission.offer(
-      routeOf(request),
-      scope.deadline,
-      criticality,
-      (ticket) => {
-        scope.onRelease((finished) => ticket.release(finished));
-        go();
-      },
-      (refusal) => {
-        if (!reply.sent)
-          void reply.code(refusal.status).headers(refusalHeaders(refusal)).send(refusalBody(refusal));
-      },
-    );
+    const admit = (): void => {
+      if (admission === undefined) return go();
+      admission.offer(
+        routeOf(request),
+        scope.deadline,
+        criticality,
+        (ticket) => {
+          scope.onRelease((finished) => ticket.release(finished));
+          go();
+        },
+        (refusal) => {
+          if (!reply.sent)
+            void reply.code(refusal.status).headers(refusalHeaders(refusal)).send(refusalBody(refusal));
+        },
+      );
+    };
+    if (idempotency === undefined) return admit();
+    idempotency.handle(request.raw, reply.raw, scope.deadline, admit, (status, headers, body) => {
+      if (!reply.sent) void reply.code(status).headers(headers).send(body);
+    });
   });
   // Body parsing resumes from stream events, outside the context entered above: enter it again right
   // before the handler so that currentDeadline() works there too.

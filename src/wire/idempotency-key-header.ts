@@ -48,7 +48,9 @@ export type ParsedIdempotencyKey =
  * parseIdempotencyKey('order-42') // { ok: true, key: 'order-42' }
  * parseIdempotencyKey('"open') // { ok: false, problem: 'malformed' }
  */
-export function parseIdempotencyKey(value: string | readonly string[] | undefined): ParsedIdempotencyKey | undefined {
+export function parseIdempotencyKey(
+  value: string | readonly string[] | undefined,
+): ParsedIdempotencyKey | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string') {
     if (!Array.isArray(value)) return { ok: false, problem: 'malformed' };

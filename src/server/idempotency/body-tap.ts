@@ -1,0 +1,69 @@
+import { createHash, type Hash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+/** The digest of an empty body (most repeats of a bodiless request need no hashing at all). */
+const EMPTY_DIGEST = createHash('sha256').digest('base64url');
+
+/**
+ * A running digest of a request body, fed as the bytes arrive from the socket, whoever reads them
+ * (the handler, a body parser, or nobody yet): the tap sits on the stream's `push`, which Node's
+ * HTTP parser calls for every chunk and with null at the end, so it consumes nothing and changes
+ * nothing the handler sees.
+ */
+export interface BodyTap {
+  /** Whether the whole body went through the tap (its end was seen). */
+  readonly ended: boolean;
+  /** The digest so far (base64url SHA-256); the body's own once `ended`. */
+  digest(): string;
+  /** Reads the rest of the body (nobody else will: the handler does not run) and resolves at its end. */
+  drain(): Promise<void>;
+}
+
+/**
+ * Installs a tap on `req`. With `fallback` (the body as a body parser left it, when it already
+ * consumed the stream), the digest is that of its JSON text instead.
+ */
+export function tapBody(req: IncomingMessage, fallback: () => unknown): BodyTap {
+  let hash: Hash | null = null;
+  // A body a parser already read before the tap was installed: digest what the parser made of it.
+  if (req.readableEnded || req.complete) {
+    const parsed = fallback();
+    const text = parsed === undefined ? '' : typeof parsed === 'string' ? parsed : JSON.stringify(parsed);
+    const digest = text === '' ? EMPTY_DIGEST : createHash('sha256').update(text).digest('base64url');
+    return { ended: true, digest: () => digest, drain: () => Promise.resolve() };
+  }
+  let ended = false;
+  let digest: string | undefined;
+  const push = req.push;
+  req.push = function tapped(this: IncomingMessage, chunk: unknown, encoding?: BufferEncoding): boolean {
+    if (chunk === null) ended = true;
+    else if (chunk !== undefined) (hash ??= createHash('sha256')).update(chunk as Buffer);
+    return push.call(this, chunk, encoding);
+  };
+  return {
+    get ended() {
+      return ended;
+    },
+    digest() {
+      if (digest !== undefined) return digest;
+      const value = hash === null ? EMPTY_DIGEST : hash.copy().digest('base64url');
+      if (ended) digest = value;
+      return value;
+    },
+    drain() {
+      if (ended || req.readableEnded) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = (): void => {
+          req.off('end', done);
+          req.off('close', done);
+          req.off('error', done);
+          resolve();
+        };
+        req.on('end', done);
+        req.on('close', done);
+        req.on('error', done);
+        req.resume();
+      });
+    },
+  };
+}

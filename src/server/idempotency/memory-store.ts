@@ -1,0 +1,141 @@
+import { type Clock, systemClock } from '../../clock.js';
+import { InvalidOptionError } from '../../errors.js';
+import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
+
+/** Options of {@link createMemoryIdempotencyStore}. */
+export interface MemoryIdempotencyStoreOptions {
+  /** Most records kept at once; beyond it the least recently used goes first. @default 10000 */
+  maxEntries?: number;
+  /** Most bytes of stored responses (bodies and headers, roughly) kept at once. @default 67108864 (64 MiB) */
+  maxBytes?: number;
+  /** @default systemClock */
+  clock?: Clock;
+}
+
+/** Defaults of {@link MemoryIdempotencyStoreOptions}. */
+export const MEMORY_IDEMPOTENCY_STORE_DEFAULTS = Object.freeze({
+  maxEntries: 10_000,
+  maxBytes: 64 * 1024 * 1024,
+});
+
+/** A store that also reports its size (the in-memory one). */
+export interface MemoryIdempotencyStore extends IdempotencyStore {
+  /** Records and bytes held now, and records evicted before their expiry so far. */
+  size(): { entries: number; bytes: number; evicted: number };
+}
+
+interface Entry {
+  record: IdempotencyRecord;
+  expiresAt: number;
+  bytes: number;
+}
+
+/**
+ * Creates the in-memory store: one process, bounded in records and bytes, each record gone at its
+ * expiry. The default store of the layer; for a fleet of replicas use `createRedisIdempotencyStore`.
+ *
+ * Eviction: expired records go first (checked on every write, oldest first); then, beyond
+ * `maxEntries` or `maxBytes`, the least recently used record, running or done — an evicted key
+ * runs again if it is repeated, so size the bounds for (requests per second × record lifetime).
+ * Evictions before expiry are counted in `size().evicted`.
+ *
+ * @throws {InvalidOptionError} for bad options.
+ */
+export function createMemoryIdempotencyStore(
+  options: MemoryIdempotencyStoreOptions = {},
+): MemoryIdempotencyStore {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionError('options', 'an object', options);
+  const maxEntries = options.maxEntries ?? MEMORY_IDEMPOTENCY_STORE_DEFAULTS.maxEntries;
+  if (!Number.isInteger(maxEntries) || maxEntries < 1)
+    throw new InvalidOptionError('maxEntries', 'an integer ≥ 1', maxEntries);
+  const maxBytes = options.maxBytes ?? MEMORY_IDEMPOTENCY_STORE_DEFAULTS.maxBytes;
+  if (!Number.isInteger(maxBytes) || maxBytes < 1)
+    throw new InvalidOptionError('maxBytes', 'an integer ≥ 1', maxBytes);
+  const clock = options.clock ?? systemClock;
+  if (typeof clock?.now !== 'function') throw new InvalidOptionError('clock', 'a Clock', clock);
+
+  // A Map keeps insertion order: re-inserting on use makes its first key the least recently used.
+  const entries = new Map<string, Entry>();
+  let bytes = 0;
+  let evicted = 0;
+
+  const live = (key: string, now: number): Entry | undefined => {
+    const entry = entries.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= now) {
+      remove(key, entry);
+      return undefined;
+    }
+    return entry;
+  };
+  const remove = (key: string, entry: Entry): void => {
+    entries.delete(key);
+    bytes -= entry.bytes;
+  };
+  const put = (key: string, entry: Entry): void => {
+    const old = entries.get(key);
+    if (old !== undefined) remove(key, old);
+    entries.set(key, entry);
+    bytes += entry.bytes;
+    const now = clock.now();
+    for (const [k, e] of entries) {
+      if (entries.size <= maxEntries && bytes <= maxBytes) break;
+      if (k === key) continue;
+      if (e.expiresAt > now) evicted++;
+      remove(k, e);
+    }
+    // A few expired records at the front go on every write, so that memory follows the lifetimes.
+    let swept = 0;
+    for (const [k, e] of entries) {
+      if (swept++ >= 4 || e.expiresAt > now) break;
+      remove(k, e);
+    }
+  };
+
+  return {
+    claim(key, owner, request, ttlMs) {
+      const now = clock.now();
+      const entry = live(key, now);
+      if (entry !== undefined) return Promise.resolve(entry.record);
+      put(key, {
+        record: { state: 'running', owner, request },
+        expiresAt: now + ttlMs,
+        bytes: 64 + key.length,
+      });
+      return Promise.resolve(null);
+    },
+    complete(key, owner, fingerprint, response, ttlMs) {
+      const now = clock.now();
+      const entry = live(key, now);
+      if (entry === undefined || entry.record.owner !== owner || entry.record.state !== 'running')
+        return Promise.resolve(false);
+      put(key, {
+        record: { state: 'done', owner, request: entry.record.request, fingerprint, response },
+        expiresAt: now + ttlMs,
+        bytes: 128 + key.length + sizeOf(response),
+      });
+      return Promise.resolve(true);
+    },
+    release(key, owner) {
+      const entry = entries.get(key);
+      if (entry !== undefined && entry.record.owner === owner) remove(key, entry);
+      return Promise.resolve();
+    },
+    get(key) {
+      const entry = live(key, clock.now());
+      return Promise.resolve(entry === undefined ? null : entry.record);
+    },
+    size: () => ({ entries: entries.size, bytes, evicted }),
+  };
+}
+
+function sizeOf(response: StoredResponse | null): number {
+  if (response === null) return 0;
+  let n = response.bodyBase64.length;
+  for (const name of Object.keys(response.headers)) {
+    const value = response.headers[name]!;
+    n += name.length + (typeof value === 'string' ? value.length : value.join('').length);
+  }
+  return n;
+}

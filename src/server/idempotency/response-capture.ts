@@ -1,0 +1,93 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { StoredResponse } from './idempotency-store.js';
+
+/** Headers a replay does not repeat: hop-by-hop, and those that describe one transmission. */
+const NOT_REPLAYED = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'date',
+  'server-timing',
+  'upgrade',
+  'trailer',
+]);
+
+/** What a response being captured has written so far. */
+export interface ResponseCapture {
+  /** The response as written, or null when its body went over the bound. Call once it finished. */
+  stored(): StoredResponse | null;
+}
+
+/**
+ * Records what the handler writes on `res` — status, headers, body up to `maxBytes` — by wrapping
+ * `writeHead`, `write` and `end` on this one response (own properties over the prototype's). What
+ * reaches the client is unchanged.
+ */
+export function captureResponse(res: ServerResponse, maxBytes: number): ResponseCapture {
+  let headHeaders: OutgoingHttpHeaders | readonly unknown[] | undefined;
+  let chunks: Buffer[] | null = [];
+  let size = 0;
+  const take = (chunk: unknown, encoding: unknown): void => {
+    if (chunks === null || chunk === undefined || chunk === null || typeof chunk === 'function') return;
+    const bytes =
+      typeof chunk === 'string'
+        ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+        : Buffer.from(chunk as Uint8Array);
+    size += bytes.length;
+    if (size > maxBytes) chunks = null;
+    else chunks.push(bytes);
+  };
+  const writeHead = res.writeHead;
+  const write = res.write;
+  const end = res.end;
+  const target = res as unknown as Record<string, unknown>;
+  target.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
+    const headers = typeof rest[0] === 'string' ? rest[1] : rest[0];
+    if (typeof headers === 'object' && headers !== null) headHeaders = headers as OutgoingHttpHeaders;
+    return (writeHead as (...args: unknown[]) => unknown).call(this, status, ...rest);
+  };
+  target.write = function (this: ServerResponse, chunk: unknown, encoding?: unknown, ...rest: unknown[]) {
+    take(chunk, encoding);
+    return (write as (...args: unknown[]) => unknown).call(this, chunk, encoding, ...rest);
+  };
+  target.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown, ...rest: unknown[]) {
+    take(chunk, encoding);
+    return (end as (...args: unknown[]) => unknown).call(this, chunk, encoding, ...rest);
+  };
+  return {
+    stored() {
+      if (chunks === null) return null;
+      const headers: Record<string, string | string[]> = {};
+      addHeaders(headers, res.getHeaders());
+      if (headHeaders !== undefined) addHeaders(headers, headHeaders);
+      return {
+        status: res.statusCode,
+        headers,
+        bodyBase64: chunks.length === 0 ? '' : Buffer.concat(chunks).toString('base64'),
+      };
+    },
+  };
+}
+
+function addHeaders(
+  into: Record<string, string | string[]>,
+  from: OutgoingHttpHeaders | readonly unknown[],
+): void {
+  if (Array.isArray(from)) {
+    // writeHead(status, [name, value, name, value …]) or [[name, value] …]
+    if (from.length > 0 && Array.isArray(from[0])) {
+      for (const pair of from as unknown[][]) put(into, String(pair[0]), pair[1]);
+    } else {
+      for (let i = 0; i + 1 < from.length; i += 2) put(into, String(from[i]), from[i + 1]);
+    }
+    return;
+  }
+  for (const name of Object.keys(from)) put(into, name, (from as OutgoingHttpHeaders)[name]);
+}
+
+function put(into: Record<string, string | string[]>, name: string, value: unknown): void {
+  const lower = name.toLowerCase();
+  if (NOT_REPLAYED.has(lower) || value === undefined || value === null) return;
+  into[lower] = Array.isArray(value) ? value.map(String) : String(value);
+}

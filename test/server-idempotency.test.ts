@@ -1,0 +1,154 @@
+import { request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createIdempotency, createMemoryIdempotencyStore } from '../src/server/http.js';
+import { ADAPTERS, Ledger, type OrderService, startOrderService } from './support/idempotent-orders.js';
+
+const open: OrderService[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+async function post(url: string, body: string, key?: string, extra: Record<string, string> = {}) {
+  const headers: Record<string, string> = { 'content-type': 'text/plain', ...extra };
+  if (key !== undefined) headers['idempotency-key'] = key;
+  const res = await request(`${url}/orders`, { method: 'POST', body, headers });
+  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+}
+
+describe.each(ADAPTERS)('the idempotency layer in the %s adapter', (adapter) => {
+  it('runs the first request with a key and replays its response, marked, to a repeat', async () => {
+    const ledger = new Ledger();
+    const idempotency = createIdempotency();
+    const service = await startOrderService({ adapter, idempotency, ledger });
+    open.push(service);
+    const first = await post(service.url, 'two apples', '"k-1"');
+    const again = await post(service.url, 'two apples', '"k-1"');
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.text).toBe(first.text);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(again.headers['x-replica']).toBe('127.0.0.1');
+    expect(again.headers['content-type']).toMatch(/application\/json/);
+    expect(ledger.orders).toHaveLength(1);
+    expect(idempotency.stats()).toMatchObject({ executed: 1, replayed: 1 });
+  });
+
+  it('refuses the key with another body (422) or path-less garbage key (400), and runs keyless requests', async () => {
+    const ledger = new Ledger();
+    const idempotency = createIdempotency();
+    const service = await startOrderService({ adapter, idempotency, ledger });
+    open.push(service);
+    await post(service.url, 'two apples', '"k-2"');
+    const other = await post(service.url, 'three pears', '"k-2"');
+    expect(other.status).toBe(422);
+    expect(JSON.parse(other.text).error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    const bad = await post(service.url, 'x', '"unterminated');
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.text).error.code).toBe('IDEMPOTENCY_KEY_INVALID');
+    await post(service.url, 'no key');
+    await post(service.url, 'no key');
+    expect(ledger.orders.map((o) => o.body)).toEqual(['two apples', 'no key', 'no key']);
+  });
+
+  it('makes a repeat wait for the running first request and answers it with the first response', async () => {
+    const ledger = new Ledger();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const idempotency = createIdempotency();
+    const service = await startOrderService({ adapter, idempotency, ledger, gate: () => held });
+    open.push(service);
+    const first = post(service.url, 'a', '"k-3"');
+    while (ledger.orders.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const repeat = post(service.url, 'a', '"k-3"');
+    await new Promise((r) => setTimeout(r, 30));
+    release();
+    const [a, b] = await Promise.all([first, repeat]);
+    expect(b.text).toBe(a.text);
+    expect(b.headers['idempotent-replayed']).toBe('true');
+    expect(ledger.orders).toHaveLength(1);
+    expect(idempotency.stats().waited).toBe(1);
+  });
+
+  it("answers 409 to a repeat while the first runs with concurrent: 'conflict'", async () => {
+    const ledger = new Ledger();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const idempotency = createIdempotency({ concurrent: 'conflict' });
+    const service = await startOrderService({ adapter, idempotency, ledger, gate: () => held });
+    open.push(service);
+    const first = post(service.url, 'a', '"k-4"');
+    while (ledger.orders.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const repeat = await post(service.url, 'a', '"k-4"');
+    expect(repeat.status).toBe(409);
+    expect(JSON.parse(repeat.text).error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+    release();
+    expect((await first).status).toBe(201);
+  });
+
+  it('releases the key when the answer says the request was not processed (503), so a retry runs', async () => {
+    const ledger = new Ledger();
+    let calls = 0;
+    const idempotency = createIdempotency();
+    const service = await startOrderService({
+      adapter,
+      idempotency,
+      ledger,
+      status: () => (++calls === 1 ? 503 : 201),
+    });
+    open.push(service);
+    expect((await post(service.url, 'a', '"k-5"')).status).toBe(503);
+    // The release is written after the response finished: give it a moment.
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await post(service.url, 'a', '"k-5"')).status).toBe(201);
+    expect(ledger.orders).toHaveLength(2);
+  });
+
+  it('scopes keys: two clients with the same key never meet', async () => {
+    const ledger = new Ledger();
+    const idempotency = createIdempotency({ scope: (req) => String(req.headers['x-client']) });
+    const service = await startOrderService({ adapter, idempotency, ledger });
+    open.push(service);
+    await post(service.url, 'a', '"same"', { 'x-client': 'alice' });
+    const bob = await post(service.url, 'a', '"same"', { 'x-client': 'bob' });
+    expect(bob.headers['idempotent-replayed']).toBeUndefined();
+    expect(ledger.orders).toHaveLength(2);
+  });
+});
+
+describe('the in-memory store', () => {
+  it('holds at most maxEntries records, evicting the oldest', async () => {
+    const store = createMemoryIdempotencyStore({ maxEntries: 2 });
+    for (const key of ['a', 'b', 'c']) expect(await store.claim(key, 'o', 'POST /', 60_000)).toBeNull();
+    expect(store.size()).toMatchObject({ entries: 2, evicted: 1 });
+    expect(await store.get('a')).toBeNull();
+    expect(await store.get('c')).toMatchObject({ state: 'running' });
+  });
+
+  it('holds at most maxBytes of responses', async () => {
+    const store = createMemoryIdempotencyStore({ maxBytes: 2_000 });
+    const response = { status: 200, headers: {}, bodyBase64: 'x'.repeat(900) };
+    for (const key of ['a', 'b', 'c']) {
+      await store.claim(key, 'o', 'POST /', 60_000);
+      await store.complete(key, 'o', 'f', response, 60_000);
+    }
+    expect(store.size().bytes).toBeLessThanOrEqual(2_000);
+    expect(await store.get('c')).toMatchObject({ state: 'done' });
+  });
+
+  it('forgets a record at its expiry and stores a response only for its owner', async () => {
+    let now = 1_000;
+    const clock = { now: () => now, setTimeout, clearTimeout } as never;
+    const store = createMemoryIdempotencyStore({ clock });
+    await store.claim('k', 'owner-1', 'POST /', 100);
+    expect(await store.complete('k', 'someone-else', 'f', null, 100)).toBe(false);
+    now += 100;
+    expect(await store.get('k')).toBeNull();
+    expect(await store.claim('k', 'owner-2', 'POST /', 100)).toBeNull();
+    expect(await store.complete('k', 'owner-1', 'f', null, 100)).toBe(false);
+  });
+});
