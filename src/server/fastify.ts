@@ -76,7 +76,10 @@ const plugin: FastifyPluginCallback<DeadlinePluginOptions> = (fastify, options, 
     }
     const go = (): void => withRequestCriticality(criticality, () => withDeadline(scope.deadline, next));
     const admit = (): void => {
-      if (admission === undefined) return go();
+      if (admission === undefined) {
+        go();
+        return;
+      }
       admission.offer(
         routeOf(request),
         scope.deadline,

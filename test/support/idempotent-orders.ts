@@ -40,6 +40,14 @@ export interface OrderServiceOptions {
   status?: (body: string) => number;
   defaultMs?: number;
   maxMs?: number;
+  /**
+   * A fault for this execution (node:http only for 'lost'): 'slow' holds the answer `slowMs` after
+   * the order was recorded; 'lost' resets the connection after the order was recorded, then answers
+   * into the void (the server handled the request, the client never hears of it).
+   */
+  fault?: (body: string) => 'slow' | 'lost' | undefined;
+  /** @default 150 */
+  slowMs?: number;
 }
 
 export interface OrderService {
@@ -60,6 +68,9 @@ export async function startOrderService(o: OrderServiceOptions): Promise<OrderSe
   const record = async (req: IncomingMessage, body: string): Promise<{ status: number; payload: string }> => {
     const n = o.ledger.orders.push({ key: keyOf(req, body), body, replica });
     await o.gate?.(req);
+    const fault = o.fault?.(body);
+    if (fault === 'slow') await new Promise((resolve) => setTimeout(resolve, o.slowMs ?? 150));
+    if (fault === 'lost') req.socket.destroy();
     return { status: o.status?.(body) ?? 201, payload: JSON.stringify({ order: n, replica, body }) };
   };
   if (o.adapter === 'http') {

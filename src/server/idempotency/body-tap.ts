@@ -37,7 +37,10 @@ export function tapBody(req: IncomingMessage, fallback: () => unknown): BodyTap 
   const push = req.push;
   req.push = function tapped(this: IncomingMessage, chunk: unknown, encoding?: BufferEncoding): boolean {
     if (chunk === null) ended = true;
-    else if (chunk !== undefined) (hash ??= createHash('sha256')).update(chunk as Buffer);
+    else if (chunk !== undefined) {
+      hash ??= createHash('sha256');
+      hash.update(chunk as Buffer);
+    }
     return push.call(this, chunk, encoding);
   };
   return {

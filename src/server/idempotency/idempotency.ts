@@ -175,12 +175,13 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
   const lifetime = { defaultMs: 1, maxMs: o.maxLifetimeMs, skewMs: 0 };
 
   /** A store operation bounded by `storeTimeoutMs`: a stalled client never holds the request. */
-  const bounded = <T>(operation: () => Promise<T>): Promise<T> =>
+  const bounded = <T>(operation: () => Promise<T>, late?: (value: T) => void): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      const timer = clock.setTimeout(
-        () => reject(new Error(`The idempotency store did not answer within ${o.storeTimeoutMs} ms.`)),
-        o.storeTimeoutMs,
-      );
+      let timedOut = false;
+      const timer = clock.setTimeout(() => {
+        timedOut = true;
+        reject(new Error(`The idempotency store did not answer within ${o.storeTimeoutMs} ms.`));
+      }, o.storeTimeoutMs);
       let pending: Promise<T>;
       try {
         pending = operation();
@@ -190,7 +191,8 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
       pending.then(
         (value) => {
           clock.clearTimeout(timer);
-          resolve(value);
+          if (timedOut) late?.(value);
+          else resolve(value);
         },
         (error: unknown) => {
           clock.clearTimeout(timer);
@@ -252,19 +254,15 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
         return;
       }
       stats.executed++;
-      const capture = captureResponse(res, o.maxResponseBytes);
       const settle = (): void => {
-        res.off('finish', settle);
-        res.off('close', settle);
-        if (!res.writableFinished || KEPT_STATUSES.has(res.statusCode)) return; // outcome unknown: keep the claim
+        if (KEPT_STATUSES.has(res.statusCode)) return; // outcome unknown: keep the claim until it expires
         const ttl = ttlMs - (clock.now() - now);
         const done = RELEASED_STATUSES.has(res.statusCode)
           ? bounded(() => store.release(key, owner))
           : bounded(() => store.complete(key, owner, `${request} ${body.digest()}`, capture.stored(), ttl));
         done.catch(storeFailed);
       };
-      res.on('finish', settle);
-      res.on('close', settle);
+      const capture = captureResponse(res, o.maxResponseBytes, settle);
       run();
     };
 
@@ -272,7 +270,8 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
       storeFailed(error);
       if (o.onStoreError === 'open') {
         stats.failedOpen++;
-        return run();
+        run();
+        return;
       }
       stats.failedClosed++;
       answer(reply, res, 503, 'IDEMPOTENCY_STORE_UNAVAILABLE', 'The idempotency store cannot be reached.', {
@@ -311,7 +310,14 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
       let waited = false;
       // A claim that finds the key released or expired while waiting claims it again (bounded).
       for (let round = 0; round < 4; round++) {
-        const found = await bounded(() => store.claim(key, owner, request, ttlMs));
+        // A claim that lands after its timeout (a client that queued it while Redis was away) is
+        // given back at once: nobody runs under it.
+        const found = await bounded(
+          () => store.claim(key, owner, request, ttlMs),
+          (late) => {
+            if (late === null) store.release(key, owner).catch(storeFailed);
+          },
+        );
         if (found === null) return execute();
         if (found.state === 'done') return replay(found);
         if (found.request !== request) return mismatch();

@@ -22,9 +22,12 @@ export interface ResponseCapture {
 /**
  * Records what the handler writes on `res` — status, headers, body up to `maxBytes` — by wrapping
  * `writeHead`, `write` and `end` on this one response (own properties over the prototype's). What
- * reaches the client is unchanged.
+ * reaches the client is unchanged. `onEnd` is called once, when the handler ends the response —
+ * whether or not the client is still there to receive it (a client that timed out and left must
+ * still find the answer of the execution it caused when it asks again).
  */
-export function captureResponse(res: ServerResponse, maxBytes: number): ResponseCapture {
+export function captureResponse(res: ServerResponse, maxBytes: number, onEnd: () => void): ResponseCapture {
+  let ended = false;
   let headHeaders: OutgoingHttpHeaders | readonly unknown[] | undefined;
   let chunks: Buffer[] | null = [];
   let size = 0;
@@ -52,8 +55,14 @@ export function captureResponse(res: ServerResponse, maxBytes: number): Response
     return (write as (...args: unknown[]) => unknown).call(this, chunk, encoding, ...rest);
   };
   target.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown, ...rest: unknown[]) {
+    if (ended) return (end as (...args: unknown[]) => unknown).call(this, chunk, encoding, ...rest);
+    ended = true;
     take(chunk, encoding);
-    return (end as (...args: unknown[]) => unknown).call(this, chunk, encoding, ...rest);
+    try {
+      return (end as (...args: unknown[]) => unknown).call(this, chunk, encoding, ...rest);
+    } finally {
+      onEnd();
+    }
   };
   return {
     stored() {
