@@ -1,6 +1,11 @@
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createIdempotency, createMemoryIdempotencyStore } from '../src/server/http.js';
+import {
+  createIdempotency,
+  createMemoryIdempotencyStore,
+  createRedisIdempotencyStore,
+} from '../src/server/http.js';
+import { createFakeClock } from '../src/testing/fake-clock.js';
 import { ADAPTERS, Ledger, type OrderService, startOrderService } from './support/idempotent-orders.js';
 
 const open: OrderService[] = [];
@@ -150,5 +155,81 @@ describe('the in-memory store', () => {
     expect(await store.get('k')).toBeNull();
     expect(await store.claim('k', 'owner-2', 'POST /', 100)).toBeNull();
     expect(await store.complete('k', 'owner-1', 'f', null, 100)).toBe(false);
+  });
+});
+
+describe('a store that fails', () => {
+  /** A store whose claims wait for the test to settle them. */
+  function stalledStore() {
+    const claims: { settle: (r: null) => void; fail: (e: Error) => void }[] = [];
+    const released: string[] = [];
+    const store = {
+      claim: () =>
+        new Promise<null>((resolve, reject) => {
+          claims.push({ settle: resolve, fail: reject });
+        }),
+      complete: () => Promise.resolve(true),
+      release: (_key: string, owner: string) => {
+        released.push(owner);
+        return Promise.resolve();
+      },
+      get: () => Promise.resolve(null),
+    };
+    return { store, claims, released };
+  }
+
+  async function until(condition: () => boolean): Promise<void> {
+    for (let i = 0; i < 400 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  it('fails closed after storeTimeoutMs with 503 + Retry-After, and gives back a claim that lands late', async () => {
+    const clock = createFakeClock(Date.now());
+    const { store, claims, released } = stalledStore();
+    const ledger = new Ledger();
+    const idempotency = createIdempotency({ store, clock, retryAfterSeconds: 2 });
+    const service = await startOrderService({ adapter: 'http', idempotency, ledger });
+    open.push(service);
+    const answer = post(service.url, 'a', '"k-stalled"');
+    await until(() => claims.length === 1);
+    clock.advance(250);
+    const res = await answer;
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('2');
+    expect(JSON.parse(res.text).error.code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
+    expect(ledger.orders).toHaveLength(0);
+    claims[0]!.settle(null);
+    await until(() => released.length === 1);
+    expect(released).toHaveLength(1);
+    expect(idempotency.stats()).toMatchObject({ storeErrors: 1, failedClosed: 1 });
+  });
+
+  it('fails open: runs the request without deduplication, and counts it', async () => {
+    const { store, claims } = stalledStore();
+    const ledger = new Ledger();
+    const failures: unknown[] = [];
+    const idempotency = createIdempotency({
+      store,
+      onStoreError: 'open',
+      onStoreFailure: (e) => failures.push(e),
+    });
+    const service = await startOrderService({ adapter: 'fastify', idempotency, ledger });
+    open.push(service);
+    const answer = post(service.url, 'a', '"k-open"');
+    await until(() => claims.length === 1);
+    claims[0]!.fail(new Error('connection refused'));
+    expect((await answer).status).toBe(201);
+    expect(ledger.orders).toHaveLength(1);
+    expect(failures).toHaveLength(1);
+    expect(idempotency.stats()).toMatchObject({ storeErrors: 1, failedOpen: 1 });
+  });
+
+  it('refuses unusable options, naming them', () => {
+    expect(() => createIdempotency({ concurrent: 'queue' as never })).toThrow(/concurrent/);
+    expect(() => createIdempotency({ onStoreError: 'maybe' as never })).toThrow(/onStoreError/);
+    expect(() => createIdempotency({ store: {} as never })).toThrow(/store/);
+    expect(() => createIdempotency({ graceMs: -1 })).toThrow(/graceMs/);
+    expect(() => createIdempotency({ methods: ['PO ST'] })).toThrow(/methods/);
+    expect(() => createRedisIdempotencyStore({ client: {} as never })).toThrow(/client/);
+    expect(() => createMemoryIdempotencyStore({ maxEntries: 0 })).toThrow(/maxEntries/);
   });
 });
