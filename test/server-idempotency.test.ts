@@ -136,7 +136,7 @@ describe('the in-memory store', () => {
 
   it('holds at most maxBytes of responses', async () => {
     const store = createMemoryIdempotencyStore({ maxBytes: 2_000 });
-    const response = { status: 200, headers: {}, bodyBase64: 'x'.repeat(900) };
+    const response = { status: 200, headers: {}, body: Buffer.alloc(900) };
     for (const key of ['a', 'b', 'c']) {
       await store.claim(key, 'o', 'POST /', 60_000);
       await store.complete(key, 'o', 'f', response, 60_000);

@@ -63,6 +63,17 @@ export function parseIdempotencyKey(
   while (end > start && isSpace(value.charCodeAt(end - 1))) end--;
   if (start === end) return { ok: false, problem: 'empty' };
   if (value.charCodeAt(start) !== 34 /* " */) return bareToken(value.slice(start, end));
+  // The usual key (a UUID) has no escapes: check its characters and take it in one slice.
+  const close = value.indexOf('"', start + 1);
+  if (close !== -1 && value.lastIndexOf('\\', close) < start) {
+    for (let j = start + 1; j < close; j++) {
+      const c = value.charCodeAt(j);
+      if (c < 0x20 || c > 0x7e) return { ok: false, problem: 'malformed' };
+    }
+    if (close + 1 !== end && !parametersOnly(value, close + 1, end))
+      return { ok: false, problem: 'malformed' };
+    return checked(value.slice(start + 1, close));
+  }
   let key = '';
   let i = start + 1;
   for (;;) {

@@ -49,9 +49,10 @@ export function tapBody(req: IncomingMessage, fallback: () => unknown): BodyTap 
     },
     digest() {
       if (digest !== undefined) return digest;
-      const value = hash === null ? EMPTY_DIGEST : hash.copy().digest('base64url');
-      if (ended) digest = value;
-      return value;
+      if (hash === null) return EMPTY_DIGEST;
+      if (!ended) return hash.copy().digest('base64url');
+      digest = hash.digest('base64url');
+      return digest;
     },
     drain() {
       if (ended || req.readableEnded) return Promise.resolve();

@@ -8,8 +8,8 @@ export interface StoredResponse {
   status: number;
   /** Header names (lower case) and values, hop-by-hop and per-response headers left out. */
   headers: Record<string, string | string[]>;
-  /** The body, base64 (so that a record is one JSON document in any store). */
-  bodyBase64: string;
+  /** The body's bytes (a store that serialises records encodes them itself). */
+  body: Uint8Array;
 }
 
 /** One key's record. */

@@ -397,7 +397,7 @@ function sendStored(reply: IdempotencyReply, res: ServerResponse, stored: Stored
   reply(
     stored.status,
     { ...stored.headers, [REPLAYED_HEADER]: 'true' },
-    Buffer.from(stored.bodyBase64, 'base64'),
+    Buffer.isBuffer(stored.body) ? stored.body : Buffer.from(stored.body),
   );
 }
 

@@ -132,7 +132,7 @@ export function createMemoryIdempotencyStore(
 
 function sizeOf(response: StoredResponse | null): number {
   if (response === null) return 0;
-  let n = response.bodyBase64.length;
+  let n = response.body.byteLength;
   for (const name of Object.keys(response.headers)) {
     const value = response.headers[name]!;
     n += name.length + (typeof value === 'string' ? value.length : value.join('').length);

@@ -1,6 +1,8 @@
 import { InvalidOptionError } from '../../errors.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
 
+// A record is one JSON string; a stored response's body goes in it as base64.
+
 /**
  * What the Redis store needs of a client: `eval` in ioredis's form — the script, the number of keys,
  * then the keys and the arguments — resolving to the script's result. An ioredis `Redis` (or
@@ -73,7 +75,9 @@ export function createRedisIdempotencyStore(options: RedisIdempotencyStoreOption
       return found === null || found === undefined ? null : decode(found);
     },
     async complete(key, owner, fingerprint, response: StoredResponse | null, ttlMs) {
-      const record: IdempotencyRecord = { state: 'done', owner, request: '', fingerprint, response };
+      const stored =
+        response === null ? null : { ...response, body: Buffer.from(response.body).toString('base64') };
+      const record = { state: 'done', owner, request: '', fingerprint, response: stored };
       const done = await client.eval(COMPLETE, 1, prefix + key, owner, JSON.stringify(record), ttl(ttlMs));
       return Number(done) === 1;
     },
@@ -95,7 +99,12 @@ function ttl(ms: number): number {
 function decode(value: unknown): IdempotencyRecord {
   try {
     const record = JSON.parse(String(value)) as IdempotencyRecord;
-    if (record.state === 'running' || record.state === 'done') return record;
+    if (record.state === 'running') return record;
+    if (record.state === 'done') {
+      const response = record.response as unknown as { body: string } | null;
+      if (response === null) return record;
+      return { ...record, response: { ...record.response!, body: Buffer.from(response.body, 'base64') } };
+    }
   } catch {
     // fall through
   }

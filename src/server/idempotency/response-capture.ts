@@ -13,6 +13,8 @@ const NOT_REPLAYED = new Set([
   'trailer',
 ]);
 
+const EMPTY = Buffer.alloc(0);
+
 /** What a response being captured has written so far. */
 export interface ResponseCapture {
   /** The response as written, or null when its body went over the bound. Call once it finished. */
@@ -33,10 +35,13 @@ export function captureResponse(res: ServerResponse, maxBytes: number, onEnd: ()
   let size = 0;
   const take = (chunk: unknown, encoding: unknown): void => {
     if (chunks === null || chunk === undefined || chunk === null || typeof chunk === 'function') return;
+    // A Buffer is kept as it is (Node's own write holds it the same way); a string is encoded once.
     const bytes =
       typeof chunk === 'string'
         ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
-        : Buffer.from(chunk as Uint8Array);
+        : Buffer.isBuffer(chunk)
+          ? chunk
+          : Buffer.from(chunk as Uint8Array);
     size += bytes.length;
     if (size > maxBytes) chunks = null;
     else chunks.push(bytes);
@@ -73,7 +78,7 @@ export function captureResponse(res: ServerResponse, maxBytes: number, onEnd: ()
       return {
         status: res.statusCode,
         headers,
-        bodyBase64: chunks.length === 0 ? '' : Buffer.concat(chunks).toString('base64'),
+        body: chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
       };
     },
   };
