@@ -2,8 +2,9 @@
  * The fault matrix of a keyed POST against real servers: in each case exactly one order is created
  * and the caller gets the answer of the execution that created it.
  */
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prazoInterceptor } from '../src/client/interceptor.js';
 import { type Fleet, type StoreKind, startFleet } from './support/idempotency-fleet.js';
 import { REDIS_MISSING, type RedisServer, startRedis } from './support/redis-server.js';
 
@@ -112,6 +113,41 @@ describe('two replicas sharing Redis', () => {
       expect(a!.order).toEqual(b!.order);
       expect([a!.status, b!.status]).toEqual([201, 201]);
     } finally {
+      await fleet.close();
+    }
+  });
+});
+
+describe('the other entry points mint keys too', () => {
+  it('the undici interceptor and dependency.fetch() recover a lost answer with one order', async () => {
+    // Every execution loses its answer: only a replay can answer the caller.
+    const fleet = await startFleet('memory', undefined, { fault: () => 'lost' });
+    const options = {
+      name: 'orders',
+      origins: fleet.origins,
+      latency: { p99Ms: 60, p95Ms: 30 },
+      userDeadlineMs: 3_000,
+      attempts: 3,
+      idempotencyKey: 'auto' as const,
+    };
+    const interceptor = prazoInterceptor({ dependencies: [options] });
+    const agent = new Agent();
+    try {
+      const res = await agent
+        .compose(interceptor)
+        .request({ origin: fleet.origins[0]!, path: '/orders', method: 'POST', body: 'via interceptor' });
+      expect(res.statusCode).toBe(201);
+      expect(res.headers['idempotent-replayed']).toBe('true');
+      expect(await res.body.json()).toMatchObject({ order: 1, body: 'via interceptor' });
+
+      const viaFetch = await fleet.client().fetch('/orders', { method: 'POST', body: 'via fetch' });
+      expect(viaFetch.status).toBe(201);
+      expect(viaFetch.headers.get('idempotent-replayed')).toBe('true');
+      expect(await viaFetch.json()).toMatchObject({ order: 2, body: 'via fetch' });
+      expect(fleet.ledger.orders).toHaveLength(2);
+    } finally {
+      await interceptor.close();
+      await agent.destroy();
       await fleet.close();
     }
   });
