@@ -56,6 +56,20 @@ describe.each(ADAPTERS)('the idempotency layer in the %s adapter', (adapter) => 
     expect(ledger.orders.map((o) => o.body)).toEqual(['two apples', 'no key', 'no key']);
   });
 
+  it('fingerprints a large body by its digest: the same replays, one byte changed is refused', async () => {
+    const ledger = new Ledger();
+    const idempotency = createIdempotency();
+    const service = await startOrderService({ adapter, idempotency, ledger });
+    open.push(service);
+    const big = 'x'.repeat(40_000);
+    const first = await post(service.url, big, '"k-big"');
+    const again = await post(service.url, big, '"k-big"');
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect((await post(service.url, `${big.slice(1)}y`, '"k-big"')).status).toBe(422);
+    expect(ledger.orders).toHaveLength(1);
+  });
+
   it('makes a repeat wait for the running first request and answers it with the first response', async () => {
     const ledger = new Ledger();
     let release!: () => void;

@@ -1,11 +1,14 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
+/** Bodies up to this many bytes are their own fingerprint (base64, marked with a leading `=`). */
+const INLINE_BYTES = 256;
+
 /** The digest of an empty body (most repeats of a bodiless request need no hashing at all). */
 const EMPTY_DIGEST = createHash('sha256').digest('base64url');
 
 /**
- * A running digest of a request body, fed as the bytes arrive from the socket, whoever reads them
+ * A running digest of a request body (its bytes in base64 when small, else SHA-256), fed as the bytes arrive from the socket, whoever reads them
  * (the handler, a body parser, or nobody yet): the tap sits on the stream's `push`, which Node's
  * HTTP parser calls for every chunk and with null at the end, so it consumes nothing and changes
  * nothing the handler sees.
@@ -29,17 +32,30 @@ export function tapBody(req: IncomingMessage, fallback: () => unknown): BodyTap 
   if (req.readableEnded || req.complete) {
     const parsed = fallback();
     const text = parsed === undefined ? '' : typeof parsed === 'string' ? parsed : JSON.stringify(parsed);
-    const digest = text === '' ? EMPTY_DIGEST : createHash('sha256').update(text).digest('base64url');
+    const digest = text === '' ? EMPTY_DIGEST : `~${createHash('sha256').update(text).digest('base64url')}`;
     return { ended: true, digest: () => digest, drain: () => Promise.resolve() };
   }
   let ended = false;
   let digest: string | undefined;
+  // Small bodies (most keyed writes: a few hundred bytes of JSON) are their own fingerprint, base64:
+  // no hash object per request. Past INLINE_BYTES the bytes go through SHA-256 and are not kept.
+  let small: Buffer[] | null = [];
+  let size = 0;
   const push = req.push;
   req.push = function tapped(this: IncomingMessage, chunk: unknown, encoding?: BufferEncoding): boolean {
     if (chunk === null) ended = true;
     else if (chunk !== undefined) {
-      hash ??= createHash('sha256');
-      hash.update(chunk as Buffer);
+      const bytes = chunk as Buffer;
+      size += bytes.length;
+      if (small !== null && size <= INLINE_BYTES) small.push(bytes);
+      else {
+        if (hash === null) {
+          hash = createHash('sha256');
+          for (const earlier of small ?? []) hash.update(earlier);
+          small = null;
+        }
+        hash.update(bytes);
+      }
     }
     return push.call(this, chunk, encoding);
   };
@@ -49,10 +65,16 @@ export function tapBody(req: IncomingMessage, fallback: () => unknown): BodyTap 
     },
     digest() {
       if (digest !== undefined) return digest;
-      if (hash === null) return EMPTY_DIGEST;
-      if (!ended) return hash.copy().digest('base64url');
-      digest = hash.digest('base64url');
-      return digest;
+      let value: string;
+      if (small !== null)
+        value =
+          small.length === 0
+            ? EMPTY_DIGEST
+            : `=${(small.length === 1 ? small[0]! : Buffer.concat(small)).toString('base64')}`;
+      else if (!ended) return (hash as Hash).copy().digest('base64url');
+      else value = (hash as Hash).digest('base64url');
+      if (ended) digest = value;
+      return value;
     },
     drain() {
       if (ended || req.readableEnded) return Promise.resolve();
