@@ -8,7 +8,7 @@ export {
   type IdempotencyStats,
   REPLAYED_HEADER,
 } from './idempotency.js';
-export type { IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
+export type { Awaitable, IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
 export {
   createMemoryIdempotencyStore,
   MEMORY_IDEMPOTENCY_STORE_DEFAULTS,

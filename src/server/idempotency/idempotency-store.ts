@@ -28,17 +28,21 @@ export type IdempotencyRecord =
       readonly response: StoredResponse | null;
     };
 
+/** A value now, or a promise of it. */
+export type Awaitable<T> = T | Promise<T>;
+
 /**
- * A store of idempotency records. Every method may reject (the store is unreachable): the layer then
- * applies its `onStoreError` mode. Keys arrive already scoped and prefixed by the layer.
+ * A store of idempotency records. A method answers at once (the in-memory store) or with a promise
+ * (a remote store); it may throw or reject (the store is unreachable): the layer then applies its
+ * `onStoreError` mode. Keys arrive already scoped by the layer.
  */
 export interface IdempotencyStore {
   /**
    * Atomically claims `key` for `owner` with a `running` record that expires after `ttlMs`, if no
-   * record exists; otherwise leaves it alone. Resolves null when the claim was made, or the record
+   * record exists; otherwise leaves it alone. Answers null when the claim was made, or the record
    * that was already there.
    */
-  claim(key: string, owner: string, request: string, ttlMs: number): Promise<IdempotencyRecord | null>;
+  claim(key: string, owner: string, request: string, ttlMs: number): Awaitable<IdempotencyRecord | null>;
   /**
    * Replaces `owner`'s `running` record with the `done` one, keeping `ttlMs` of life from now; does
    * nothing when the record is no longer `owner`'s (expired, or claimed again): the response is
@@ -50,9 +54,9 @@ export interface IdempotencyStore {
     fingerprint: string,
     response: StoredResponse | null,
     ttlMs: number,
-  ): Promise<boolean>;
+  ): Awaitable<boolean>;
   /** Deletes `owner`'s record (the request may be sent again); nothing when it is not `owner`'s. */
-  release(key: string, owner: string): Promise<void>;
+  release(key: string, owner: string): Awaitable<void>;
   /** The record of `key` now, or null. */
-  get(key: string): Promise<IdempotencyRecord | null>;
+  get(key: string): Awaitable<IdempotencyRecord | null>;
 }

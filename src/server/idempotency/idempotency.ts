@@ -175,19 +175,23 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
   const lifetime = { defaultMs: 1, maxMs: o.maxLifetimeMs, skewMs: 0 };
 
   /** A store operation bounded by `storeTimeoutMs`: a stalled client never holds the request. */
-  const bounded = <T>(operation: () => Promise<T>, late?: (value: T) => void): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
+  // A store that answers at once (the in-memory one) is not given a timer: no timer and no promise
+  // per operation on the path every keyed request takes.
+  const bounded = <T>(operation: () => T | Promise<T>, late?: (value: T) => void): T | Promise<T> => {
+    let result: T | Promise<T>;
+    try {
+      result = operation();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!isThenable(result)) return result;
+    const pending = result;
+    return new Promise<T>((resolve, reject) => {
       let timedOut = false;
       const timer = clock.setTimeout(() => {
         timedOut = true;
         reject(new Error(`The idempotency store did not answer within ${o.storeTimeoutMs} ms.`));
       }, o.storeTimeoutMs);
-      let pending: Promise<T>;
-      try {
-        pending = operation();
-      } catch (error) {
-        pending = Promise.reject(error);
-      }
       pending.then(
         (value) => {
           clock.clearTimeout(timer);
@@ -200,6 +204,12 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
         },
       );
     });
+  };
+  /** A store operation nobody waits for (completing, releasing): its failure is counted. */
+  const background = (operation: () => unknown): void => {
+    const result = bounded(operation);
+    if (isThenable(result)) result.then(undefined, storeFailed);
+  };
   const storeFailed = (error: unknown): void => {
     stats.storeErrors++;
     try {
@@ -250,17 +260,16 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     const execute = (): void => {
       if (res.headersSent || res.destroyed) {
         // The deadline passed (the adapter answered) or the client left while the key was claimed.
-        bounded(() => store.release(key, owner)).catch(storeFailed);
+        background(() => store.release(key, owner));
         return;
       }
       stats.executed++;
       const settle = (): void => {
         if (KEPT_STATUSES.has(res.statusCode)) return; // outcome unknown: keep the claim until it expires
         const ttl = ttlMs - (clock.now() - now);
-        const done = RELEASED_STATUSES.has(res.statusCode)
-          ? bounded(() => store.release(key, owner))
-          : bounded(() => store.complete(key, owner, `${request} ${body.digest()}`, capture.stored(), ttl));
-        done.catch(storeFailed);
+        if (RELEASED_STATUSES.has(res.statusCode)) background(() => store.release(key, owner));
+        else
+          background(() => store.complete(key, owner, `${request} ${body.digest()}`, capture.stored(), ttl));
       };
       const capture = captureResponse(res, o.maxResponseBytes, settle);
       run();
@@ -315,7 +324,7 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
         const found = await bounded(
           () => store.claim(key, owner, request, ttlMs),
           (late) => {
-            if (late === null) store.release(key, owner).catch(storeFailed);
+            if (late === null) background(() => store.release(key, owner));
           },
         );
         if (found === null) return execute();
@@ -365,6 +374,10 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
   };
 
   return { stats: () => ({ ...stats }), handle };
+}
+
+function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
 function scoped(

@@ -97,34 +97,33 @@ export function createMemoryIdempotencyStore(
     claim(key, owner, request, ttlMs) {
       const now = clock.now();
       const entry = live(key, now);
-      if (entry !== undefined) return Promise.resolve(entry.record);
+      if (entry !== undefined) return entry.record;
       put(key, {
         record: { state: 'running', owner, request },
         expiresAt: now + ttlMs,
         bytes: 64 + key.length,
       });
-      return Promise.resolve(null);
+      return null;
     },
     complete(key, owner, fingerprint, response, ttlMs) {
       const now = clock.now();
       const entry = live(key, now);
       if (entry === undefined || entry.record.owner !== owner || entry.record.state !== 'running')
-        return Promise.resolve(false);
+        return false;
       put(key, {
         record: { state: 'done', owner, request: entry.record.request, fingerprint, response },
         expiresAt: now + ttlMs,
         bytes: 128 + key.length + sizeOf(response),
       });
-      return Promise.resolve(true);
+      return true;
     },
     release(key, owner) {
       const entry = entries.get(key);
       if (entry !== undefined && entry.record.owner === owner) remove(key, entry);
-      return Promise.resolve();
     },
     get(key) {
       const entry = live(key, clock.now());
-      return Promise.resolve(entry === undefined ? null : entry.record);
+      return entry === undefined ? null : entry.record;
     },
     size: () => ({ entries: entries.size, bytes, evicted }),
   };
