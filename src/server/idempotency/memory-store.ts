@@ -4,7 +4,7 @@ import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from './idem
 
 /** Options of {@link createMemoryIdempotencyStore}. */
 export interface MemoryIdempotencyStoreOptions {
-  /** Most records kept at once; beyond it the least recently used goes first. @default 10000 */
+  /** Most records kept at once; beyond it the least recently written goes first. @default 10000 */
   maxEntries?: number;
   /** Most bytes of stored responses (bodies and headers, roughly) kept at once. @default 67108864 (64 MiB) */
   maxBytes?: number;
@@ -35,7 +35,7 @@ interface Entry {
  * expiry. The default store of the layer; for a fleet of replicas use `createRedisIdempotencyStore`.
  *
  * Eviction: expired records go first (checked on every write, oldest first); then, beyond
- * `maxEntries` or `maxBytes`, the least recently used record, running or done — an evicted key
+ * `maxEntries` or `maxBytes`, the least recently written record, running or done — an evicted key
  * runs again if it is repeated, so size the bounds for (requests per second × record lifetime).
  * Evictions before expiry are counted in `size().evicted`.
  *
@@ -55,7 +55,7 @@ export function createMemoryIdempotencyStore(
   const clock = options.clock ?? systemClock;
   if (typeof clock?.now !== 'function') throw new InvalidOptionError('clock', 'a Clock', clock);
 
-  // A Map keeps insertion order: re-inserting on use makes its first key the least recently used.
+  // A Map keeps insertion order: re-inserting on each write makes its first key the least recently written.
   const entries = new Map<string, Entry>();
   let bytes = 0;
   let evicted = 0;
