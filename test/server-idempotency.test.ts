@@ -139,6 +139,30 @@ describe.each(ADAPTERS)('the idempotency layer in the %s adapter', (adapter) => 
   });
 });
 
+describe('a repeat that waits', () => {
+  it('stops waiting at its own deadline: the adapter answers 504 and the first still makes one order', async () => {
+    const ledger = new Ledger();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const idempotency = createIdempotency();
+    const service = await startOrderService({ adapter: 'http', idempotency, ledger, gate: () => held });
+    open.push(service);
+    const first = post(service.url, 'a', '"k-deadline"');
+    while (ledger.orders.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const started = Date.now();
+    const repeat = await post(service.url, 'a', '"k-deadline"', {
+      'x-deadline-epoch-ms': String(Date.now() + 150),
+    });
+    expect(repeat.status).toBe(504);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    release();
+    expect((await first).status).toBe(201);
+    expect(ledger.orders).toHaveLength(1);
+  });
+});
+
 describe('the in-memory store', () => {
   it('holds at most maxEntries records, evicting the oldest', async () => {
     const store = createMemoryIdempotencyStore({ maxEntries: 2 });
