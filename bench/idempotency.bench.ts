@@ -162,7 +162,7 @@ if (serveAt !== -1) {
     const r = Array.from(bytes, hex).join('');
     return `${t.slice(0, 8)}-${t.slice(8)}-7${r.slice(0, 3)}-${((bytes[2]! & 0x3f) | 0x80).toString(16)}${r.slice(6, 8)}-${r.slice(8, 20)}`;
   };
-  const N = 1_000_000;
+  const N = arg('--keys', 1_000_000);
   console.log('\n| key | ns per key (median of 5) |\n| --- | ---: |');
   for (const [name, mint] of [
     ['crypto.randomUUID() (v4, random)', () => randomUUID()],

@@ -275,83 +275,92 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
       run();
     };
 
-    const failed = (error: unknown): void => {
-      storeFailed(error);
-      if (o.onStoreError === 'open') {
-        stats.failedOpen++;
-        run();
-        return;
-      }
-      stats.failedClosed++;
-      answer(reply, res, 503, 'IDEMPOTENCY_STORE_UNAVAILABLE', 'The idempotency store cannot be reached.', {
-        'retry-after': String(o.retryAfterSeconds),
-      });
-    };
-
-    const replay = async (record: IdempotencyRecord & { state: 'done' }): Promise<void> => {
-      await body.drain();
-      if (record.fingerprint !== `${request} ${body.digest()}`) return mismatch();
-      if (record.response === null) {
-        stats.conflicts++;
-        return answer(
-          reply,
-          res,
-          409,
-          'IDEMPOTENT_RESPONSE_NOT_STORED',
-          'A request with this Idempotency-Key already ran; its response was too large to store for replay.',
-        );
-      }
-      stats.replayed++;
-      sendStored(reply, res, record.response);
-    };
-    const mismatch = (): void => {
-      stats.mismatches++;
-      answer(
-        reply,
-        res,
-        422,
-        'IDEMPOTENCY_KEY_REUSED',
-        'This Idempotency-Key was used with another request (method, path or body).',
+    // A claim that lands after its timeout (a client that queued it while Redis was away) is given
+    // back at once: nobody runs under it.
+    const claim = () =>
+      bounded(
+        () => store.claim(key, owner, request, ttlMs),
+        (late) => {
+          if (late === null) background(() => store.release(key, owner));
+        },
       );
-    };
+    const first = claim();
+    // The usual case, a new key in a store that answers at once: run, with nothing more to set up.
+    if (first === null) return execute();
+    // Everything but a fresh claim: made only when needed (closures cost an allocation each).
+    const slowPath = (first: ReturnType<typeof claim>): void => {
+      const failed = (error: unknown): void => {
+        storeFailed(error);
+        if (o.onStoreError === 'open') {
+          stats.failedOpen++;
+          run();
+          return;
+        }
+        stats.failedClosed++;
+        answer(reply, res, 503, 'IDEMPOTENCY_STORE_UNAVAILABLE', 'The idempotency store cannot be reached.', {
+          'retry-after': String(o.retryAfterSeconds),
+        });
+      };
 
-    const decide = async (): Promise<void> => {
-      let waited = false;
-      // A claim that finds the key released or expired while waiting claims it again (bounded).
-      for (let round = 0; round < 4; round++) {
-        // A claim that lands after its timeout (a client that queued it while Redis was away) is
-        // given back at once: nobody runs under it.
-        const found = await bounded(
-          () => store.claim(key, owner, request, ttlMs),
-          (late) => {
-            if (late === null) background(() => store.release(key, owner));
-          },
-        );
-        if (found === null) return execute();
-        if (found.state === 'done') return replay(found);
-        if (found.request !== request) return mismatch();
-        if (o.concurrent === 'conflict') {
+      const replay = async (record: IdempotencyRecord & { state: 'done' }): Promise<void> => {
+        await body.drain();
+        if (record.fingerprint !== `${request} ${body.digest()}`) return mismatch();
+        if (record.response === null) {
           stats.conflicts++;
           return answer(
             reply,
             res,
             409,
-            'IDEMPOTENCY_KEY_IN_USE',
-            'A request with this Idempotency-Key is still being processed.',
+            'IDEMPOTENT_RESPONSE_NOT_STORED',
+            'A request with this Idempotency-Key already ran; its response was too large to store for replay.',
           );
         }
-        if (!waited) stats.waited++;
-        waited = true;
-        const after = await waitWhileRunning(key, deadline, res);
-        if (after === 'gone') return; // the deadline passed or the client left: the adapter answers
-        if (after !== null) return replay(after);
-      }
-      failed(new Error('The idempotency key kept changing hands.'));
+        stats.replayed++;
+        sendStored(reply, res, record.response);
+      };
+      const mismatch = (): void => {
+        stats.mismatches++;
+        answer(
+          reply,
+          res,
+          422,
+          'IDEMPOTENCY_KEY_REUSED',
+          'This Idempotency-Key was used with another request (method, path or body).',
+        );
+      };
+
+      const decide = async (): Promise<void> => {
+        let waited = false;
+        // A claim that finds the key released or expired while waiting claims it again (bounded).
+        for (let round = 0; round < 4; round++) {
+          const found = round === 0 ? await first : await claim();
+          if (found === null) return execute();
+          if (found.state === 'done') return replay(found);
+          if (found.request !== request) return mismatch();
+          if (o.concurrent === 'conflict') {
+            stats.conflicts++;
+            return answer(
+              reply,
+              res,
+              409,
+              'IDEMPOTENCY_KEY_IN_USE',
+              'A request with this Idempotency-Key is still being processed.',
+            );
+          }
+          if (!waited) stats.waited++;
+          waited = true;
+          const after = await waitWhileRunning(key, deadline, res);
+          if (after === 'gone') return; // the deadline passed or the client left: the adapter answers
+          if (after !== null) return replay(after);
+        }
+        failed(new Error('The idempotency key kept changing hands.'));
+      };
+      decide().catch((error: unknown) => {
+        if (!res.headersSent && !res.destroyed) failed(error);
+        else storeFailed(error);
+      });
     };
-    decide().catch((error: unknown) => {
-      if (!res.headersSent && !res.destroyed) failed(error);
-      else storeFailed(error);
-    });
+    slowPath(first);
   };
 
   /** Polls the record until it is done (resolves it), gone (null), or the request cannot wait ('gone'). */
@@ -410,7 +419,9 @@ function sendStored(reply: IdempotencyReply, res: ServerResponse, stored: Stored
   reply(
     stored.status,
     { ...stored.headers, [REPLAYED_HEADER]: 'true' },
-    Buffer.isBuffer(stored.body) ? stored.body : Buffer.from(stored.body),
+    Buffer.isBuffer(stored.body)
+      ? stored.body
+      : Buffer.from(stored.body.buffer, stored.body.byteOffset, stored.body.byteLength),
   );
 }
 

@@ -13,7 +13,7 @@ const NOT_REPLAYED = new Set([
   'trailer',
 ]);
 
-const EMPTY = Buffer.alloc(0);
+const EMPTY = new Uint8Array(0);
 
 /** What a response being captured has written so far. */
 export interface ResponseCapture {
@@ -78,7 +78,7 @@ export function captureResponse(res: ServerResponse, maxBytes: number, onEnd: ()
       return {
         status: res.statusCode,
         headers,
-        body: chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+        body: chunks.length === 0 ? EMPTY : exactCopy(chunks, size),
       };
     },
   };
@@ -104,4 +104,18 @@ function put(into: Record<string, string | string[]>, name: string, value: unkno
   const lower = name.toLowerCase();
   if (NOT_REPLAYED.has(lower) || value === undefined || value === null) return;
   into[lower] = Array.isArray(value) ? value.map(String) : String(value);
+}
+
+/**
+ * The chunks in one buffer of their own: a small Buffer is often a view on a shared 8 KiB pool slab,
+ * which a stored record would otherwise keep alive (and `maxBytes` would not count).
+ */
+function exactCopy(chunks: readonly Buffer[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
 }
