@@ -248,12 +248,13 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     const request = `${method} ${req.url ?? ''}`;
     const body = tapBody(req, parsedBody ?? (() => (req as { body?: unknown }).body));
     const now = clock.now();
-    const callerLimitMs = parseDeadlineHeaderWith(
-      req.headers[DEADLINE_HEADER],
-      req.headers[GRPC_TIMEOUT_HEADER],
-      now,
-      lifetime,
-    ).limitMs;
+    const sent = req.headers[DEADLINE_HEADER];
+    const grpc = req.headers[GRPC_TIMEOUT_HEADER];
+    // The caller's own limit, which may be later than this service's cap (held to maxLifetimeMs).
+    const callerLimitMs =
+      sent === undefined && grpc === undefined
+        ? deadline.limitMs
+        : parseDeadlineHeaderWith(sent, grpc, now, lifetime).limitMs;
     const ttlMs = Math.max(deadline.limitMs, callerLimitMs) - now + o.graceMs;
     const owner = `${ownerPrefix}:${++owners}`;
 
