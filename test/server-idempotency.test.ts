@@ -172,6 +172,22 @@ describe('the in-memory store', () => {
     expect(await store.get('c')).toMatchObject({ state: 'running' });
   });
 
+  it('evicts by write order: a completed record counts from its completion, a stale copy evicts nothing', async () => {
+    const store = createMemoryIdempotencyStore({ maxEntries: 2 });
+    const response = { status: 201, headers: {}, body: Buffer.from('ok') };
+    await store.claim('a', 'o', 'POST /', 60_000);
+    await store.claim('b', 'o', 'POST /', 60_000);
+    expect(await store.complete('a', 'o', 'f', response, 60_000)).toBe(true); // a is now the newest
+    await store.claim('c', 'o', 'POST /', 60_000); // evicts b, the least recently written
+    expect(await store.get('b')).toBeNull();
+    expect(await store.get('a')).toMatchObject({ state: 'done' });
+    expect(await store.get('c')).toMatchObject({ state: 'running' });
+    for (let i = 0; i < 5_000; i++) await store.claim(`k${i}`, 'o', 'POST /', 60_000);
+    expect(store.size()).toMatchObject({ entries: 2 });
+    expect(await store.get('k4999')).toMatchObject({ state: 'running' });
+    expect(await store.get('k4998')).toMatchObject({ state: 'running' });
+  });
+
   it('holds at most maxBytes of responses', async () => {
     const store = createMemoryIdempotencyStore({ maxBytes: 2_000 });
     const response = { status: 200, headers: {}, body: Buffer.alloc(900) };
