@@ -27,7 +27,6 @@ export interface BodyTap {
  * consumed the stream), the digest is that of its JSON text instead.
  */
 export function tapBody(req: IncomingMessage, fallback: () => unknown): BodyTap {
-  let hash: Hash | null = null;
   // A body a parser already read before the tap was installed: digest what the parser made of it.
   if (req.readableEnded || req.complete) {
     const parsed = fallback();
@@ -35,61 +34,77 @@ export function tapBody(req: IncomingMessage, fallback: () => unknown): BodyTap 
     const digest = text === '' ? EMPTY_DIGEST : `~${createHash('sha256').update(text).digest('base64url')}`;
     return { ended: true, digest: () => digest, drain: () => Promise.resolve() };
   }
-  let ended = false;
-  let digest: string | undefined;
+  return new PushTap(req);
+}
+
+/**
+ * The tap itself: one object per request with its methods on the prototype, and one closure (the
+ * wrapper of `push`), since every keyed request pays for it.
+ */
+class PushTap implements BodyTap {
+  ended = false;
+  readonly #req: IncomingMessage;
   // Small bodies (most keyed writes: a few hundred bytes of JSON) are their own fingerprint, base64:
   // no hash object per request. Past INLINE_BYTES the bytes go through SHA-256 and are not kept.
-  let small: Buffer[] | null = [];
-  let size = 0;
-  const push = req.push;
-  req.push = function tapped(this: IncomingMessage, chunk: unknown, encoding?: BufferEncoding): boolean {
-    if (chunk === null) ended = true;
-    else if (chunk !== undefined) {
-      const bytes = chunk as Buffer;
-      size += bytes.length;
-      if (small !== null && size <= INLINE_BYTES) small.push(bytes);
-      else {
-        if (hash === null) {
-          hash = createHash('sha256');
-          for (const earlier of small ?? []) hash.update(earlier);
-          small = null;
-        }
-        hash.update(bytes);
-      }
+  #small: Buffer[] | null = [];
+  #size = 0;
+  #hash: Hash | null = null;
+  #digest: string | undefined = undefined;
+
+  constructor(req: IncomingMessage) {
+    this.#req = req;
+    const push = req.push;
+    const tap = this;
+    req.push = function tapped(this: IncomingMessage, chunk: unknown, encoding?: BufferEncoding): boolean {
+      if (chunk === null) tap.ended = true;
+      else if (chunk !== undefined) tap.#take(chunk as Buffer);
+      return push.call(this, chunk, encoding);
+    };
+  }
+
+  #take(bytes: Buffer): void {
+    this.#size += bytes.length;
+    if (this.#small !== null && this.#size <= INLINE_BYTES) {
+      this.#small.push(bytes);
+      return;
     }
-    return push.call(this, chunk, encoding);
-  };
-  return {
-    get ended() {
-      return ended;
-    },
-    digest() {
-      if (digest !== undefined) return digest;
-      let value: string;
-      if (small !== null)
-        value =
-          small.length === 0
-            ? EMPTY_DIGEST
-            : `=${(small.length === 1 ? small[0]! : Buffer.concat(small)).toString('base64')}`;
-      else if (!ended) return (hash as Hash).copy().digest('base64url');
-      else value = (hash as Hash).digest('base64url');
-      if (ended) digest = value;
-      return value;
-    },
-    drain() {
-      if (ended || req.readableEnded) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const done = (): void => {
-          req.off('end', done);
-          req.off('close', done);
-          req.off('error', done);
-          resolve();
-        };
-        req.on('end', done);
-        req.on('close', done);
-        req.on('error', done);
-        req.resume();
-      });
-    },
-  };
+    if (this.#hash === null) {
+      this.#hash = createHash('sha256');
+      for (const earlier of this.#small ?? []) this.#hash.update(earlier);
+      this.#small = null;
+    }
+    this.#hash.update(bytes);
+  }
+
+  digest(): string {
+    if (this.#digest !== undefined) return this.#digest;
+    const small = this.#small;
+    let value: string;
+    if (small !== null)
+      value =
+        small.length === 0
+          ? EMPTY_DIGEST
+          : `=${(small.length === 1 ? small[0]! : Buffer.concat(small)).toString('base64')}`;
+    else if (!this.ended) return (this.#hash as Hash).copy().digest('base64url');
+    else value = (this.#hash as Hash).digest('base64url');
+    if (this.ended) this.#digest = value;
+    return value;
+  }
+
+  drain(): Promise<void> {
+    const req = this.#req;
+    if (this.ended || req.readableEnded) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        req.off('end', done);
+        req.off('close', done);
+        req.off('error', done);
+        resolve();
+      };
+      req.on('end', done);
+      req.on('close', done);
+      req.on('error', done);
+      req.resume();
+    });
+  }
 }
