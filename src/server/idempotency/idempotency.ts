@@ -219,7 +219,7 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     }
   };
 
-  const handle: Idempotency['handle'] = (req, res, deadline, run, reply = rawReply(res), parsedBody) => {
+  const handle: Idempotency['handle'] = (req, res, deadline, run, reply, parsedBody) => {
     const method = req.method ?? 'GET';
     if (!o.methods.has(method)) return run();
     const parsed = parseIdempotencyKey(req.headers[IDEMPOTENCY_KEY_HEADER]);
@@ -407,17 +407,25 @@ function scoped(
   return `${space}\u0000${key}`;
 }
 
-function rawReply(res: ServerResponse): IdempotencyReply {
-  return (status, headers, body) => {
-    if (res.headersSent || res.writableEnded || res.destroyed) return;
-    res.writeHead(status, { ...headers, 'content-length': body.length });
-    res.end(body);
-  };
+/** Writes an answer with the adapter's `reply`, or on the raw response (`prazo/http`, `prazo/express`). */
+function send(
+  reply: IdempotencyReply | undefined,
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string | string[]>,
+  body: Buffer,
+): void {
+  if (reply !== undefined) return reply(status, headers, body);
+  if (res.headersSent || res.writableEnded || res.destroyed) return;
+  res.writeHead(status, { ...headers, 'content-length': body.length });
+  res.end(body);
 }
 
-function sendStored(reply: IdempotencyReply, res: ServerResponse, stored: StoredResponse): void {
+function sendStored(reply: IdempotencyReply | undefined, res: ServerResponse, stored: StoredResponse): void {
   if (res.headersSent || res.destroyed) return;
-  reply(
+  send(
+    reply,
+    res,
     stored.status,
     { ...stored.headers, [REPLAYED_HEADER]: 'true' },
     Buffer.isBuffer(stored.body)
@@ -427,7 +435,7 @@ function sendStored(reply: IdempotencyReply, res: ServerResponse, stored: Stored
 }
 
 function answer(
-  reply: IdempotencyReply,
+  reply: IdempotencyReply | undefined,
   res: ServerResponse,
   status: number,
   code: string,
@@ -436,7 +444,7 @@ function answer(
 ): void {
   if (res.headersSent || res.destroyed) return;
   const body = Buffer.from(JSON.stringify({ error: { code, message } }));
-  reply(status, { 'content-type': 'application/json; charset=utf-8', ...headers }, body);
+  send(reply, res, status, { 'content-type': 'application/json; charset=utf-8', ...headers }, body);
 }
 
 interface NormalizedIdempotencyOptions {
