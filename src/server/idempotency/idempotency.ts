@@ -415,7 +415,10 @@ function send(
   headers: Record<string, string | string[]>,
   body: Buffer,
 ): void {
-  if (reply !== undefined) return reply(status, headers, body);
+  if (reply !== undefined) {
+    reply(status, headers, body);
+    return;
+  }
   if (res.headersSent || res.writableEnded || res.destroyed) return;
   res.writeHead(status, { ...headers, 'content-length': body.length });
   res.end(body);
