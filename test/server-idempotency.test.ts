@@ -1,5 +1,10 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { deadlineMiddleware, idempotencyMiddleware } from '../src/server/express.js';
 import {
   createIdempotency,
   createMemoryIdempotencyStore,
@@ -136,6 +141,31 @@ describe.each(ADAPTERS)('the idempotency layer in the %s adapter', (adapter) => 
     const bob = await post(service.url, 'a', '"same"', { 'x-client': 'bob' });
     expect(bob.headers['idempotent-replayed']).toBeUndefined();
     expect(ledger.orders).toHaveLength(2);
+  });
+});
+
+describe('Express with the body parser before the layer', () => {
+  it('fingerprints the parsed body: the same JSON replays, another is refused', async () => {
+    const app = express();
+    let orders = 0;
+    app.use(deadlineMiddleware({ defaultMs: 1000, maxMs: 5000 }), express.json());
+    app.use(idempotencyMiddleware(createIdempotency()));
+    app.post('/orders', (req, res) => {
+      orders++;
+      res.status(201).json({ order: orders, item: req.body.item });
+    });
+    const server = createServer(app).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    open.push({ url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+    const send = (body: string) =>
+      post(url, body, '"k-parsed"', { 'content-type': 'application/json' }).then((r) => r);
+    const first = await send('{"item":42}');
+    const again = await send('{"item":42}');
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect((await send('{"item":43}')).status).toBe(422);
+    expect(orders).toBe(1);
   });
 });
 
