@@ -158,8 +158,7 @@ describe('Express with the body parser before the layer', () => {
     await once(server, 'listening');
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     open.push({ url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
-    const send = (body: string) =>
-      post(url, body, '"k-parsed"', { 'content-type': 'application/json' }).then((r) => r);
+    const send = (body: string) => post(url, body, '"k-parsed"', { 'content-type': 'application/json' });
     const first = await send('{"item":42}');
     const again = await send('{"item":42}');
     expect(again.headers['idempotent-replayed']).toBe('true');
