@@ -2,13 +2,15 @@
  * What the server idempotency layer adds to a `node:http` handler behind `withDeadlineHandler`: the
  * same keyed `POST /orders` (a small JSON body, a fresh `Idempotency-Key` per request, as a client
  * minting keys sends it) served by the adapter alone, and by the adapter with `createIdempotency()`
- * on its default in-memory store (claim, body digest, response capture, completion). Each server runs
+ * on its default in-memory store (claim, body digest, response capture, completion), and on a store
+ * held to 100 records (what retaining 10 000 records costs the garbage collector). Each server runs
  * in a child process (pinned to CPU 1 when `taskset` is there), the closed-loop undici client here
  * (CPU 0). The cost is the server's CPU time per request (`process.cpuUsage()` around each
  * measurement); rounds alternate the order; medians of the rounds. Last, what minting a key costs:
  * `crypto.randomUUID()` against a time-ordered UUIDv7 built from `Date.now()` and random bytes.
  *
  *   node --import tsx bench/idempotency.bench.ts [--rounds 7] [--seconds 2] [--concurrency 32] [--no-pin]
+ *     [--prof-dir DIR]   (a CPU profile of each server process, written when it exits)
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { getRandomValues, randomUUID } from 'node:crypto';
@@ -18,9 +20,13 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { createIdempotency, withDeadlineHandler } from '../src/server/http.js';
+import { createIdempotency, createMemoryIdempotencyStore, withDeadlineHandler } from '../src/server/http.js';
 
-const VARIANTS = ['adapter', 'adapter + idempotency (memory)'] as const;
+const VARIANTS = [
+  'adapter',
+  'adapter + idempotency (memory)',
+  'adapter + idempotency (memory, 100 records)',
+] as const;
 type Variant = (typeof VARIANTS)[number];
 const BODY = '{"item":42,"quantity":2}';
 
@@ -38,7 +44,16 @@ async function serve(variant: Variant): Promise<number> {
         });
         res.end(payload);
       },
-      variant === 'adapter' ? options : { ...options, idempotency: createIdempotency() },
+      variant === 'adapter'
+        ? options
+        : {
+            ...options,
+            idempotency: createIdempotency(
+              variant === 'adapter + idempotency (memory)'
+                ? {}
+                : { store: createMemoryIdempotencyStore({ maxEntries: 100 }) },
+            ),
+          },
     ),
   );
   server.listen(0, '127.0.0.1');
@@ -80,8 +95,10 @@ if (serveAt !== -1) {
   const pinned = pin && taskset('0', process.pid);
   const children = new Map<Target, ChildProcess>();
   for (const variant of VARIANTS) {
+    const profAt = process.argv.indexOf('--prof-dir');
+    const prof = profAt === -1 ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.argv[profAt + 1]}`];
     const child = fork(fileURLToPath(import.meta.url), ['--serve', variant], {
-      execArgv: ['--import', 'tsx'],
+      execArgv: ['--import', 'tsx', ...prof],
       stdio: 'inherit',
     });
     const [target] = (await once(child, 'message')) as [Target];
