@@ -28,6 +28,9 @@ export const REAL_TIME_LOAD_FILES = [
   'test/client-overload.test.ts',
   'test/overload-experiment.test.ts',
   'test/overload-transient.test.ts',
+  // 10 000 keyed POSTs with injected faults: a stalled core turns attempts into timeouts and spends
+  // the retry budget the test sizes for the faults alone.
+  'test/idempotency-load.test.ts',
 ];
 
 export default defineConfig({

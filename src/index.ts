@@ -290,3 +290,11 @@ export {
   parseDeadlineHeader,
   parseGrpcTimeout,
 } from './wire/deadline-header.js';
+export type { IdempotencyKeyProblem, ParsedIdempotencyKey } from './wire/idempotency-key-header.js';
+export {
+  IDEMPOTENCY_KEY_HEADER,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+  mintIdempotencyKey,
+  parseIdempotencyKey,
+  serializeIdempotencyKey,
+} from './wire/idempotency-key-header.js';

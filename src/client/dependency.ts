@@ -129,6 +129,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     passThrough: o.passThroughFetch,
   };
 
+  const autoKey = o.idempotencyKey === 'auto';
   let nextId = 1;
   let closing: Promise<void> | undefined;
   const dep: Dependency = {
@@ -136,7 +137,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     request(requestOptions) {
       let call: Call;
       try {
-        call = new Call(nextId++, requestOptions, clock);
+        call = new Call(nextId++, requestOptions, clock, autoKey);
       } catch (error) {
         return Promise.reject(error);
       }

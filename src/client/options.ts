@@ -106,6 +106,14 @@ export interface DependencyOptions {
    * (see docs/overload.md). `true`: K = 2 over 10 s. @default false
    */
   throttle?: AdaptiveThrottleOptions | boolean;
+  /**
+   * `'auto'`: every call that is not GET, HEAD or OPTIONS and carries no `Idempotency-Key` of its
+   * own gets one minted for it (a random UUID, the same on every attempt and hedge of the call), and
+   * so may be retried and hedged like an idempotent request — for servers that deduplicate by key
+   * (prazo's `idempotency` server option, Stripe-style APIs). A call's own `idempotencyKey` option
+   * overrides it. See docs/idempotency.md. @default false
+   */
+  idempotencyKey?: 'auto' | false;
   /** @default systemClock */
   clock?: Clock;
   /** Uniform source in [0, 1) for backoff jitter, throttling and probe jitter. @default Math.random */
@@ -156,6 +164,7 @@ export const DEPENDENCY_DEFAULTS = Object.freeze({
   hedge: false as const,
   concurrency: false as const,
   throttle: false as const,
+  idempotencyKey: false as const,
   liveMinSamples: 200,
   liveRefreshMs: 1_000,
   originsRefreshMs: 30_000,
@@ -177,6 +186,7 @@ export interface NormalizedDependencyOptions extends EngineOptions {
   tls: DependencyTlsOptions | undefined;
   http2: boolean;
   passThroughFetch: FetchFunction | undefined;
+  idempotencyKey: 'auto' | false;
 }
 
 /**
@@ -231,6 +241,9 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
   const passThroughFetch = options.passThroughFetch;
   if (passThroughFetch !== undefined && typeof passThroughFetch !== 'function')
     throw new InvalidOptionError('passThroughFetch', 'a fetch function', passThroughFetch);
+  const idempotencyKey = options.idempotencyKey ?? DEPENDENCY_DEFAULTS.idempotencyKey;
+  if (idempotencyKey !== 'auto' && idempotencyKey !== false)
+    throw new InvalidOptionError('idempotencyKey', "'auto' or false", idempotencyKey);
   const fleetLatency = options.fleetLatency;
   if (fleetLatency !== undefined && typeof (fleetLatency as Partial<FleetLatencySource>)?.read !== 'function')
     throw new InvalidOptionError(
@@ -281,6 +294,7 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
     tls,
     http2,
     passThroughFetch,
+    idempotencyKey,
   };
 }
 

@@ -8,10 +8,12 @@ import {
   hasIdempotencyKeyInPairs,
   isHedgeSafe,
   isIdempotent,
+  SAFE_METHODS,
 } from '../policy/idempotency.js';
 import type { RequestBody } from '../transport/transport.js';
 import { ATTEMPT_HEADER } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../wire/deadline-header.js';
+import { mintIdempotencyKey } from '../wire/idempotency-key-header.js';
 import type { AttemptRecord } from './response.js';
 
 /** Header values a caller may pass. */
@@ -45,6 +47,14 @@ export interface RequestOptions {
    * carrying an `Idempotency-Key` is hedged (two copies in flight at once).
    */
   idempotent?: boolean;
+  /**
+   * `'auto'`: unless the request is GET, HEAD or OPTIONS or already carries an `Idempotency-Key`
+   * (a caller's own key wins), mint one key for this call and send it on every attempt and hedge
+   * of it — the call then counts as idempotent (retried and hedged under the retry budget). `false`:
+   * never mint. Overrides the dependency's `idempotencyKey`; ignored with `idempotent: false`.
+   * @default the dependency's `idempotencyKey` (false)
+   */
+  idempotencyKey?: 'auto' | false;
 }
 
 /** Largest `deadline` in ms from now a call accepts (Node's longest timer, ≈ 24.8 days). */
@@ -63,6 +73,9 @@ export interface Interruptible {
 }
 
 const OWN_HEADERS = new Set([DEADLINE_HEADER, ATTEMPT_HEADER]);
+
+/** The header name a minted key goes out under (the draft's spelling). */
+const IDEMPOTENCY_KEY_NAME = 'Idempotency-Key';
 
 /**
  * The caller's headers already as flat pairs (`[name, value, …]`, without prazo's own headers and
@@ -125,7 +138,7 @@ export class Call {
    * Reads and checks the caller's options: every unusable one throws `INVALID_OPTION` naming it,
    * none is ignored. `clock` turns a `deadline` in ms from now into an instant.
    */
-  constructor(id: number, options: RequestOptions, clock: Clock) {
+  constructor(id: number, options: RequestOptions, clock: Clock, autoKey = false) {
     if (typeof options !== 'object' || options === null)
       throw new InvalidOptionError('request', 'an object with a path', options);
     checkKnownOptions(options);
@@ -146,7 +159,7 @@ export class Call {
     const headers = options.headers;
     const pairs = (options as TrustedRequestOptions)[HEADER_PAIRS];
     // The ambient criticality (x-criticality) travels like the deadline.
-    this.headerPairs = withAmbientCriticality(
+    let headerPairs = withAmbientCriticality(
       pairs !== undefined ? pairs : headers === undefined ? null : flattenHeaders(headers),
     );
     const body = options.body ?? undefined;
@@ -160,19 +173,31 @@ export class Call {
     this.replayable = body === undefined || typeof body === 'string' || body instanceof Uint8Array;
     if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean')
       throw new InvalidOptionError('idempotent', 'true or false', options.idempotent);
+    const mint = options.idempotencyKey;
+    if (mint !== undefined && mint !== 'auto' && mint !== false)
+      throw new InvalidOptionError('idempotencyKey', "'auto' or false", mint);
+    let keyed = this.method !== 'GET' && carriesIdempotencyKey(headers, pairs);
+    if (
+      !keyed &&
+      (mint === undefined ? autoKey : mint === 'auto') &&
+      options.idempotent !== false &&
+      this.method !== 'GET' &&
+      !SAFE_METHODS.has(this.method)
+    ) {
+      // One key for the whole call: every attempt and hedge sends these same pairs. The verdicts
+      // below read the headers as sent, so a minted key counts exactly as a caller's own.
+      headerPairs ??= [];
+      headerPairs.push(IDEMPOTENCY_KEY_NAME, mintIdempotencyKey());
+      keyed = hasIdempotencyKeyInPairs(headerPairs);
+    }
+    this.headerPairs = headerPairs;
     this.idempotent =
       options.idempotent !== undefined
         ? options.idempotent === true
-        : this.method === 'GET' ||
-          this.method === 'HEAD' ||
-          isIdempotent(this.method) ||
-          carriesIdempotencyKey(headers, pairs);
+        : this.method === 'GET' || this.method === 'HEAD' || isIdempotent(this.method) || keyed;
     this.hedgeSafe =
       this.idempotent &&
-      (this.method === 'GET' ||
-        this.method === 'HEAD' ||
-        isHedgeSafe(this.method) ||
-        carriesIdempotencyKey(headers, pairs));
+      (this.method === 'GET' || this.method === 'HEAD' || isHedgeSafe(this.method) || keyed);
     const deadline = options.deadline;
     this.explicitLimitMs = deadline === undefined ? undefined : limitOf(deadline, clock);
     const signal = options.signal ?? undefined;
@@ -238,12 +263,13 @@ function checkKnownOptions(options: RequestOptions): void {
       case 'deadline':
       case 'signal':
       case 'idempotent':
+      case 'idempotencyKey':
         break;
       default:
         if ((options as unknown as Record<string, unknown>)[name] !== undefined)
           throw new InvalidOptionError(
             name,
-            'absent: request() takes method, path, query, headers, body, deadline, signal, idempotent',
+            'absent: request() takes method, path, query, headers, body, deadline, signal, idempotent, idempotencyKey',
             (options as unknown as Record<string, unknown>)[name],
           );
     }

@@ -20,11 +20,14 @@ import {
   sendDeadlineResponse,
   wasAnsweredAtDeadline,
 } from './deadline-scope.js';
+import { checkIdempotency } from './idempotency/check-idempotency.js';
+import type { Idempotency } from './idempotency/idempotency.js';
 import { createRequestTrust } from './trust.js';
 
 export * from './admission-exports.js';
 export type { ServerDeadlineOptions } from './deadline-scope.js';
 export { deadlineErrorBody, findDeadlineError, isDeadlineError } from './deadline-scope.js';
+export * from './idempotency/idempotency-exports.js';
 export type { ServerTrust, TrustByHeader, TrustPolicy } from './trust.js';
 
 /** The criticality `deadlineMiddleware()` accepted for a request, read by `admissionMiddleware()`. */
@@ -176,5 +179,38 @@ export function admissionMiddleware(
       () => next(),
       (refusal) => sendRefusal(res, refusal),
     );
+  };
+}
+
+/**
+ * Express middleware that deduplicates requests by `Idempotency-Key` (see `createIdempotency()` and
+ * docs/idempotency.md): the first request with a key runs, a repeat gets the stored response
+ * (`Idempotent-Replayed: true`), the key with another request gets 422. Mount it **after**
+ * {@link deadlineMiddleware} (it reads `req.deadline`), before or after the body parsers: before
+ * them the body is fingerprinted from its bytes, after them from what the parser made of it (the
+ * same placement on every replica).
+ *
+ * @throws {@link InvalidOptionError} at setup for bad options.
+ * @example
+ * const idempotency = createIdempotency({ store: createRedisIdempotencyStore({ client: redis }) });
+ * app.use(deadlineMiddleware({ defaultMs: 1000, maxMs: 5000 }), idempotencyMiddleware(idempotency), express.json());
+ */
+export function idempotencyMiddleware(idempotency: Idempotency): RequestHandler {
+  const checked = checkIdempotency(idempotency);
+  if (checked === undefined)
+    throw new InvalidOptionError('idempotency', 'the result of createIdempotency()', idempotency);
+  return (req, res, next) => {
+    const deadline = req.deadline as Deadline | undefined;
+    if (deadline === undefined) {
+      next(
+        new InvalidOptionError(
+          'idempotencyMiddleware',
+          'mounted after deadlineMiddleware() (req.deadline is missing)',
+          undefined,
+        ),
+      );
+      return;
+    }
+    checked.handle(req, res, deadline, () => next());
   };
 }

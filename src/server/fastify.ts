@@ -19,11 +19,14 @@ import {
   openDeadlineScope,
   type ServerDeadlineOptions,
 } from './deadline-scope.js';
+import { checkIdempotency } from './idempotency/check-idempotency.js';
+import type { Idempotency } from './idempotency/idempotency.js';
 import { createRequestTrust } from './trust.js';
 
 export * from './admission-exports.js';
 export type { ServerDeadlineOptions } from './deadline-scope.js';
 export { deadlineErrorBody, findDeadlineError, isDeadlineError } from './deadline-scope.js';
+export * from './idempotency/idempotency-exports.js';
 export type { ServerTrust, TrustByHeader, TrustPolicy } from './trust.js';
 
 /** Options of {@link deadlinePlugin}. */
@@ -44,6 +47,13 @@ export interface DeadlinePluginOptions extends ServerDeadlineOptions<FastifyRequ
    * @default undefined (every request with time left runs)
    */
   admission?: Admission;
+  /**
+   * Deduplication of requests by `Idempotency-Key` (`createIdempotency()`), from `onRequest`, before
+   * admission: the first request with a key runs, a repeat gets its stored response. See
+   * docs/idempotency.md.
+   * @default undefined (no deduplication)
+   */
+  idempotency?: Idempotency;
 }
 
 declare module 'fastify' {
@@ -84,11 +94,13 @@ const plugin: FastifyPluginCallback<DeadlinePluginOptions> = (fastify, options, 
   let normalized: ReturnType<typeof normalizeServerDeadlineOptions>;
   let admission: Admission | undefined;
   let trust: ReturnType<typeof createRequestTrust<FastifyRequest>>;
+  let idempotency: ReturnType<typeof checkIdempotency>;
   const answerErrors = options.answerDeadlineErrors ?? true;
   try {
     normalized = normalizeServerDeadlineOptions(options);
     admission = checkAdmission(options.admission);
     trust = createRequestTrust<FastifyRequest>(options.trust);
+    idempotency = checkIdempotency(options.idempotency);
     if (typeof answerErrors !== 'boolean')
       throw new InvalidOptionError('answerDeadlineErrors', 'a boolean', answerErrors);
   } catch (error) {
@@ -126,20 +138,29 @@ const plugin: FastifyPluginCallback<DeadlinePluginOptions> = (fastify, options, 
       return;
     }
     const go = (): void => withRequestCriticality(criticality, () => withDeadline(scope.deadline, next));
-    if (admission === undefined) return go();
-    admission.offer(
-      routeOf(request),
-      scope.deadline,
-      criticality,
-      (ticket) => {
-        scope.onRelease((finished) => ticket.release(finished));
+    const admit = (): void => {
+      if (admission === undefined) {
         go();
-      },
-      (refusal) => {
-        if (!reply.sent)
-          void reply.code(refusal.status).headers(refusalHeaders(refusal)).send(refusalBody(refusal));
-      },
-    );
+        return;
+      }
+      admission.offer(
+        routeOf(request),
+        scope.deadline,
+        criticality,
+        (ticket) => {
+          scope.onRelease((finished) => ticket.release(finished));
+          go();
+        },
+        (refusal) => {
+          if (!reply.sent)
+            void reply.code(refusal.status).headers(refusalHeaders(refusal)).send(refusalBody(refusal));
+        },
+      );
+    };
+    if (idempotency === undefined) return admit();
+    idempotency.handle(request.raw, reply.raw, scope.deadline, admit, (status, headers, body) => {
+      if (!reply.sent) void reply.code(status).headers(headers).send(body);
+    });
   });
   // Body parsing resumes from stream events, outside the context entered above: enter it again right
   // before the handler so that currentDeadline() works there too.

@@ -19,11 +19,14 @@ import {
   type ServerDeadlineOptions,
   sendDeadlineResponse,
 } from './deadline-scope.js';
+import { checkIdempotency } from './idempotency/check-idempotency.js';
+import type { Idempotency } from './idempotency/idempotency.js';
 import { createRequestTrust } from './trust.js';
 
 export * from './admission-exports.js';
 export type { ServerDeadlineOptions } from './deadline-scope.js';
 export { deadlineErrorBody, findDeadlineError, isDeadlineError } from './deadline-scope.js';
+export * from './idempotency/idempotency-exports.js';
 export type { ServerTrust, TrustByHeader, TrustPolicy } from './trust.js';
 
 /** An incoming request once {@link withDeadlineHandler} has read its deadline. */
@@ -59,6 +62,12 @@ export interface DeadlineHandlerOptions extends ServerDeadlineOptions<IncomingMe
    * @default every request under one route, `'*'`
    */
   routeKey?: (req: IncomingMessage) => string;
+  /**
+   * Deduplication of requests by `Idempotency-Key` (`createIdempotency()`): the first request with a
+   * key runs, a repeat gets its stored response. Applied before admission. See docs/idempotency.md.
+   * @default undefined (no deduplication)
+   */
+  idempotency?: Idempotency;
 }
 
 /**
@@ -102,6 +111,7 @@ export function withDeadlineHandler(
   const admission = checkAdmission(options.admission);
   const routeKey = checkRouteKey<IncomingMessage>(options.routeKey);
   const trust = createRequestTrust<IncomingMessage>(options.trust);
+  const idempotency = checkIdempotency(options.idempotency);
   const handle = async (request: DeadlineIncomingMessage, res: ServerResponse, criticality: Criticality) => {
     try {
       await withRequestCriticality(criticality, () =>
@@ -131,16 +141,28 @@ export function withDeadlineHandler(
       sendDeadlineResponse(res, new DeadlineExceededError('The request arrived after its deadline.'));
       return;
     }
+    if (idempotency !== undefined) {
+      const run = (): void => void admit(request, res, criticality);
+      return idempotency.handle(req, res, scope.deadline, run);
+    }
+    return admit(request, res, criticality);
+  };
+  const admit = (
+    request: DeadlineIncomingMessage,
+    res: ServerResponse,
+    criticality: Criticality,
+  ): Promise<void> | undefined => {
     if (admission === undefined) return handle(request, res, criticality);
     offerRequest(
       admission,
-      routeKey?.(req) ?? ANY_ROUTE,
-      scope.deadline,
+      routeKey?.(request) ?? ANY_ROUTE,
+      request.deadline,
       res,
       criticality,
       () => void handle(request, res, criticality),
       (refusal) => sendRefusal(res, refusal),
     );
+    return undefined;
   };
   return Object.defineProperty(listener, 'lateWrites', {
     get: lateWrites,

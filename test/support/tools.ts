@@ -7,7 +7,11 @@ import { delimiter, join } from 'node:path';
  * When it is missing: in CI (`process.env.CI` set) this throws, so the suite fails instead of passing
  * silently; elsewhere it prints why the tests that need it are skipped and returns `undefined`.
  */
-export function findTool(name: string, fallback = `/usr/bin/${name}`): string | undefined {
+export function findTool(
+  name: string,
+  fallback = `/usr/bin/${name}`,
+  debianPackage = 'prometheus',
+): string | undefined {
   const candidates = [
     ...(process.env.PATH ?? '')
       .split(delimiter)
@@ -23,7 +27,7 @@ export function findTool(name: string, fallback = `/usr/bin/${name}`): string | 
       // not here; try the next one
     }
   }
-  const message = `${name} is not installed (Debian: apt-get install prometheus)`;
+  const message = `${name} is not installed (Debian: apt-get install ${debianPackage})`;
   if (process.env.CI) throw new Error(`${message}; CI must run these tests.`);
   console.warn(`Skipping the tests that need ${name}: ${message}.`);
   return undefined;

@@ -1,0 +1,110 @@
+import { createHash, type Hash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+/** Bodies up to this many bytes are their own fingerprint (base64, marked with a leading `=`). */
+const INLINE_BYTES = 256;
+
+/** The digest of an empty body (most repeats of a bodiless request need no hashing at all). */
+const EMPTY_DIGEST = createHash('sha256').digest('base64url');
+
+/**
+ * A running digest of a request body (its bytes in base64 when small, else SHA-256), fed as the bytes arrive from the socket, whoever reads them
+ * (the handler, a body parser, or nobody yet): the tap sits on the stream's `push`, which Node's
+ * HTTP parser calls for every chunk and with null at the end, so it consumes nothing and changes
+ * nothing the handler sees.
+ */
+export interface BodyTap {
+  /** Whether the whole body went through the tap (its end was seen). */
+  readonly ended: boolean;
+  /** The digest so far (base64url SHA-256); the body's own once `ended`. */
+  digest(): string;
+  /** Reads the rest of the body (nobody else will: the handler does not run) and resolves at its end. */
+  drain(): Promise<void>;
+}
+
+/**
+ * Installs a tap on `req`. With `fallback` (the body as a body parser left it, when it already
+ * consumed the stream), the digest is that of its JSON text instead.
+ */
+export function tapBody(req: IncomingMessage, fallback: () => unknown): BodyTap {
+  // A body a parser already read before the tap was installed: digest what the parser made of it.
+  if (req.readableEnded || req.complete) {
+    const parsed = fallback();
+    const text = parsed === undefined ? '' : typeof parsed === 'string' ? parsed : JSON.stringify(parsed);
+    const digest = text === '' ? EMPTY_DIGEST : `~${createHash('sha256').update(text).digest('base64url')}`;
+    return { ended: true, digest: () => digest, drain: () => Promise.resolve() };
+  }
+  return new PushTap(req);
+}
+
+/**
+ * The tap itself: one object per request with its methods on the prototype, and one closure (the
+ * wrapper of `push`), since every keyed request pays for it.
+ */
+class PushTap implements BodyTap {
+  ended = false;
+  readonly #req: IncomingMessage;
+  // Small bodies (most keyed writes: a few hundred bytes of JSON) are their own fingerprint, base64:
+  // no hash object per request. Past INLINE_BYTES the bytes go through SHA-256 and are not kept.
+  #small: Buffer[] | null = [];
+  #size = 0;
+  #hash: Hash | null = null;
+  #digest: string | undefined = undefined;
+
+  constructor(req: IncomingMessage) {
+    this.#req = req;
+    const push = req.push;
+    const tap = this;
+    req.push = function tapped(this: IncomingMessage, chunk: unknown, encoding?: BufferEncoding): boolean {
+      if (chunk === null) tap.ended = true;
+      else if (chunk !== undefined) tap.#take(chunk as Buffer);
+      return push.call(this, chunk, encoding);
+    };
+  }
+
+  #take(bytes: Buffer): void {
+    this.#size += bytes.length;
+    if (this.#small !== null && this.#size <= INLINE_BYTES) {
+      this.#small.push(bytes);
+      return;
+    }
+    if (this.#hash === null) {
+      this.#hash = createHash('sha256');
+      for (const earlier of this.#small ?? []) this.#hash.update(earlier);
+      this.#small = null;
+    }
+    this.#hash.update(bytes);
+  }
+
+  digest(): string {
+    if (this.#digest !== undefined) return this.#digest;
+    const small = this.#small;
+    let value: string;
+    if (small !== null)
+      value =
+        small.length === 0
+          ? EMPTY_DIGEST
+          : `=${(small.length === 1 ? small[0]! : Buffer.concat(small)).toString('base64')}`;
+    else if (!this.ended) return (this.#hash as Hash).copy().digest('base64url');
+    else value = (this.#hash as Hash).digest('base64url');
+    if (this.ended) this.#digest = value;
+    return value;
+  }
+
+  drain(): Promise<void> {
+    const req = this.#req;
+    if (this.ended || req.readableEnded) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        req.off('end', done);
+        req.off('close', done);
+        req.off('error', done);
+        resolve();
+      };
+      req.on('end', done);
+      req.on('close', done);
+      req.on('error', done);
+      req.resume();
+    });
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * The `Idempotency-Key` request header (IETF httpapi draft "The Idempotency-Key HTTP Header Field"):
+ * one key per logical operation, the same on every attempt of it. The draft defines the value as an
+ * Item Structured Header Field (RFC 8941) whose value is an sf-string: `Idempotency-Key: "8e03…24"`.
+ */
+import { randomUUID } from 'node:crypto';
+
+/** Name of the header (lower case, as Node hands headers over). */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
+/** Longest key the parser accepts, in characters (after unquoting). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/**
+ * Mints a new key for one logical call, already in its wire form: a random (version 4) UUID as an
+ * sf-string, e.g. `"3b1f0c9e-6a8e-4a43-9f7d-2f1c6c0f5b1e"`.
+ *
+ * Random rather than time-ordered (UUIDv7): the servers look keys up by hash (a Map, a Redis key), so
+ * ordering buys nothing, while 122 random bits make a key impossible to guess, which matters when a
+ * server does not scope keys per client. `crypto.randomUUID()` draws from a cached entropy pool:
+ * ≈ 0.1 µs per key here (bench/idempotency.bench.ts).
+ */
+export function mintIdempotencyKey(): string {
+  return `"${randomUUID()}"`;
+}
+
+/** Why a header value is not a usable key. */
+export type IdempotencyKeyProblem = 'empty' | 'malformed' | 'too-long' | 'repeated';
+
+/** What {@link parseIdempotencyKey} read: the key, or why there is none to use. */
+export type ParsedIdempotencyKey =
+  | { readonly ok: true; readonly key: string }
+  | { readonly ok: false; readonly problem: IdempotencyKeyProblem };
+
+/**
+ * Reads an `Idempotency-Key` header value, as Node hands it over (a string; an array when repeated).
+ * `undefined` means absent.
+ *
+ * - An sf-string (`"…"`, printable ASCII, `\"` and `\\` the only escapes), optionally followed by
+ *   RFC 8941 parameters (`;name=value`, ignored), is the draft's form; the key is the unquoted text.
+ * - A bare token of visible ASCII without quotes, commas or semicolons (`order-42`, as Stripe's API
+ *   takes it) is accepted too, as it is.
+ * - Anything else, an empty key, a key over {@link MAX_IDEMPOTENCY_KEY_LENGTH} characters, or the
+ *   header sent twice is refused with the reason (the server answers 400). Never throws.
+ *
+ * @example
+ * parseIdempotencyKey('"8e03978e-40d5-43e8-bc93-6894a57f9324"') // { ok: true, key: '8e03978e-…' }
+ * parseIdempotencyKey('order-42') // { ok: true, key: 'order-42' }
+ * parseIdempotencyKey('"open') // { ok: false, problem: 'malformed' }
+ */
+export function parseIdempotencyKey(
+  value: string | readonly string[] | undefined,
+): ParsedIdempotencyKey | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    if (!Array.isArray(value)) return { ok: false, problem: 'malformed' };
+    if (value.length !== 1) return { ok: false, problem: 'repeated' };
+    return parseIdempotencyKey(value[0] as string);
+  }
+  let start = 0;
+  let end = value.length;
+  while (start < end && isSpace(value.charCodeAt(start))) start++;
+  while (end > start && isSpace(value.charCodeAt(end - 1))) end--;
+  if (start === end) return { ok: false, problem: 'empty' };
+  if (value.charCodeAt(start) !== 34 /* " */) return bareToken(value.slice(start, end));
+  // The usual key (a UUID) has no escapes: check its characters and take it in one slice.
+  const close = value.indexOf('"', start + 1);
+  if (close !== -1 && value.lastIndexOf('\\', close) < start) {
+    for (let j = start + 1; j < close; j++) {
+      const c = value.charCodeAt(j);
+      if (c < 0x20 || c > 0x7e) return { ok: false, problem: 'malformed' };
+    }
+    if (close + 1 !== end && !parametersOnly(value, close + 1, end))
+      return { ok: false, problem: 'malformed' };
+    return checked(value.slice(start + 1, close));
+  }
+  let key = '';
+  let i = start + 1;
+  for (;;) {
+    if (i >= end) return { ok: false, problem: 'malformed' };
+    const c = value.charCodeAt(i);
+    if (c === 92 /* \ */) {
+      const next = value.charCodeAt(i + 1);
+      if (next !== 34 && next !== 92) return { ok: false, problem: 'malformed' };
+      key += value[i + 1];
+      i += 2;
+      continue;
+    }
+    if (c === 34) break;
+    if (c < 0x20 || c > 0x7e) return { ok: false, problem: 'malformed' };
+    key += value[i];
+    i++;
+  }
+  if (!parametersOnly(value, i + 1, end)) return { ok: false, problem: 'malformed' };
+  return checked(key);
+}
+
+/**
+ * The sf-string form of `key` (quotes around, `"` and `\` escaped), to put on the wire.
+ * @throws {TypeError} for a key with characters an sf-string cannot carry (outside printable ASCII).
+ */
+export function serializeIdempotencyKey(key: string): string {
+  let out = '"';
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) throw new TypeError('An Idempotency-Key is printable ASCII only.');
+    if (c === 34 || c === 92) out += '\\';
+    out += key[i];
+  }
+  return `${out}"`;
+}
+
+function checked(key: string): ParsedIdempotencyKey {
+  if (key.trim() === '') return { ok: false, problem: 'empty' };
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) return { ok: false, problem: 'too-long' };
+  return { ok: true, key };
+}
+
+function bareToken(text: string): ParsedIdempotencyKey {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // Visible ASCII, without the characters that delimit structured fields.
+    if (c <= 0x20 || c > 0x7e || c === 34 || c === 44 || c === 59 || c === 92)
+      return { ok: false, problem: 'malformed' };
+  }
+  return checked(text);
+}
+
+/** RFC 8941 parameters after an item: `;key` or `;key=bare-item`, with spaces before `;` names allowed. */
+function parametersOnly(value: string, from: number, end: number): boolean {
+  const rest = value.slice(from, end);
+  return /^(?:[ \t]*;[ \t]*[a-z*][a-z0-9_.*-]*(?:=(?:"(?:[^"\\]|\\["\\])*"|[^;,\s"]+))?)*$/.test(rest);
+}
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9;
+}

@@ -1,0 +1,154 @@
+/**
+ * The fault matrix of a keyed POST against real servers: in each case exactly one order is created
+ * and the caller gets the answer of the execution that created it.
+ */
+import { Agent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prazoInterceptor } from '../src/client/interceptor.js';
+import { type Fleet, type StoreKind, startFleet } from './support/idempotency-fleet.js';
+import { REDIS_MISSING, type RedisServer, startRedis } from './support/redis-server.js';
+
+let redis: RedisServer | undefined;
+beforeAll(async () => {
+  if (REDIS_MISSING === undefined) redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+interface Order {
+  order: number;
+  replica: string;
+  body: string;
+}
+
+async function orderThrough(fleet: Fleet, body: string, extra = {}) {
+  const dep = fleet.client(extra);
+  const res = await dep.request({ method: 'POST', path: '/orders', body });
+  return {
+    status: res.status,
+    replayed: res.headers['idempotent-replayed'],
+    order: (await res.body.json()) as Order,
+  };
+}
+
+const kinds: { kind: StoreKind; skip: string | undefined }[] = [
+  { kind: 'memory', skip: undefined },
+  { kind: 'redis', skip: REDIS_MISSING },
+];
+
+describe.each(kinds)('a keyed POST with the $kind store', ({ kind, skip }) => {
+  it.skipIf(skip !== undefined)(
+    'creates one order when the connection resets after the server handled it (answer lost)',
+    async () => {
+      let lost = 0;
+      const fleet = await startFleet(kind, redis, { fault: () => (lost++ === 0 ? 'lost' : undefined) });
+      try {
+        const result = await orderThrough(fleet, 'lost answer');
+        expect(result.status).toBe(201);
+        expect(result.replayed).toBe('true');
+        expect(fleet.ledger.orders).toHaveLength(1);
+        expect(result.order).toMatchObject({ order: 1, body: 'lost answer' });
+      } finally {
+        await fleet.close();
+      }
+    },
+  );
+
+  it.skipIf(skip !== undefined)(
+    'creates one order when the attempt times out while the server runs it',
+    async () => {
+      let slow = 0;
+      // The first attempt times out at 112 ms (p99 80 × 1.4) while the order takes 150 ms; the retry
+      // finds the key running and gets the first execution's answer.
+      const fleet = await startFleet(kind, redis, {
+        fault: () => (slow++ === 0 ? 'slow' : undefined),
+        slowMs: 150,
+      });
+      try {
+        const result = await orderThrough(fleet, 'slow write', { latency: { p99Ms: 80, p95Ms: 40 } });
+        expect(result.status).toBe(201);
+        expect(fleet.ledger.orders).toHaveLength(1);
+        expect(result.order).toMatchObject({ order: 1, body: 'slow write' });
+        expect(fleet.layers.reduce((n, l) => n + l.stats().waited + l.stats().replayed, 0)).toBeGreaterThan(
+          0,
+        );
+      } finally {
+        await fleet.close();
+      }
+    },
+  );
+
+  it.skipIf(skip !== undefined)('creates one order when a hedge races the original', async () => {
+    const fleet = await startFleet(kind, redis, { fault: () => 'slow', slowMs: 200 });
+    try {
+      const result = await orderThrough(fleet, 'hedged write', {
+        latency: { p99Ms: 600, p95Ms: 300 },
+        hedge: { at: 30 },
+      });
+      expect(result.status).toBe(201);
+      expect(result.order).toMatchObject({ order: 1, body: 'hedged write' });
+      // The hedge copy reached a server and waited for the original there.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(fleet.layers.reduce((n, l) => n + l.stats().waited, 0)).toBe(1);
+      expect(fleet.ledger.orders).toHaveLength(1);
+    } finally {
+      await fleet.close();
+    }
+  });
+});
+
+describe('two replicas sharing Redis', () => {
+  it.skipIf(REDIS_MISSING !== undefined)('create one order when each receives one copy at once', async () => {
+    const fleet = await startFleet('redis', redis, { slowMs: 50, fault: () => 'slow' });
+    try {
+      const send = (origin: string) =>
+        request(`${origin}/orders`, {
+          method: 'POST',
+          body: 'one order',
+          headers: { 'idempotency-key': '"both-replicas"' },
+        }).then(async (res) => ({ status: res.statusCode, order: (await res.body.json()) as Order }));
+      const [a, b] = await Promise.all(fleet.origins.map(send));
+      expect(fleet.ledger.orders).toHaveLength(1);
+      expect(a!.order).toEqual(b!.order);
+      expect([a!.status, b!.status]).toEqual([201, 201]);
+    } finally {
+      await fleet.close();
+    }
+  });
+});
+
+describe('the other entry points mint keys too', () => {
+  it('the undici interceptor and dependency.fetch() recover a lost answer with one order', async () => {
+    // Every execution loses its answer: only a replay can answer the caller.
+    const fleet = await startFleet('memory', undefined, { fault: () => 'lost' });
+    const options = {
+      name: 'orders',
+      origins: fleet.origins,
+      latency: { p99Ms: 60, p95Ms: 30 },
+      userDeadlineMs: 3_000,
+      attempts: 3,
+      idempotencyKey: 'auto' as const,
+    };
+    const interceptor = prazoInterceptor({ dependencies: [options] });
+    const agent = new Agent();
+    try {
+      const res = await agent
+        .compose(interceptor)
+        .request({ origin: fleet.origins[0]!, path: '/orders', method: 'POST', body: 'via interceptor' });
+      expect(res.statusCode).toBe(201);
+      expect(res.headers['idempotent-replayed']).toBe('true');
+      expect(await res.body.json()).toMatchObject({ order: 1, body: 'via interceptor' });
+
+      const viaFetch = await fleet.client().fetch('/orders', { method: 'POST', body: 'via fetch' });
+      expect(viaFetch.status).toBe(201);
+      expect(viaFetch.headers.get('idempotent-replayed')).toBe('true');
+      expect(await viaFetch.json()).toMatchObject({ order: 2, body: 'via fetch' });
+      expect(fleet.ledger.orders).toHaveLength(2);
+    } finally {
+      await interceptor.close();
+      await agent.destroy();
+      await fleet.close();
+    }
+  });
+});
