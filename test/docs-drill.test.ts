@@ -9,7 +9,10 @@ const trafficS = (phases: Record<string, number>) =>
 
 /** Seconds of a stated duration: `2 min 3 s`, `59 s`, `1 min`; a range `59–60 s` gives both ends. */
 function durations(text: string): number[] {
-  const clean = text.replace(/\s*\(.*\)$/, '').replace(/,.*$/, '').trim();
+  const clean = text
+    .replace(/\s*\(.*\)$/, '')
+    .replace(/,.*$/, '')
+    .trim();
   const range = /^(\d+)–(\d+) s$/.exec(clean);
   if (range) return [Number(range[1]), Number(range[2])];
   const span = /^(\d+ min \d+ s) – (\d+ min \d+ s)$/.exec(clean);
