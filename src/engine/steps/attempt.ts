@@ -124,11 +124,12 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
       this.ctx.lastAttempt === 'deadline' &&
       !this.byDeadline &&
       this.plan.kind !== 'hedge' &&
+      this.plan.lastSent === this &&
       !retryCouldFollow(this.ctx, this, nowMs)
     ) {
       // Abandoned, this attempt would still load the dependency, and nothing could be sent in its
-      // place: it keeps waiting, until the deadline. A hedge copy (an extra the budget paid for)
-      // still ends at the try's read timeout: the first copy waits on alone.
+      // place: it keeps waiting, until the deadline. A hedged try (two copies, an extra the budget
+      // already paid for) ends at its read timeout as before.
       const limitMs = this.call.limitMs;
       if (limitMs > nowMs && Number.isFinite(limitMs)) {
         this.byDeadline = true;
