@@ -184,6 +184,18 @@ describe('dependency() attempts', () => {
     await dep.close();
   });
 
+  it("with lastAttempt 'deadline', ends a hedged try at its read timeout as before", async () => {
+    const { dep, clock, transport } = setup({ lastAttempt: 'deadline', attempts: 1, hedge: { at: 'p95' } });
+    const pending = settle(dep.request({ path: '/slow' }));
+    await advance(clock, 100);
+    // The hedge copy went out at the p95 (50 ms): two copies of the one try.
+    expect(transport.exchanges).toHaveLength(2);
+    await advance(clock, 100);
+    const { error } = await pending;
+    expect(isPrazoError(error, 'READ_TIMEOUT')).toBe(true);
+    await dep.close();
+  });
+
   it("with lastAttempt 'deadline', still cuts an attempt at the read timeout when the retry budget can grant a retry", async () => {
     const { dep, clock, transport } = setup({
       lastAttempt: 'deadline',
