@@ -136,7 +136,7 @@ async function rationed(capacity: () => number): Promise<{ server: TestServer; a
 }
 
 describe('adaptive throttling against a dependency that rejects 90 % of the calls', () => {
-  it('sends at most about 2× what it accepts (K = 2), then returns to full rate within the documented time', async () => {
+  it('counting local rejections (the SRE book), sends at most about 2× what it accepts (K = 2), then returns to full rate within the documented time', async () => {
     const offeredPerSecond = 400;
     const windowMs = 2_000;
     let capacity = offeredPerSecond / 10;
@@ -148,7 +148,7 @@ describe('adaptive throttling against a dependency that rejects 90 % of the call
       latency: { p99Ms: 100 },
       userDeadlineMs: 1_000,
       attempts: 1,
-      throttle: { k: 2, windowMs },
+      throttle: { k: 2, windowMs, countRejected: true },
     });
     // Open-loop load: 10 calls every 25 ms, whatever the answers.
     const outcomes: Array<{ atMs: number; throttled: boolean }> = [];

@@ -155,6 +155,63 @@ describe('dependency() attempts', () => {
     await dep.close();
   });
 
+  it("with lastAttempt 'deadline', lets the attempt no retry can follow wait for its answer, until the deadline", async () => {
+    const { dep, clock, transport } = setup({ lastAttempt: 'deadline' });
+    // A queueing dependency: nothing answers within the 140 ms read timeout.
+    const pending = settle(dep.request({ path: '/queued' }));
+    await advance(clock, 200);
+    // The first attempt is cut (a retry follows it, after a backoff); the second is the last one:
+    // past its own read timeout, it keeps waiting.
+    expect(transport.exchanges).toHaveLength(2);
+    await advance(clock, 300);
+    expect(transport.pending()).toHaveLength(1);
+    transport.pending()[0]!.respond(200);
+    const { value } = await pending;
+    expect(value?.status).toBe(200);
+    expect(value?.attempts.map((a) => a.errorCode ?? 'answered')).toEqual(['READ_TIMEOUT', 'answered']);
+    // A hung one: the last attempt ends at the deadline.
+    const hung = settle(dep.request({ path: '/hung' }));
+    await advance(clock, 1_100);
+    const { error } = await hung;
+    expect(isPrazoError(error, 'DEADLINE_EXCEEDED')).toBe(true);
+    // A POST is never resent: its only attempt is the last, from the start.
+    const post = settle(dep.request({ method: 'POST', path: '/orders', body: '{}' }));
+    await advance(clock, 300);
+    transport.pending()[0]!.respond(201);
+    expect((await post).value?.status).toBe(201);
+    clock.advance(5);
+    expect(clock.pendingTimers()).toBe(0);
+    await dep.close();
+  });
+
+  it("with lastAttempt 'deadline', ends a hedged try at its read timeout as before", async () => {
+    const { dep, clock, transport } = setup({ lastAttempt: 'deadline', attempts: 1, hedge: { at: 'p95' } });
+    const pending = settle(dep.request({ path: '/slow' }));
+    await advance(clock, 100);
+    // The hedge copy went out at the p95 (50 ms): two copies of the one try.
+    expect(transport.exchanges).toHaveLength(2);
+    await advance(clock, 100);
+    const { error } = await pending;
+    expect(isPrazoError(error, 'READ_TIMEOUT')).toBe(true);
+    await dep.close();
+  });
+
+  it("with lastAttempt 'deadline', still cuts an attempt at the read timeout when the retry budget can grant a retry", async () => {
+    const { dep, clock, transport } = setup({
+      lastAttempt: 'deadline',
+      attempts: 2,
+      retryBudget: { maxRatio: 0, minPerSecond: 0 },
+    });
+    // No retry can be granted: even the first attempt waits.
+    const pending = settle(dep.request({ path: '/queued' }));
+    await advance(clock, 300);
+    expect(transport.exchanges).toHaveLength(1);
+    transport.pending()[0]!.respond(200);
+    expect((await pending).value?.status).toBe(200);
+    expect(() => setup({ lastAttempt: 'never' as 'deadline' })).toThrow(/lastAttempt/);
+    await dep.close();
+  });
+
   it('ends the attempt at the deadline with DEADLINE_EXCEEDED when the deadline comes before the read timeout', async () => {
     const { dep, clock } = setup();
     const pending = settle(dep.request({ path: '/', deadline: { limitMs: START + 120 } }));

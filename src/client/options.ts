@@ -107,6 +107,17 @@ export interface DependencyOptions {
    */
   throttle?: AdaptiveThrottleOptions | boolean;
   /**
+   * What happens at an attempt's read timeout when no retry could follow it (no attempt left, the
+   * retry budget or the concurrency limit would refuse one, the deadline would not hold another p99,
+   * or the call may not be resent). `'read-timeout'`: it is abandoned and the call fails with
+   * `READ_TIMEOUT`, a read timeout after it started. `'deadline'`: it keeps waiting, until the
+   * call's deadline — abandoned, it would still load the dependency and nothing would be sent in
+   * its place, and a dependency that queues (every instance slower at once, as during a capacity
+   * drop) answers after the read timeout but within the deadline. Attempts a retry can follow are
+   * cut at the read timeout either way. See docs/overload.md. @default 'read-timeout'
+   */
+  lastAttempt?: 'read-timeout' | 'deadline';
+  /**
    * `'auto'`: every call that is not GET, HEAD or OPTIONS and carries no `Idempotency-Key` of its
    * own gets one minted for it (a random UUID, the same on every attempt and hedge of the call), and
    * so may be retried and hedged like an idempotent request — for servers that deduplicate by key
@@ -164,6 +175,7 @@ export const DEPENDENCY_DEFAULTS = Object.freeze({
   hedge: false as const,
   concurrency: false as const,
   throttle: false as const,
+  lastAttempt: 'read-timeout' as const,
   idempotencyKey: false as const,
   liveMinSamples: 200,
   liveRefreshMs: 1_000,
@@ -264,6 +276,9 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
   const requeue = normalizeRequeueOptions(options.requeue);
   const concurrency = enabled('concurrency', options.concurrency ?? DEPENDENCY_DEFAULTS.concurrency);
   const throttle = enabled('throttle', options.throttle ?? DEPENDENCY_DEFAULTS.throttle);
+  const lastAttempt = options.lastAttempt ?? DEPENDENCY_DEFAULTS.lastAttempt;
+  if (lastAttempt !== 'read-timeout' && lastAttempt !== 'deadline')
+    throw new InvalidOptionError('lastAttempt', "'read-timeout' or 'deadline'", lastAttempt);
   const retryBudget = options.retryBudget ?? {};
   if (typeof retryBudget !== 'object' || retryBudget === null)
     throw new InvalidOptionError('retryBudget', 'retry budget options or a RetryBudget', retryBudget);
@@ -288,6 +303,7 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
     requeue,
     concurrency: concurrency === false ? false : normalizeConcurrencyOptions(concurrency, 'concurrency.'),
     throttle: throttle === false ? false : normalizeAdaptiveThrottleOptions(throttle, 'throttle.'),
+    lastAttempt,
     clock,
     random,
     lookup,

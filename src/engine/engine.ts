@@ -53,6 +53,7 @@ export interface EngineOptions {
   userDeadlineMs: number;
   retryBudget: RetryBudgetOptions | RetryBudget;
   hedge: { at: 'p95' | number } | false;
+  lastAttempt: 'read-timeout' | 'deadline';
   localMaxMs: number;
   liveMinSamples: number;
   liveRefreshMs: number;
@@ -210,6 +211,7 @@ export function createEngine(
     live,
     policy: Object.freeze({ ...initial }),
     hedge: o.hedge,
+    lastAttempt: o.lastAttempt,
     concurrency: gate,
     userDeadlineMs: o.userDeadlineMs,
     localMaxMs: o.localMaxMs,

@@ -62,6 +62,8 @@ export interface DependencyContext {
   /** Connect/read timeouts and attempts in force (swapped atomically by `setPolicy`). */
   policy: CalibratedPolicy;
   readonly hedge: { at: 'p95' | number } | false;
+  /** What ends an attempt at its read timeout when no retry could follow it (see `lastAttempt`). */
+  readonly lastAttempt: 'read-timeout' | 'deadline';
   /** The adaptive concurrency limit's slots, or null when `concurrency` is off. */
   readonly concurrency: ConcurrencyGate | null;
   readonly userDeadlineMs: number;

@@ -14,8 +14,13 @@ function drive(opts: {
   capacity: (t: number) => number;
   k?: number;
   windowMs?: number;
+  countRejected?: boolean;
 }): Array<{ sent: number; accepted: number; offered: number }> {
-  const throttle = createAdaptiveThrottle({ k: opts.k ?? 2, windowMs: opts.windowMs ?? 10_000 });
+  const throttle = createAdaptiveThrottle({
+    k: opts.k ?? 2,
+    windowMs: opts.windowMs ?? 10_000,
+    countRejected: opts.countRejected ?? false,
+  });
   const random = createRandom(7);
   const out: Array<{ sent: number; accepted: number; offered: number }> = [];
   const stepMs = 1000 / opts.rate;
@@ -56,7 +61,7 @@ describe('createAdaptiveThrottle', () => {
   });
 
   it('computes max(0, (requests − K × accepts) / (requests + 1)) over the window', () => {
-    const throttle = createAdaptiveThrottle({ k: 2, windowMs: 1000, bucketCount: 10 });
+    const throttle = createAdaptiveThrottle({ k: 2, windowMs: 1000, bucketCount: 10, countRejected: true });
     for (let i = 0; i < 9; i++) throttle.record(false, 10);
     throttle.record(true, 10);
     expect(throttle.state(10)).toEqual({ requests: 10, accepts: 1, probability: 8 / 11 });
@@ -68,9 +73,17 @@ describe('createAdaptiveThrottle', () => {
     expect(throttle.state(1200)).toEqual({ requests: 0, accepts: 0, probability: 0 });
   });
 
-  it('sends about K × the accepted rate when the dependency can accept 10 % of the offered calls', () => {
+  it('does not count a local rejection by default', () => {
+    const throttle = createAdaptiveThrottle({ k: 2, windowMs: 1000, bucketCount: 10 });
+    for (let i = 0; i < 9; i++) throttle.record(false, 10);
+    throttle.record(true, 10);
+    expect(throttle.reject(20, 0)).toBe(8 / 11);
+    expect(throttle.state(20)).toEqual({ requests: 10, accepts: 1, probability: 8 / 11 });
+  });
+
+  it('with countRejected, sends about K × the accepted rate when the dependency can accept 10 % of the offered calls', () => {
     for (const k of [1.5, 2, 3]) {
-      const seconds = drive({ rate: 200, seconds: 60, capacity: () => 20, k });
+      const seconds = drive({ rate: 200, seconds: 60, capacity: () => 20, k, countRejected: true });
       const steady = seconds.slice(20);
       const sent = steady.reduce((n, s) => n + s.sent, 0);
       const accepted = steady.reduce((n, s) => n + s.accepted, 0);
@@ -79,16 +92,60 @@ describe('createAdaptiveThrottle', () => {
     }
   });
 
-  it('returns to sending every call within the documented time once the dependency accepts again', () => {
+  it('by default, sends about √(K × offered ÷ accepted) × the accepted rate at an overload', () => {
+    for (const [k, rate] of [
+      [2, 60],
+      [2, 200],
+      [3, 200],
+    ] as const) {
+      const seconds = drive({ rate, seconds: 60, capacity: () => 20, k });
+      const steady = seconds.slice(20);
+      const sent = steady.reduce((n, s) => n + s.sent, 0);
+      const accepted = steady.reduce((n, s) => n + s.accepted, 0);
+      const expected = Math.sqrt((k * rate) / 20);
+      expect(sent / accepted, `K ${k}, ${rate}/s`).toBeGreaterThan(expected * 0.8);
+      expect(sent / accepted, `K ${k}, ${rate}/s`).toBeLessThan(expected * 1.2);
+    }
+  });
+
+  it('by default, probes a dead dependency at about √(offered per window) per window and reopens within 2 s of its return', () => {
+    const seconds = drive({ rate: 25, seconds: 40, capacity: (t) => (t < 20_000 ? 0 : 1e9) });
+    // 10 s into the outage: √(25 × 10) ≈ 16 requests per 10 s window still go out.
+    const probes = seconds.slice(10, 20).reduce((n, s) => n + s.sent, 0);
+    expect(probes).toBeGreaterThan(8);
+    expect(probes).toBeLessThan(32);
+    const full = seconds.findIndex((s, i) => i >= 20 && s.sent === s.offered);
+    expect(full - 20).toBeLessThanOrEqual(2);
+    expect(seconds.slice(full).every((s) => s.sent === s.offered)).toBe(true);
+  });
+
+  it('with countRejected, reopens only slowly after an outage (the reason it is not the default)', () => {
+    const seconds = drive({
+      rate: 25,
+      seconds: 60,
+      capacity: (t) => (t < 20_000 ? 0 : 1e9),
+      countRejected: true,
+    });
+    const full = seconds.findIndex((s, i) => i >= 20 && s.sent === s.offered);
+    expect(full === -1 || full - 20 > 10).toBe(true);
+  });
+
+  it('with countRejected, returns to sending every call within the documented time once the dependency accepts again', () => {
     const windowMs = 10_000;
-    const seconds = drive({ rate: 200, seconds: 60, capacity: (t) => (t < 30_000 ? 20 : 1e9), windowMs });
+    const seconds = drive({
+      rate: 200,
+      seconds: 60,
+      capacity: (t) => (t < 30_000 ? 20 : 1e9),
+      windowMs,
+      countRejected: true,
+    });
     const full = seconds.findIndex((s, i) => i >= 30 && s.sent === s.offered);
     expect(full).toBeGreaterThan(30);
     expect((full - 30) * 1000).toBeLessThanOrEqual(recoveryBoundMs(windowMs, 2, 0.1));
     expect(seconds.slice(full).every((s) => s.sent === s.offered)).toBe(true);
   });
 
-  it('recovers within windowMs × (1 + ln(1 / (K × accepted share)) / K) from 95 % rejection or less (property)', () => {
+  it('with countRejected, recovers within windowMs × (1 + ln(1 / (K × accepted share)) / K) from 95 % rejection or less (property)', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 5, max: 90 }),
@@ -101,6 +158,7 @@ describe('createAdaptiveThrottle', () => {
             capacity: (t) => (t < 20_000 ? capacity : 1e9),
             k,
             windowMs,
+            countRejected: true,
           });
           const from = 20 + Math.ceil(recoveryBoundMs(windowMs, k, capacity / 100) / 1000);
           expect(seconds.slice(from).every((s) => s.sent === s.offered)).toBe(true);
@@ -140,8 +198,14 @@ describe('createAdaptiveThrottle', () => {
   });
 
   it('uses K = 2 and a 10 s window by default and refuses unusable options, naming them', () => {
-    expect(ADAPTIVE_THROTTLE_DEFAULTS).toEqual({ k: 2, windowMs: 10_000, bucketCount: 50 });
+    expect(ADAPTIVE_THROTTLE_DEFAULTS).toEqual({
+      k: 2,
+      windowMs: 10_000,
+      bucketCount: 50,
+      countRejected: false,
+    });
     for (const [options, option] of [
+      [{ countRejected: 'yes' as unknown as boolean }, 'countRejected'],
       [{ k: 0.5 }, 'k'],
       [{ k: Number.NaN }, 'k'],
       [{ windowMs: 0 }, 'windowMs'],

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRandom } from '../lab/random.js';
+import { createRandom, lognormalMs } from '../lab/random.js';
 import {
   createGradientLimit,
   GRADIENT_LIMIT_DEFAULTS,
@@ -67,6 +67,18 @@ describe('createGradientLimit', () => {
     }
   });
 
+  it('does not take a dependency whose latency varies for a queue (log-normal, p99 = 4.5 × median)', () => {
+    const random = createRandom(3);
+    const gl = createGradientLimit({ initialLimit: 20 }, createRandom(4));
+    // A dependency with no queue: every round trip drawn from the same log-normal, 4 in flight.
+    let t = 0;
+    for (let i = 0; i < 5_000; i++) {
+      t += 10;
+      gl.sample(lognormalMs(random, 58, 263), t - 60, t, 4);
+    }
+    expect(gl.limit()).toBeGreaterThanOrEqual(20);
+  });
+
   it('shrinks when the supplier slows down and grows back after the overload', () => {
     const slow = (t: number): number => (t >= 10_000 && t < 20_000 ? 60 : 20);
     const limits = simulate({ workers: 16, serviceMs: slow, callers: () => 48, durationMs: 40_000 });
@@ -117,7 +129,8 @@ describe('createGradientLimit', () => {
       gl.sample(mean + 5, w * 20 + 5, w * 20 + 10, 1);
       expect(gl.state().probing).toBe(w < PROBE_WINDOWS - 1);
     });
-    expect(gl.state()).toMatchObject({ limit: 10, probing: false, noLoadMs: 25, rttMs: 30 });
+    // The lowest mean, plus two standard errors of its two round trips (20 and 30: 5 ms).
+    expect(gl.state()).toMatchObject({ limit: 10, probing: false, noLoadMs: 35, rttMs: 30 });
   });
 
   it('re-measures the no-load latency at the floor after the probe interval, ignoring calls started before', () => {

@@ -95,7 +95,7 @@ export interface GradientLimitState {
   limit: number;
   /** The estimate behind it, before rounding. */
   estimate: number;
-  /** The no-load latency (the lowest window latency since the last probe), ms; undefined before the first window. */
+  /** The no-load latency (the last probe's lowest window latency + 2 standard errors), ms; undefined before the first window. */
   noLoadMs: number | undefined;
   /** Mean latency of the last closed window, ms; undefined before the first. */
   rttMs: number | undefined;
@@ -184,23 +184,25 @@ export function normalizeGradientLimitOptions(
  *
  * Round trips are gathered in windows (at least `windowMs` and `windowSamples`). When a window
  * closes, its latency `rtt` (the mean of a uniform sample of {@link RESERVOIR_SIZE} round trips,
- * outliers above 3 × their median left out) is compared with the no-load latency `noLoad` (the lowest window
- * latency since the last probe):
+ * outliers above 3 × their median left out; `se` its standard error) is compared with the no-load
+ * latency `noLoad` (measured by the last probe: the lowest `rtt + 2 × se` of its windows; see
+ * {@link STANDARD_ERRORS}):
  *
- *     gradient = clamp((noLoad × tolerance + noiseMs) / rtt, 0.5, 1)
+ *     gradient = rtt > noLoad × tolerance + noiseMs + 2 × se
+ *              ? max(0.5, (noLoad × tolerance + noiseMs) / rtt) : 1
  *     target   = limit × gradient + (gradient = 1 and the limit was used ? √limit : 0)
  *     limit    = clamp(limit × (1 − smoothing) + target × smoothing, minLimit, maxLimit)
  *
  * Latency at no-load level (gradient 1) lets the limit grow by a headroom of √limit, but only when
  * at least half of it was in use (a quiet caller proves nothing about capacity). Queueing (latency
- * above `noLoad × tolerance + noiseMs`) shrinks the limit in proportion, halving it at most per window. By
+ * above `noLoad × tolerance + noiseMs + 2 × se`) shrinks the limit in proportion, halving it at most per window. By
  * Little's law a dependency with W workers and service time S answers in S × C / W once C > W calls
  * are in flight, so the gradient is W × tolerance / C and the limit settles at about
  * `tolerance × W`, its concurrency at capacity. Envoy and Netflix add the headroom on every update,
  * which settles at W × tolerance + √W (a standing queue of √W); prazo adds it only when no queueing is
  * measured, so the queue it keeps at the dependency is the tolerance alone.
  *
- * **No-load probe.** The minimum only goes down between probes. Every `probeIntervalMs` (± jitter)
+ * **No-load probe.** Only a probe sets the no-load latency. Every `probeIntervalMs` (± jitter)
  * the limit is held at `minLimit` for {@link PROBE_WINDOWS} windows of calls started after the probe
  * began (as Envoy pins its concurrency to measure its minRTT); the lowest of their latencies replaces
  * the no-load latency, so a dependency that became slower for good is not mistaken for a queue
@@ -257,10 +259,13 @@ export function createGradientLimit(
 
   const close = (nowMs: number): void => {
     const latency = robustMean(reservoir, Math.min(count, RESERVOIR_SIZE));
+    // What the window proves, given how much its round trips vary: its latency is at most this
+    // high with ~97.5 % confidence (mean + 2 standard errors).
+    const noise = STANDARD_ERRORS * lastStandardError;
     rtt = latency;
     if (!Number.isNaN(probeStart)) {
       // A probe's window: the lowest of its windows is the no-load latency now, higher or lower.
-      probeLow = Math.min(probeLow, latency);
+      probeLow = Math.min(probeLow, latency + noise);
       if (++probeWindows === PROBE_WINDOWS) {
         noLoad = probeLow;
         probeStart = Number.NaN;
@@ -270,8 +275,13 @@ export function createGradientLimit(
       open(nowMs);
       return;
     }
-    if (noLoad === undefined || latency < noLoad) noLoad = latency;
-    const gradient = Math.min(1, Math.max(0.5, (noLoad * o.tolerance + o.noiseMs) / latency));
+    // Only a probe sets the no-load latency: the mean of a few round trips of a dependency whose
+    // latency varies is often far below its true mean, and the lowest of the many windows between
+    // two probes would pass every ordinary window for a queue.
+    if (noLoad === undefined) noLoad = latency + noise;
+    // Queueing only beyond what the window's own spread explains; then in proportion, as before.
+    const tolerated = noLoad * o.tolerance + o.noiseMs;
+    const gradient = latency > tolerated + noise ? Math.max(0.5, tolerated / latency) : 1;
     const used = peak * 2 >= limit;
     if (gradient < 1 || used) {
       const target = estimate * gradient + (gradient === 1 ? Math.sqrt(estimate) : 0);
@@ -342,8 +352,19 @@ export function createGradientLimit(
 }
 
 /**
+ * Standard errors of a window's mean by which its latency must exceed the no-load latency (and may
+ * lower it) before it counts: a window's latency is the mean of a sample, and a dependency whose
+ * round trips vary (a log-normal with p99 = 4.5 × its median varies by 70 % of its mean) gives means of
+ * ten round trips that differ by 20 % from one window to the next without any queue.
+ */
+export const STANDARD_ERRORS = 2;
+
+/** Standard error of the mean the last {@link robustMean} returned (0 for one value). */
+let lastStandardError = 0;
+
+/**
  * The mean of the first `n` values of `values` that are at most {@link OUTLIER_FACTOR} × their
- * median (sorts them in place).
+ * median (sorts them in place); sets {@link lastStandardError} to that mean's standard error.
  */
 function robustMean(values: Float64Array, n: number): number {
   const sorted = values.subarray(0, n).sort();
@@ -351,7 +372,15 @@ function robustMean(values: Float64Array, n: number): number {
   const median = n % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
   const cap = median * OUTLIER_FACTOR;
   let sum = 0;
+  let squares = 0;
   let kept = 0;
-  while (kept < n && sorted[kept]! <= cap) sum += sorted[kept++]!;
-  return sum / kept;
+  while (kept < n && sorted[kept]! <= cap) {
+    const value = sorted[kept++]!;
+    sum += value;
+    squares += value * value;
+  }
+  const mean = sum / kept;
+  const variance = kept > 1 ? Math.max(0, (squares - kept * mean * mean) / (kept - 1)) : 0;
+  lastStandardError = Math.sqrt(variance / kept);
+  return mean;
 }

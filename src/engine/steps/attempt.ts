@@ -51,9 +51,12 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
   readonly startMs: number;
   readonly origin: string;
   readonly headers: string[];
+  /** The dependency: asked, when the read timeout is due, whether anything could follow. */
+  readonly ctx: DependencyContext;
   #listener: AbortListener | null = null;
 
   constructor(
+    ctx: DependencyContext,
     call: Call,
     plan: AttemptPlan,
     instance: number,
@@ -63,6 +66,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
     number: number,
     startMs: number,
   ) {
+    this.ctx = ctx;
     this.call = call;
     this.plan = plan;
     this.instance = instance;
@@ -115,7 +119,26 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
     this.abort(error);
   }
 
-  onDue(): void {
+  onDue(nowMs: number): void {
+    if (
+      this.ctx.lastAttempt === 'deadline' &&
+      !this.byDeadline &&
+      this.plan.kind !== 'hedge' &&
+      this.plan.lastSent === this &&
+      !retryCouldFollow(this.ctx, this, nowMs)
+    ) {
+      // Abandoned, this attempt would still load the dependency, and nothing could be sent in its
+      // place: it keeps waiting, until the deadline. A hedged try (two copies, an extra the budget
+      // already paid for) ends at its read timeout as before.
+      const limitMs = this.call.limitMs;
+      if (limitMs > nowMs && Number.isFinite(limitMs)) {
+        this.byDeadline = true;
+        this.timeoutMs = limitMs - this.startMs;
+        this.dueAt = limitMs;
+        this.ctx.timer.add(this);
+        return;
+      }
+    }
     this.abort(
       this.byDeadline
         ? new DeadlineExceededError(`Deadline exceeded after ${this.timeoutMs} ms of attempt ${this.number}.`)
@@ -127,6 +150,27 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
           ),
     );
   }
+}
+
+/**
+ * Whether a retry could follow `attempt` if it were abandoned at its read timeout now: the call's
+ * failure would be retryable (a replayable, idempotent call), attempts are left, the deadline holds
+ * the dependency's p99 after now, the concurrency limit would allow a retry beside the abandoned
+ * work, and the retry budget would grant one (`RetryBudget.canConsume`; a budget without it is
+ * assumed to). An attempt abandoned when none could follow buys a failure a read timeout sooner, at
+ * the price of work the dependency does for nobody and of an answer the caller might have had: a
+ * dependency that queues (every instance slower together, as under overload) answers after the read
+ * timeout but before the deadline.
+ */
+export function retryCouldFollow(ctx: DependencyContext, attempt: Attempt, nowMs: number): boolean {
+  const call = attempt.call;
+  if (call.cancelled !== null || ctx.closed) return true;
+  if (!call.replayable || !call.idempotent) return false;
+  if (call.tries >= ctx.policy.attempts) return false;
+  if (call.limitMs - nowMs < ctx.live.p99Ms) return false;
+  const gate = ctx.concurrency;
+  if (gate !== null && gate.inFlight + gate.abandoned + 1 > gate.limit()) return false;
+  return ctx.budget.canConsume?.() ?? true;
 }
 
 /** Shared reason for losing hedge copies: nobody reads its stack, and `new Error()` costs ~4 µs. */
@@ -211,7 +255,7 @@ function runAttempt(
         path: call.path,
         headers,
       });
-    const attempt = new Attempt(call, plan, instance, picked, origin, headers, number, now);
+    const attempt = new Attempt(ctx, call, plan, instance, picked, origin, headers, number, now);
     if (kind === 'hedge') {
       // A hedge copy ends with the try it backs up: with the try's first attempt.
       const first = plan.first.attempt;

@@ -64,4 +64,20 @@ describe('ConcurrencyGate, abandoned work', () => {
     expect(gate.abandoned).toBe(0);
     expect(clock.now()).toBe(0);
   });
+
+  it('frees an outage’s backlog within the cap of its last abandonment, however low the limit fell', () => {
+    const { clock, gate } = probedGate();
+    // A hung dependency: 40 attempts time out after 300 ms each, one every 50 ms; the limit falls
+    // to its floor (2), so a backlog paced at latency ÷ limit would run for many seconds.
+    for (let i = 0; i < 40; i++) {
+      clock.advance(50);
+      if (gate.tryAcquire()) gate.release(undefined, clock.now(), clock.now());
+      gate.abandon(true, 300, clock.now() - 300, clock.now(), 300);
+    }
+    expect(gate.limit()).toBe(2);
+    expect(gate.abandoned).toBeGreaterThan(0);
+    clock.advance(300);
+    expect(gate.abandoned).toBe(0);
+    expect(gate.tryAcquire()).toBe(true);
+  });
 });

@@ -77,7 +77,8 @@ export interface ConcurrencySnapshot extends GradientLimitState {
  * dependency (the limit's live latency, or the time the attempt already went unanswered if longer;
  * at most the read timeout), and a backlog of them frees one slot per latency ÷ limit (the pace at
  * which the dependency serves, by Little's law), so that what the client counts in flight matches
- * what the dependency is working on.
+ * what the dependency is working on — but no abandoned slot is held longer than the read timeout
+ * from when it was abandoned, so an outage's backlog is gone one read timeout after it.
  */
 export class ConcurrencyGate implements TimerEntry {
   inFlight = 0;
@@ -158,7 +159,10 @@ export class ConcurrencyGate implements TimerEntry {
     // than latency ÷ limit after the one before it.
     const until = this.#ghostUntil;
     const last = until.length > this.#ghostHead ? until[until.length - 1]! : Number.NEGATIVE_INFINITY;
-    const due = Math.max(nowMs + holdMs, last + latencyMs / limit.limit());
+    // Never beyond `maxHoldMs` from now: a backlog paced at the pace of a limit that collapsed
+    // during an outage would hold the slots long after it (a hung dependency is restarted, or
+    // answers everything at once) — the slots would keep refusing calls to a healthy dependency.
+    const due = Math.min(Math.max(nowMs + holdMs, last + latencyMs / limit.limit()), nowMs + maxHoldMs);
     this.abandoned++;
     until.push(due);
     if (!this.#armed) {

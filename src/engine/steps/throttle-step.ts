@@ -20,7 +20,8 @@ import type { DependencyContext, Handler, Step } from '../pipeline.js';
  *   dependency did not take that work in time);
  * - **not counted**: a call the caller cancelled, or that the dependency's `close()` ended, or that
  *   the concurrency limit refused (it never left);
- * - **a request but not an accept**: a call this step rejected, as the SRE book prescribes.
+ * - **not counted either, by default**: a call this step rejected (with `countRejected`, a request
+ *   but not an accept, as the SRE book prescribes).
  *
  * A throttled call never reached the dependency: the retry budget counts it as refused
  * (`recordRefused`), and the `limited` event says `reason: 'throttle'`.

@@ -67,9 +67,12 @@ function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHoo
 
 /**
  * The overload protections of the prazo column's edge client: what docs/overload.md recommends for
- * production (the adaptive concurrency limit and adaptive throttling). One setting, for every phase.
+ * production on a dependency that queues (the adaptive concurrency limit, and a last attempt that
+ * waits for its answer rather than abandoning work nothing would be sent in place of). The drill's
+ * supplier does not shed load with 429/503 — its 503s are the fault being injected — so adaptive
+ * throttling, recommended for dependencies that do, is not part of it. One setting, for every phase.
  */
-export const PRAZO_OVERLOAD = Object.freeze({ concurrency: true, throttle: true });
+export const PRAZO_OVERLOAD = Object.freeze({ concurrency: true, lastAttempt: 'deadline' as const });
 
 /**
  * The edge of the prazo configuration (inventory → supplier): prazo's client with the policy calibrated

@@ -21,7 +21,9 @@ describe('simulateOverload', { timeout: 60_000 }, () => {
     expect(naive!.admittedLatencyMs.p50).toBeGreaterThan(o().userDeadlineMs);
     // Naive's supplier works flat out for callers who are gone; the protected one hardly ever.
     expect(naive!.supplier.servedForNobody / naive!.supplier.served).toBeGreaterThan(0.9);
-    expect(guarded!.supplier.servedForNobody / guarded!.supplier.served).toBeLessThan(0.05);
+    // (< 5 % while the throttle counted its own rejections and so sent 2× what was accepted; it now
+    // sends ≈ √(2 × 3) ≈ 2.4×, and the admission sheds the difference.)
+    expect(guarded!.supplier.servedForNobody / guarded!.supplier.served).toBeLessThan(0.08);
     expect(guarded!.clientRefused.concurrency + guarded!.clientRefused.throttle).toBeGreaterThan(0);
     expect(prazo!.amplification).toBeLessThanOrEqual(1 + 0.1 + 0.02);
   });
