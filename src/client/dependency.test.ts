@@ -442,6 +442,7 @@ describe('dependency() hygiene', () => {
           status: 200,
           phase: 'response',
           won: true,
+          leftMs: 1000,
         },
       ],
       [
@@ -453,6 +454,7 @@ describe('dependency() hygiene', () => {
           status: 200,
           durationMs: 0,
           attempts: 1,
+          ledger: expect.objectContaining({ dependency: 'inventory', elapsedMs: 0, budgetMs: 1000 }),
         },
       ],
     ]);

@@ -4,6 +4,7 @@ import type { ResolverError } from '../errors.js';
 import type { AttemptPhase } from '../policy/classify.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
 import { channels } from './diagnostics.js';
+import type { DeadlineLedger } from './ledger.js';
 import type { PolicySnapshot } from './live-latency.js';
 
 /** A call began (after its deadline was resolved). */
@@ -66,6 +67,10 @@ export interface AttemptEndEvent {
   errorCode?: string;
   /** Whether this attempt's answer is the one the call went on with (false for a losing hedge copy). */
   won: boolean;
+  /** Time left of the call's deadline when the attempt was sent, in ms (set by prazo's engine). */
+  leftMs?: number;
+  /** From send until a connection took the request, in ms (when the transport says so). */
+  connectMs?: number;
 }
 
 /** A retry was granted and will be sent after `delayMs`. */
@@ -155,6 +160,11 @@ export interface RequestEndEvent {
   durationMs: number;
   /** Attempts sent, hedges included. */
   attempts: number;
+  /**
+   * Where the call's time went (the same object as the response's or the error's `ledger`); set by
+   * prazo's engine (absent from events replayed from elsewhere).
+   */
+  ledger?: DeadlineLedger;
 }
 
 /**
