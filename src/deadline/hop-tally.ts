@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Clock } from '../clock.js';
 import {
   type DependencyWait,
   formatHopTiming,
@@ -28,10 +29,19 @@ export class HopTally {
   #waitedMs = 0;
   #waits: TallyWait[] | null = null;
 
-  constructor(arrivalMs: number, leftMs: number) {
+  /** The server's clock. */
+  readonly clock: Clock;
+
+  constructor(clock: Clock, arrivalMs: number, leftMs: number) {
+    this.clock = clock;
     this.arrivalMs = arrivalMs;
     this.leftMs = leftMs;
     this.handlerStartMs = arrivalMs;
+  }
+
+  /** Admission let the request through to its handler: its queued time ends now. */
+  handlerStarted(): void {
+    this.handlerStartMs = this.clock.now();
   }
 
   /** A call to the dependency `name` starts at `nowMs`. */
@@ -56,7 +66,7 @@ export class HopTally {
   }
 
   /** The hop as it stands at `nowMs` (the response headers go out), with its dependencies' own timing. */
-  timing(nowMs: number): HopTiming {
+  timing(nowMs: number): HopTiming & { dependencies: DependencyWait[] } {
     const dependencies: DependencyWait[] = [];
     if (this.#waits !== null)
       for (const wait of this.#waits) {
@@ -72,9 +82,14 @@ export class HopTally {
     };
   }
 
-  /** {@link HopTally.timing} as a `Server-Timing` value. */
-  header(nowMs: number): string {
-    return formatHopTiming(this.timing(nowMs));
+  /**
+   * {@link HopTally.timing} as a `Server-Timing` value; without `chain`, only this hop's own
+   * metrics (no dependency names, no time spent below).
+   */
+  header(nowMs: number, chain: boolean): string {
+    const timing = this.timing(nowMs);
+    if (!chain) timing.dependencies.length = 0;
+    return formatHopTiming(timing);
   }
 
   #find(name: string): TallyWait | null {
