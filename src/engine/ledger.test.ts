@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { withDeadline } from '../deadline/context.js';
+import { Deadline } from '../deadline/deadline.js';
+import { HopTally, withHopTally } from '../deadline/hop-tally.js';
 import type { DependencyEvents } from '../engine/events.js';
 import { isPrazoError } from '../errors.js';
 import {
@@ -121,6 +124,14 @@ describe('the deadline ledger of a call', () => {
     expect(res.ledger.summary()).toBe(
       '1 850 ms: 0 ms here, 1 850 ms in inventory, of which 1 700 ms waiting on supplier',
     );
+    expect(res.ledger.shares()).toEqual([
+      { kind: 'here', hop: '', ms: 0 },
+      { kind: 'transit', hop: 'inventory', ms: 8 },
+      { kind: 'queued', hop: 'inventory', ms: 2 },
+      { kind: 'own', hop: 'inventory', ms: 140 },
+      { kind: 'transit', hop: 'inventory>supplier', ms: 10 },
+      { kind: 'own', hop: 'inventory>supplier', ms: 1690 },
+    ]);
     await dep.close();
   });
 
@@ -169,6 +180,50 @@ describe('the deadline ledger of a call', () => {
   });
 });
 
+describe('deadline errors that say where the time went', () => {
+  it('DEADLINE_INSUFFICIENT inside a served request: what the request spent before this call', async () => {
+    const { dep, clock } = createTestDependency({ latency: { p99Ms: 250, p95Ms: 200 } });
+    const tally = new HopTally(clock, START, 1_900);
+    clock.advance(12);
+    tally.handlerStarted();
+    tally.begin('supplier', START + 12);
+    clock.advance(1_700);
+    tally.end('supplier', START + 1_712, undefined);
+    clock.advance(88);
+    const deadline = Deadline.at(START + 1_900, clock);
+    const error = await withHopTally(tally, () =>
+      withDeadline(deadline, () => dep.request({ path: '/stock' }).catch((e: unknown) => e)),
+    );
+    expect(isPrazoError(error, 'DEADLINE_INSUFFICIENT')).toBe(true);
+    expect((error as Error).message).toBe(
+      'Deadline too short for inventory: 100 ms left, its p99 needs 250 ms. Of the 1 900 ms left when the request arrived, 1 800 ms are gone: 12 ms queued, 1 700 ms waiting on supplier, 88 ms in this handler.',
+    );
+    await dep.close();
+  });
+
+  it("DEADLINE_EXCEEDED after an answer that carried the dependency's timing names its chain", async () => {
+    const { dep, clock, transport } = createTestDependency({
+      latency: { p99Ms: 400, p95Ms: 300 },
+      userDeadlineMs: 1_900,
+    });
+    const pending = settle(dep.request({ path: '/stock', deadline: 1_000 }));
+    clock.advance(450);
+    transport.exchanges[0]!.respond(503, {
+      'server-timing': 'prazo-handler;dur=445, prazo-wait;desc=supplier;dur=440',
+    });
+    await flush();
+    for (let i = 0; i < 400 && transport.exchanges.length < 2; i++) await advance(clock, 5, 5);
+    expect(transport.exchanges).toHaveLength(2);
+    await advance(clock, 700);
+    const error = (await pending).error as Error;
+    expect(isPrazoError(error, 'DEADLINE_EXCEEDED')).toBe(true);
+    expect(error.message).toMatch(
+      /Where the time went: 1 0\d\d ms: \d+ ms here( \(\d+ ms between attempts\))?, \d+ ms in inventory over 2 attempts, of which 440 ms waiting on supplier\.$/,
+    );
+    await dep.close();
+  });
+});
+
 describe('formatMs and describeLedger', () => {
   it('groups thousands with a space and rounds to the millisecond', () => {
     expect(formatMs(1900)).toBe('1 900 ms');
@@ -187,6 +242,7 @@ describe('formatMs and describeLedger', () => {
         hereMs: 40,
         entries: [{ kind: 'queue', atMs: 0, durationMs: 40, leftMs: 100 }],
         summary: () => '',
+        shares: () => [],
       }),
     ).toBe('40 ms: 40 ms here (40 ms queued), no attempt sent to supplier');
   });

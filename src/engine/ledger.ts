@@ -78,6 +78,21 @@ export interface LedgerAttempt {
 
 export type LedgerEntry = LedgerWait | LedgerAttempt;
 
+/** A share of a call's time, at one hop of the chain. */
+export interface LedgerShare {
+  /**
+   * `here`: this process, outside any attempt (queue, backoff, its own work); `transit`: between
+   * a caller's measure of an attempt and the callee's (network, the server's parsing and
+   * middleware before prazo's adapter); `queued`: the callee's admission queue; `own`: the
+   * callee's handler minus the time it waited on its dependencies; `opaque`: a dependency that
+   * did not say (not a prazo server).
+   */
+  readonly kind: 'here' | 'transit' | 'queued' | 'own' | 'opaque';
+  /** The hop: '' for this process, else dependency names from here joined with `>` ('inventory>supplier'). */
+  readonly hop: string;
+  readonly ms: number;
+}
+
 /** The deadline ledger of a call: where the time between its start and its end went. */
 export interface DeadlineLedger {
   /** The dependency called. */
@@ -95,6 +110,12 @@ export interface DeadlineLedger {
    * at each read (a body read since then adds its phase).
    */
   readonly entries: readonly LedgerEntry[];
+  /**
+   * The call's time as shares, hop by hop down the chain (see {@link LedgerShare}): this process's,
+   * then for each attempt the time in transit to the dependency, its queue, its own handler time
+   * and, below it, the same for each of its dependencies. Overlapping hedge copies are each counted.
+   */
+  shares(): LedgerShare[];
   /** The ledger in one line: "1 900 ms: 12 ms here, 1 850 ms in inventory, of which 1 700 ms waiting on supplier". */
   summary(): string;
 }
@@ -222,6 +243,10 @@ export class CallLedger implements DeadlineLedger {
     return describeLedger(this);
   }
 
+  shares(): LedgerShare[] {
+    return sharesOf(this);
+  }
+
   /** The ledger's numbers as plain data (`JSON.stringify`, logs). */
   toJSON(): object {
     return {
@@ -273,6 +298,33 @@ function attemptEntry(a: AttemptTiming, startMs: number, limitMs: number, endMs:
     remote: reading === null ? null : reading.hop,
     ignored: reading === null ? null : reading.problem,
   };
+}
+
+/** See {@link DeadlineLedger.shares}. */
+export function sharesOf(ledger: DeadlineLedger): LedgerShare[] {
+  const shares: LedgerShare[] = [{ kind: 'here', hop: '', ms: ledger.hereMs }];
+  for (const entry of ledger.entries) {
+    if (entry.kind !== 'attempt') continue;
+    if (entry.remote === null) shares.push({ kind: 'opaque', hop: ledger.dependency, ms: entry.durationMs });
+    else hopShares(shares, entry.remote, ledger.dependency, entry.durationMs, 0);
+  }
+  return shares;
+}
+
+function hopShares(shares: LedgerShare[], hop: HopTiming, path: string, waitMs: number, depth: number): void {
+  const queued = hop.queuedMs ?? 0;
+  const handler = hop.handlerMs ?? 0;
+  shares.push({ kind: 'transit', hop: path, ms: Math.max(0, waitMs - queued - handler) });
+  if (queued > 0) shares.push({ kind: 'queued', hop: path, ms: queued });
+  let waited = 0;
+  for (const wait of hop.dependencies) waited += wait.waitedMs;
+  shares.push({ kind: 'own', hop: path, ms: Math.max(0, handler - waited) });
+  if (depth >= 8) return;
+  for (const wait of hop.dependencies) {
+    const below = `${path}>${wait.name}`;
+    if (wait.hop === null) shares.push({ kind: 'opaque', hop: below, ms: wait.waitedMs });
+    else hopShares(shares, wait.hop, below, wait.waitedMs, depth + 1);
+  }
 }
 
 /** `value` ms, rounded, with thin groups of thousands ("1 900 ms"). */
@@ -338,11 +390,10 @@ export function describeHop(tally: HopTally, nowMs: number): string {
   const waited = tally.waitedMs(nowMs);
   const parts: string[] = [];
   if (queued > 0) parts.push(`${formatMs(queued)} queued`);
-  const deps = [...timing.dependencies].sort((a, b) => b.waitedMs - a.waitedMs);
+  const deps = timing.dependencies.filter((w) => w.waitedMs > 0).sort((a, b) => b.waitedMs - a.waitedMs);
   for (const wait of deps.slice(0, 3))
-    if (wait.waitedMs > 0)
-      parts.push(`${formatMs(wait.waitedMs)} waiting on ${wait.name}${describeWaits(wait.hop)}`);
-  if (deps.length > 1 && waited > 0) parts.push(`${formatMs(waited)} waiting on dependencies in all`);
+    parts.push(`${formatMs(wait.waitedMs)} waiting on ${wait.name}${describeWaits(wait.hop)}`);
+  if (deps.length > 1) parts.push(`${formatMs(waited)} waiting on dependencies in all`);
   parts.push(`${formatMs(Math.max(0, gone - queued - waited))} in this handler`);
   return `Of the ${formatMs(tally.leftMs)} left when the request arrived, ${formatMs(gone)} are gone: ${parts.join(', ')}`;
 }

@@ -12,7 +12,7 @@ export const DUMP_LIMIT_BYTES = 128 * 1024;
 /** What an {@link IncomingBody} needs from the exchange that feeds it. */
 /** A timer entry that lives as long as a body is open (see {@link IncomingBody.watch}). */
 export interface BodyWatch extends TimerEntry {
-  /** Called once when the body ends or fails (it has left the timer). */
+  /** Called once when the body ends or fails (it has left the timer), or at once if it already had. */
   unwatched?(): void;
 }
 
@@ -96,7 +96,10 @@ export class IncomingBody implements ResponseBody {
    * fails, without a listener.
    */
   watch(timer: CoarseTimer, entry: BodyWatch): void {
-    if (this.#state !== OPEN) return;
+    if (this.#state !== OPEN) {
+      entry.unwatched?.();
+      return;
+    }
     this.#timer = timer;
     this.#entry = entry;
     timer.add(entry);
