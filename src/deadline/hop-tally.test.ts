@@ -11,11 +11,11 @@ describe('the hop tally of a served request', () => {
     tally.handlerStarted();
     tally.begin('inventory', 1_020);
     tally.begin('pricing', 1_030);
-    tally.end('pricing', 1_050, undefined);
-    tally.end('inventory', 1_080, 'prazo-handler;dur=55, prazo-wait;desc=supplier;dur=40');
+    tally.end('pricing', 1_050, null);
+    tally.end('inventory', 1_080, readHopTiming('prazo-handler;dur=55, prazo-wait;desc=supplier;dur=40').hop);
     tally.begin('inventory', 1_100);
     expect(tally.waitedMs(1_110)).toBe(60 + 10);
-    tally.end('inventory', 1_120, undefined);
+    tally.end('inventory', 1_120, null);
     expect(tally.timing(1_130)).toEqual({
       leftMs: 1_900,
       queuedMs: 12,
@@ -47,12 +47,12 @@ describe('the hop tally of a served request', () => {
     expect(readHopTiming(tally.header(30, true)).hop?.dependencies[0]?.waitedMs).toBe(25);
   });
 
-  it('ignores an end it never saw begin, and a hostile header from a dependency', () => {
+  it('ignores an end it never saw begin; a dependency that said nothing is one opaque wait', () => {
     const clock = createFakeClock(0);
     const tally = new HopTally(clock, 0, 100);
-    tally.end('ghost', 10, undefined);
+    tally.end('ghost', 10, null);
     tally.begin('x', 10);
-    tally.end('x', 20, `prazo-handler;dur=${'1'.repeat(10_000)}`);
+    tally.end('x', 20, readHopTiming(`prazo-handler;dur=${'1'.repeat(10_000)}`).hop);
     expect(tally.waitedMs(30)).toBe(10);
     expect(tally.timing(30).dependencies).toEqual([{ name: 'x', waitedMs: 10, hop: null }]);
   });

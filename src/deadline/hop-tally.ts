@@ -5,7 +5,6 @@ import {
   formatHopTiming,
   type HopTiming,
   MAX_HOP_DEPENDENCIES,
-  readHopTiming,
 } from '../wire/server-timing.js';
 
 /**
@@ -51,13 +50,13 @@ export class HopTally {
     if (wait !== null && wait.inFlight++ === 0) wait.sinceMs = nowMs;
   }
 
-  /** A call to `name` ended at `nowMs`; `serverTiming` is the `Server-Timing` it answered with, if any. */
-  end(name: string, nowMs: number, serverTiming: unknown): void {
+  /** A call to `name` ended at `nowMs`; `said` is what its last answer said of itself (`Server-Timing`), if anything. */
+  end(name: string, nowMs: number, said: HopTiming | null): void {
     if (this.#inFlight > 0 && --this.#inFlight === 0) this.#waitedMs += nowMs - this.#busySinceMs;
     const wait = this.#find(name);
     if (wait === null || wait.inFlight === 0) return;
     if (--wait.inFlight === 0) wait.waitedMs += nowMs - wait.sinceMs;
-    if (serverTiming !== undefined) wait.serverTiming = serverTiming;
+    if (said !== null) wait.said = said;
   }
 
   /** Time waited on dependencies up to `nowMs` (calls still in flight count until then), ms. */
@@ -71,8 +70,7 @@ export class HopTally {
     if (this.#waits !== null)
       for (const wait of this.#waits) {
         const waitedMs = wait.inFlight > 0 ? wait.waitedMs + nowMs - wait.sinceMs : wait.waitedMs;
-        const hop = wait.serverTiming === undefined ? null : readHopTiming(wait.serverTiming).hop;
-        dependencies.push({ name: wait.name, waitedMs, hop });
+        dependencies.push({ name: wait.name, waitedMs, hop: wait.said });
       }
     return {
       leftMs: this.leftMs,
@@ -103,7 +101,7 @@ export class HopTally {
     if (found !== null) return found;
     // Past the names the header carries, the time still counts in the hop's total wait.
     if (this.#waits !== null && this.#waits.length === MAX_HOP_DEPENDENCIES) return null;
-    const wait: TallyWait = { name, inFlight: 0, sinceMs: 0, waitedMs: 0, serverTiming: undefined };
+    const wait: TallyWait = { name, inFlight: 0, sinceMs: 0, waitedMs: 0, said: null };
     if (this.#waits === null) this.#waits = [wait];
     else this.#waits.push(wait);
     return wait;
@@ -115,8 +113,8 @@ interface TallyWait {
   inFlight: number;
   sinceMs: number;
   waitedMs: number;
-  /** The last `Server-Timing` the dependency answered with (parsed only when the header is written). */
-  serverTiming: unknown;
+  /** What the dependency's last answer said of itself. */
+  said: HopTiming | null;
 }
 
 // Private, like the deadline's store: only the server adapters enter it.

@@ -3,6 +3,7 @@ import type { InstanceTransition } from '../balancer/instance-transition.js';
 import type { ResolverError } from '../errors.js';
 import type { AttemptPhase } from '../policy/classify.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
+import type { ServerTimingProblem } from '../wire/server-timing.js';
 import { channels } from './diagnostics.js';
 import type { DeadlineLedger } from './ledger.js';
 import type { PolicySnapshot } from './live-latency.js';
@@ -168,6 +169,19 @@ export interface RequestEndEvent {
 }
 
 /**
+ * What an answer's `Server-Timing` said could not (all) be read: the part ignored, and why. Emitted
+ * once per answer, when its timing is first read (by the ledger, or by a server adapter passing it up).
+ */
+export interface ServerTimingIgnoredEvent {
+  dependency: string;
+  /** Number of the attempt that was answered. */
+  attempt: number;
+  /** Origin of the instance that answered. */
+  instance: string;
+  reason: ServerTimingProblem;
+}
+
+/**
  * An attempt that was never written (connect refused, connect timeout, aborted while waiting for a
  * pool connection) is sent again to another instance without using one of the caller's attempts.
  */
@@ -242,6 +256,8 @@ export interface DependencyEvents {
   'concurrency-limit': ConcurrencyLimitEvent;
   policy: PolicyEvent;
   requeue: RequeueEvent;
+  /** An answer's `Server-Timing` was (partly) ignored when the ledger read it (docs/deadlines.md). */
+  'server-timing-ignored': ServerTimingIgnoredEvent;
   /** Too many failures in a row, or a failure ratio far above its peers' (or a failed probe). */
   'instance-ejected': InstanceEvent;
   /** Its ejection ended: the next first attempt is its single probe. */

@@ -137,6 +137,8 @@ describe('the deadline ledger of a call', () => {
 
   it('treats a hostile Server-Timing as one opaque interval, with the reason it was ignored', async () => {
     const { dep, clock, transport } = createTestDependency();
+    const ignored: DependencyEvents['server-timing-ignored'][] = [];
+    dep.on('server-timing-ignored', (e) => ignored.push(e));
     const pending = dep.request({ path: '/stock' });
     clock.advance(5);
     transport.exchanges[0]!.respond(200, { 'server-timing': `prazo-handler;dur=${'9'.repeat(5000)}` });
@@ -145,6 +147,10 @@ describe('the deadline ledger of a call', () => {
     expect(attempt.remote).toBeNull();
     expect(attempt.ignored).toBe('too-long');
     expect(res.ledger.summary()).toBe('5 ms: 0 ms here, 5 ms in inventory');
+    // Counted once per answer, however often the ledger is read.
+    expect(ignored).toEqual([
+      { dependency: 'inventory', attempt: 1, instance: 'http://10.0.0.1', reason: 'too-long' },
+    ]);
     await dep.close();
   });
 
@@ -188,7 +194,7 @@ describe('deadline errors that say where the time went', () => {
     tally.handlerStarted();
     tally.begin('supplier', START + 12);
     clock.advance(1_700);
-    tally.end('supplier', START + 1_712, undefined);
+    tally.end('supplier', START + 1_712, null);
     clock.advance(88);
     const deadline = Deadline.at(START + 1_900, clock);
     const error = await withHopTally(tally, () =>

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { HopTally } from '../deadline/hop-tally.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
 import {
+  type HopReading,
   type HopTiming,
   readHopTiming,
   SERVER_TIMING_HEADER,
@@ -26,6 +27,8 @@ export interface AttemptTiming {
   outcome: 'success' | 'failure' | 'aborted' | null;
   /** The `Server-Timing` value it was answered with (parsed only when the ledger is read). */
   serverTiming: unknown;
+  /** {@link AttemptTiming.serverTiming} once parsed (null until then). */
+  reading: HopReading | null;
   /** The first copy of its try (itself, unless it is a hedge copy). */
   readonly tryFirst: AttemptTiming | null;
 }
@@ -77,6 +80,9 @@ export interface LedgerAttempt {
 }
 
 export type LedgerEntry = LedgerWait | LedgerAttempt;
+
+/** Told that `attempt`'s `Server-Timing` was (partly) ignored, and why. */
+export type IgnoredServerTiming = (reason: ServerTimingProblem, attempt: AttemptTiming) => void;
 
 /** A share of a call's time, at one hop of the chain. */
 export interface LedgerShare {
@@ -138,6 +144,8 @@ export class CallLedger implements DeadlineLedger {
   #first: AttemptTiming | null = null;
   #more: AttemptTiming[] | null = null;
   #waits: LedgerWait[] | null = null;
+  /** Told once per attempt whose `Server-Timing` was (partly) ignored, when it is parsed. */
+  onIgnored: IgnoredServerTiming | null = null;
 
   constructor(clock: Clock) {
     this.clock = clock;
@@ -184,6 +192,18 @@ export class CallLedger implements DeadlineLedger {
     const first = this.#first;
     if (first === null) return [];
     return this.#more === null ? [first] : [first, ...this.#more];
+  }
+
+  /** What `attempt`'s `Server-Timing` says (parsed once, and counted when something was ignored). */
+  readingOf(attempt: AttemptTiming): HopReading | null {
+    if (attempt.serverTiming === undefined) return null;
+    let reading = attempt.reading;
+    if (reading === null) {
+      reading = readHopTiming(attempt.serverTiming);
+      attempt.reading = reading;
+      if (reading.problem !== null) this.onIgnored?.(reading.problem, attempt);
+    }
+    return reading;
   }
 
   /** The last attempt that was answered (its `Server-Timing` is the dependency's word), or null. */
@@ -233,7 +253,7 @@ export class CallLedger implements DeadlineLedger {
           durationMs: a.startMs - first.startMs,
           leftMs: this.limitMs - first.startMs,
         });
-      entries.push(attemptEntry(a, this.startMs, this.limitMs, end));
+      entries.push(attemptEntry(a, this.readingOf(a), this.startMs, this.limitMs, end));
     }
     if (this.#waits !== null) entries.push(...this.#waits);
     return entries.sort(byStart);
@@ -278,10 +298,15 @@ function byStart(a: LedgerEntry, b: LedgerEntry): number {
   return a.atMs - b.atMs;
 }
 
-function attemptEntry(a: AttemptTiming, startMs: number, limitMs: number, endMs: number): LedgerAttempt {
+function attemptEntry(
+  a: AttemptTiming,
+  reading: HopReading | null,
+  startMs: number,
+  limitMs: number,
+  endMs: number,
+): LedgerAttempt {
   const end = a.endMs === -1 ? endMs : a.endMs;
   const written = a.writtenMs;
-  const reading = a.serverTiming === undefined ? null : readHopTiming(a.serverTiming);
   return {
     kind: 'attempt',
     attempt: a.number,

@@ -15,7 +15,7 @@ import type {
 } from '../../transport/transport.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../../wire/deadline-header.js';
-import { SERVER_TIMING_HEADER } from '../../wire/server-timing.js';
+import { type HopReading, SERVER_TIMING_HEADER } from '../../wire/server-timing.js';
 import type { AttemptInFlight, AttemptPlan } from '../attempt-plan.js';
 import type { Call, DependencyResponse } from '../call.js';
 import type { EventSlot } from '../events.js';
@@ -60,6 +60,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
   status = 0;
   outcome: AttemptTiming['outcome'] = null;
   serverTiming: unknown = undefined;
+  reading: HopReading | null = null;
   #listener: AbortListener | null = null;
 
   constructor(

@@ -1,7 +1,7 @@
 import { currentDeadline } from '../../deadline/context.js';
 import { effectiveLimitMs } from '../../deadline/effective-limit.js';
 import { currentHopTally, type HopTally } from '../../deadline/hop-tally.js';
-import { SERVER_TIMING_HEADER } from '../../wire/server-timing.js';
+import type { HopTiming } from '../../wire/server-timing.js';
 import type { Call, DependencyResponse } from '../call.js';
 import type { DependencyContext, Handler, Step } from '../pipeline.js';
 
@@ -36,6 +36,7 @@ export function deadlineStep(ctx: DependencyContext): Step {
     ledger.dependency = ctx.name;
     ledger.startMs = now;
     ledger.limitMs = limit;
+    ledger.onIgnored = ctx.serverTimingIgnored;
     if (limit !== lastLimit) {
       lastLimit = limit;
       lastHeader = String(Math.floor(limit));
@@ -45,6 +46,13 @@ export function deadlineStep(ctx: DependencyContext): Step {
     if (hop === undefined) return next(call, now);
     return reported(ctx, hop, call, next, now);
   };
+}
+
+/** What the dependency's last answer to `call` said of itself (`Server-Timing`), or null. */
+function said(call: Call): HopTiming | null {
+  const ledger = call.ledger;
+  const last = ledger.lastAnswered();
+  return last === null ? null : (ledger.readingOf(last)?.hop ?? null);
 }
 
 /** Runs the call inside a served request, reporting it to the request's tally when it ends. */
@@ -61,16 +69,16 @@ function reported(
   try {
     sent = next(call, now);
   } catch (error) {
-    hop.end(name, ctx.clock.now(), undefined);
+    hop.end(name, ctx.clock.now(), null);
     throw error;
   }
   return sent.then(
     (response) => {
-      hop.end(name, ctx.clock.now(), response.headers[SERVER_TIMING_HEADER]);
+      hop.end(name, ctx.clock.now(), said(call));
       return response;
     },
     (error: unknown) => {
-      hop.end(name, ctx.clock.now(), call.ledger.lastAnswered()?.serverTiming);
+      hop.end(name, ctx.clock.now(), said(call));
       throw error;
     },
   );
