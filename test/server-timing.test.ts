@@ -16,10 +16,16 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { chromium } from 'playwright-core';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Dependency, dependency, type LedgerAttempt, type LedgerShare } from '../src/index.js';
+import {
+  type Dependency,
+  dependency,
+  isPrazoError,
+  type LedgerAttempt,
+  type LedgerShare,
+} from '../src/index.js';
 import { deadlineMiddleware } from '../src/server/express.js';
 import { deadlinePlugin } from '../src/server/fastify.js';
-import { withDeadlineHandler } from '../src/server/http.js';
+import { createAdmission, withDeadlineHandler } from '../src/server/http.js';
 import { parseServerTiming, readHopTiming } from '../src/wire/server-timing.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -223,6 +229,55 @@ describe('Server-Timing at the edges', () => {
     await late.body.dump();
     expect(late.statusCode).toBe(504);
     expect(readHopTiming(late.headers['server-timing']).hop?.leftMs).toBeLessThanOrEqual(-50);
+  });
+
+  it('says how long a request queued for admission, and who sees the chain (serverTiming)', async () => {
+    const plain = await listen(createServer((_req, res) => res.end('ok')));
+    const below = client('stock', plain);
+    const handler = withDeadlineHandler(
+      async (_req, res) => {
+        await (await below.request({ path: '/' })).body.dump();
+        await sleep(60);
+        res.end('ok');
+      },
+      {
+        ...OPTIONS,
+        trust: (req) => req.headers['x-mesh'] === '1',
+        admission: createAdmission({ maxInFlight: 1 }),
+      },
+    );
+    const origin = await listen(createServer(handler));
+    const deadline = { 'x-deadline-epoch-ms': String(Date.now() + 2_000) };
+    const [first, second] = await Promise.all([
+      request(`${origin}/`, { headers: { ...deadline, 'x-mesh': '1' } }),
+      sleep(10).then(() => request(`${origin}/`, { headers: { ...deadline, 'x-mesh': '1' } })),
+    ]);
+    await Promise.all([first.body.dump(), second.body.dump()]);
+    const queued = readHopTiming(second.headers['server-timing']).hop!;
+    expect(queued.queuedMs).toBeGreaterThanOrEqual(30);
+    expect(queued.dependencies.map((d) => d.name)).toEqual(['stock']);
+    // An untrusted caller ('trusted', the default): the hop's own metrics, no dependency names.
+    const outsider = await request(`${origin}/`, { headers: deadline });
+    await outsider.body.dump();
+    expect(String(outsider.headers['server-timing'])).toMatch(
+      /^prazo-left;dur=[\d.]+, prazo-queue;dur=[\d.]+, prazo-handler;dur=[\d.]+$/,
+    );
+    const none = await listen(
+      createServer(
+        withDeadlineHandler((_req, res) => void res.end('ok'), { ...OPTIONS, serverTiming: 'none' }),
+      ),
+    );
+    const quiet = await request(`${none}/`);
+    await quiet.body.dump();
+    expect(quiet.headers['server-timing']).toBeUndefined();
+    let thrown: unknown;
+    try {
+      withDeadlineHandler(() => {}, { ...OPTIONS, serverTiming: 'yes' as 'all' });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isPrazoError(thrown, 'INVALID_OPTION')).toBe(true);
+    expect((thrown as Error).message).toMatch(/serverTiming/);
   });
 
   it.skipIf(noChromium)("shows in headless Chromium's PerformanceServerTiming for a page fetch", async () => {

@@ -22,8 +22,13 @@ export function withHistory<E extends Error>(error: E, call: Call, dependency: s
   if ((error as { ledger?: unknown }).ledger !== ledger) {
     // The deadline step names the ledger: a call refused before it never started.
     const started = ledger.dependency !== '';
-    ledger.failed(ledger.clock.now());
-    if (!started) ledger.dependency = dependency;
+    const now = ledger.clock.now();
+    if (!started) {
+      ledger.dependency = dependency;
+      ledger.startMs = now;
+      ledger.limitMs = now;
+    }
+    ledger.failed(now);
     Object.defineProperty(error, 'ledger', {
       value: ledger,
       enumerable: false,

@@ -230,6 +230,20 @@ describe('deadline errors that say where the time went', () => {
   });
 });
 
+describe('the ledger of a call that never started', () => {
+  it('is empty, not an epoch long, when the dependency was closed before the call', async () => {
+    const { dep } = createTestDependency();
+    await dep.close();
+    const error = (await settle(dep.request({ path: '/stock' }))).error as {
+      code: string;
+      ledger: { elapsedMs: number; entries: unknown[] };
+    };
+    expect(error.code).toBe('CANCELLED');
+    expect(error.ledger.elapsedMs).toBe(0);
+    expect(error.ledger.entries).toEqual([]);
+  });
+});
+
 describe('formatMs and describeLedger', () => {
   it('groups thousands with a space and rounds to the millisecond', () => {
     expect(formatMs(1900)).toBe('1 900 ms');
