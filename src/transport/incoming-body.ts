@@ -86,6 +86,11 @@ export class IncomingBody implements ResponseBody {
     this.#source = source;
   }
 
+  /** Whether the body is still arriving (it has neither ended nor failed). */
+  get open(): boolean {
+    return this.#state === OPEN;
+  }
+
   /** Whether the body was read, streamed or dumped (it can be only once). */
   get bodyUsed(): boolean {
     return this.#used;
@@ -100,6 +105,7 @@ export class IncomingBody implements ResponseBody {
       entry.unwatched?.();
       return;
     }
+
     this.#timer = timer;
     this.#entry = entry;
     timer.add(entry);

@@ -20,7 +20,10 @@ export function guardBody(
   attempt: AttemptTiming,
   body: ResponseBody,
 ): void {
-  if (body instanceof IncomingBody) body.watch(ctx.timer, new BodyDeadline(ctx, call.limitMs, body, attempt));
+  if (!(body instanceof IncomingBody)) return;
+  // A small body has usually arrived with the headers: it ended when they did, and holds nothing.
+  if (!body.open) attempt.bodyEndMs = attempt.endMs;
+  else body.watch(ctx.timer, new BodyDeadline(ctx, call.limitMs, body, attempt));
 }
 
 /** The shared-timer entry that destroys a body still open at the call's deadline. */
