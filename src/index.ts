@@ -61,6 +61,13 @@ export type {
   RetryEvent,
 } from './engine/events.js';
 export type { DependencyError } from './engine/history.js';
+export type {
+  DeadlineLedger,
+  LedgerAttempt,
+  LedgerEntry,
+  LedgerShare,
+  LedgerWait,
+} from './engine/ledger.js';
 export type { LatencySource, PolicySnapshot } from './engine/live-latency.js';
 export type { AttemptRecord, DependencyResponse, ResponseBody, ResponseHeaders } from './engine/response.js';
 export { BOOTSTRAP_PROBES_IN_FLIGHT } from './engine/steps/admit-step.js';
@@ -298,3 +305,12 @@ export {
   parseIdempotencyKey,
   serializeIdempotencyKey,
 } from './wire/idempotency-key-header.js';
+export type {
+  DependencyWait,
+  HopReading,
+  HopTiming,
+  ParsedServerTiming,
+  ServerTimingMetric,
+  ServerTimingProblem,
+} from './wire/server-timing.js';
+export { parseServerTiming, readHopTiming, SERVER_TIMING_HEADER } from './wire/server-timing.js';

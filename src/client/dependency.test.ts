@@ -499,6 +499,7 @@ describe('dependency() hygiene', () => {
           status: 200,
           phase: 'response',
           won: true,
+          leftMs: 1000,
         },
       ],
       [
@@ -510,6 +511,7 @@ describe('dependency() hygiene', () => {
           status: 200,
           durationMs: 0,
           attempts: 1,
+          ledger: expect.objectContaining({ dependency: 'inventory', elapsedMs: 0, budgetMs: 1000 }),
         },
       ],
     ]);

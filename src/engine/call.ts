@@ -14,6 +14,7 @@ import type { RequestBody } from '../transport/transport.js';
 import { ATTEMPT_HEADER } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../wire/deadline-header.js';
 import { mintIdempotencyKey } from '../wire/idempotency-key-header.js';
+import { CallLedger } from './ledger.js';
 import type { AttemptRecord } from './response.js';
 
 /** Header values a caller may pass. */
@@ -116,6 +117,8 @@ export class Call {
   limitMs = 0;
   limitHeader = '';
   startMs = 0;
+  /** Where the call's time went (see {@link CallLedger}): on its response and its error. */
+  readonly ledger: CallLedger;
   /** The history, made at its first record or read (see {@link Call.recordAttempt}). */
   #attempts: AttemptRecord[] | null = null;
   /** Attempts sent, hedges included. */
@@ -143,6 +146,7 @@ export class Call {
       throw new InvalidOptionError('request', 'an object with a path', options);
     checkKnownOptions(options);
     this.id = id;
+    this.ledger = new CallLedger(clock);
     const method = options.method === undefined ? 'GET' : options.method;
     if (method === 'GET' || method === 'POST') {
       // The usual methods skip the pattern (a regular expression run costs more than the rest here).

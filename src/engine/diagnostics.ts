@@ -21,6 +21,7 @@ export const DIAGNOSTICS_CHANNELS = Object.freeze({
   'concurrency-limit': 'prazo:overload:concurrency-limit',
   policy: 'prazo:policy',
   requeue: 'prazo:requeue',
+  'server-timing-ignored': 'prazo:ledger:server-timing-ignored',
   'instance-ejected': 'prazo:instance:ejected',
   'instance-probing': 'prazo:instance:probing',
   'instance-returned': 'prazo:instance:returned',

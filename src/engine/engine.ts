@@ -217,6 +217,15 @@ export function createEngine(
     localMaxMs: o.localMaxMs,
     sleepers: new Set(),
     closed: false,
+    serverTimingIgnored(reason, attempt) {
+      if (events.has('server-timing-ignored'))
+        events.emit('server-timing-ignored', {
+          dependency: o.name,
+          attempt: attempt.number,
+          instance: attempt.origin,
+          reason,
+        });
+    },
   };
 
   let origins = o.origins;

@@ -3,7 +3,9 @@ import type { InstanceTransition } from '../balancer/instance-transition.js';
 import type { ResolverError } from '../errors.js';
 import type { AttemptPhase } from '../policy/classify.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
+import type { ServerTimingProblem } from '../wire/server-timing.js';
 import { channels } from './diagnostics.js';
+import type { DeadlineLedger } from './ledger.js';
 import type { PolicySnapshot } from './live-latency.js';
 
 /** A call began (after its deadline was resolved). */
@@ -66,6 +68,10 @@ export interface AttemptEndEvent {
   errorCode?: string;
   /** Whether this attempt's answer is the one the call went on with (false for a losing hedge copy). */
   won: boolean;
+  /** Time left of the call's deadline when the attempt was sent, in ms (set by prazo's engine). */
+  leftMs?: number;
+  /** From send until a connection took the request, in ms (when the transport says so). */
+  connectMs?: number;
 }
 
 /** A retry was granted and will be sent after `delayMs`. */
@@ -155,6 +161,24 @@ export interface RequestEndEvent {
   durationMs: number;
   /** Attempts sent, hedges included. */
   attempts: number;
+  /**
+   * Where the call's time went (the same object as the response's or the error's `ledger`); set by
+   * prazo's engine (absent from events replayed from elsewhere).
+   */
+  ledger?: DeadlineLedger;
+}
+
+/**
+ * What an answer's `Server-Timing` said could not (all) be read: the part ignored, and why. Emitted
+ * once per answer, when its timing is first read (by the ledger, or by a server adapter passing it up).
+ */
+export interface ServerTimingIgnoredEvent {
+  dependency: string;
+  /** Number of the attempt that was answered. */
+  attempt: number;
+  /** Origin of the instance that answered. */
+  instance: string;
+  reason: ServerTimingProblem;
 }
 
 /**
@@ -232,6 +256,8 @@ export interface DependencyEvents {
   'concurrency-limit': ConcurrencyLimitEvent;
   policy: PolicyEvent;
   requeue: RequeueEvent;
+  /** An answer's `Server-Timing` was (partly) ignored when the ledger read it (docs/deadlines.md). */
+  'server-timing-ignored': ServerTimingIgnoredEvent;
   /** Too many failures in a row, or a failure ratio far above its peers' (or a failed probe). */
   'instance-ejected': InstanceEvent;
   /** Its ejection ended: the next first attempt is its single probe. */

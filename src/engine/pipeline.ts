@@ -7,6 +7,7 @@ import type { Transport } from '../transport/transport.js';
 import type { AttemptPlan } from './attempt-plan.js';
 import type { Call, DependencyResponse } from './call.js';
 import type { EventHub } from './events.js';
+import type { IgnoredServerTiming } from './ledger.js';
 import type { LiveLatency } from './live-latency.js';
 import type { ConcurrencyGate } from './steps/concurrency-gate.js';
 import type { NormalizedRequeueOptions } from './steps/requeue.js';
@@ -72,6 +73,8 @@ export interface DependencyContext {
   readonly sleepers: Set<Call>;
   /** Set by `close()`. */
   closed: boolean;
+  /** Told when an answer's `Server-Timing` was (partly) ignored: the `server-timing-ignored` event. */
+  readonly serverTimingIgnored: IgnoredServerTiming;
 }
 
 /**

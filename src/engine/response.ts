@@ -1,6 +1,7 @@
 import type { AttemptPhase } from '../policy/classify.js';
 import type { ResponseBody, ResponseHeaders } from '../transport/response-body.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
+import type { DeadlineLedger } from './ledger.js';
 
 export type { ResponseBody, ResponseHeaders } from '../transport/response-body.js';
 
@@ -33,6 +34,12 @@ export interface DependencyResponse {
   headers: ResponseHeaders;
   body: ResponseBody;
   attempts: readonly AttemptRecord[];
+  /**
+   * Where the call's time went: queue, attempts (connect, first byte, body), waits between them,
+   * and — when the dependency is a prazo server — its own share, down its chain (`Server-Timing`).
+   * See docs/deadlines.md, "The deadline ledger".
+   */
+  ledger: DeadlineLedger;
 }
 
 /** Reads and drops a response nobody will use, so its connection returns to the pool. */

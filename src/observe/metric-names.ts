@@ -22,7 +22,8 @@ export type MetricLabel =
   | 'instance'
   | 'route'
   | 'reason'
-  | 'criticality';
+  | 'criticality'
+  | 'problem';
 
 /** How the metric behaves. */
 export type MetricType = 'counter' | 'gauge' | 'histogram';
@@ -61,6 +62,7 @@ export const OTEL_ATTRIBUTES: Readonly<Record<MetricLabel, string>> = Object.fre
   // server's admission (expired, insufficient, queue-full …); each metric has its own value set.
   reason: 'prazo.reason',
   criticality: 'prazo.criticality',
+  problem: 'prazo.server_timing.problem',
 });
 
 /**
@@ -83,6 +85,7 @@ export const LABEL_VALUES = Object.freeze({
   direction: Object.freeze(['timeout-too-tight', 'timeout-too-generous'] as const),
   state: Object.freeze(['up', 'down', 'ejected', 'probing', 'draining'] as const),
   reason: Object.freeze(['concurrency', 'throttle'] as const),
+  problem: Object.freeze(['malformed', 'too-long', 'too-many', 'too-deep', 'bad-value'] as const),
 });
 
 /**
@@ -246,6 +249,14 @@ export const METRICS = Object.freeze({
     unit: '{resolution}',
     help: 'Resolutions of a live set of origins (a resolver function, DNS) that failed, timed out or answered nothing: the last good set was kept.',
     labels: ['dependency'],
+  },
+  serverTimingIgnored: {
+    prometheus: 'prazo_server_timing_ignored_total',
+    otel: 'prazo.client.server_timing.ignored',
+    type: 'counter',
+    unit: '{response}',
+    help: 'Answers whose Server-Timing was (partly) ignored when read, by problem: malformed, too-long, too-many, too-deep, bad-value. The answer counts as one opaque interval in the deadline ledger.',
+    labels: ['dependency', 'problem'],
   },
   requeues: {
     prometheus: 'prazo_requeues_total',

@@ -60,6 +60,49 @@ describe('instrumentTracing()', () => {
     ]);
   });
 
+  it('puts the deadline ledger on the call span and the time left on the attempt span', () => {
+    const { exporter, dep } = setup();
+    dep.emit('request-start', start);
+    dep.emit('attempt-headers', {
+      ...{ requestId: 1, attempt: 1, kind: 'original', method: 'GET' },
+      ...{ instance: 'http://10.0.0.1', path: '/a', headers: [] },
+    });
+    dep.emit('attempt-end', {
+      ...{ requestId: 1, attempt: 1, kind: 'original', instance: 'http://10.0.0.1' },
+      ...{ durationMs: 40, outcome: 'success', status: 200, won: true, leftMs: 590, connectMs: 2 },
+    });
+    const ledger = {
+      dependency: 'payments',
+      budgetMs: 600,
+      elapsedMs: 52,
+      queuedMs: 10,
+      hereMs: 12,
+      entries: [],
+      shares: () => [],
+      summary: () => '52 ms: 12 ms here (10 ms queued), 40 ms in payments',
+    };
+    dep.emit('request-end', {
+      requestId: 1,
+      outcome: 'success',
+      status: 200,
+      durationMs: 52,
+      attempts: 1,
+      ledger,
+    });
+    const [attempt, call] = exporter.getFinishedSpans();
+    expect(attempt?.attributes).toMatchObject({
+      'prazo.deadline.left_ms': 590,
+      'prazo.attempt.connect_ms': 2,
+    });
+    expect(call?.attributes).toMatchObject({
+      'prazo.deadline.budget_ms': 600,
+      'prazo.deadline.elapsed_ms': 52,
+      'prazo.deadline.here_ms': 12,
+      'prazo.deadline.queued_ms': 10,
+      'prazo.deadline.ledger': '52 ms: 12 ms here (10 ms queued), 40 ms in payments',
+    });
+  });
+
   it('names a method outside the standard set _OTHER and keeps the original', () => {
     const { exporter, dep } = setup();
     dep.emit('request-start', { ...start, method: 'PURGE' });

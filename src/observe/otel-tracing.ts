@@ -215,6 +215,8 @@ function traceDependency(
     span.setAttribute('prazo.attempt.outcome', e.outcome);
     span.setAttribute('prazo.attempt.won', e.won);
     if (e.timeout !== undefined) span.setAttribute('prazo.timeout.phase', e.timeout);
+    if (e.leftMs !== undefined) span.setAttribute('prazo.deadline.left_ms', e.leftMs);
+    if (e.connectMs !== undefined) span.setAttribute('prazo.attempt.connect_ms', e.connectMs);
     const errorType = errorTypeOf(e.outcome, e.status, e.errorCode);
     if (errorType !== undefined) {
       span.setAttribute('error.type', errorType);
@@ -254,6 +256,15 @@ function traceDependency(
     const span = call.span;
     span.setAttribute('prazo.attempts', e.attempts);
     if (e.status !== undefined) span.setAttribute('http.response.status_code', e.status);
+    const ledger = e.ledger;
+    if (ledger !== undefined) {
+      // Read only by a trace exporter that is on: the ledger costs nothing otherwise.
+      span.setAttribute('prazo.deadline.budget_ms', ledger.budgetMs);
+      span.setAttribute('prazo.deadline.elapsed_ms', ledger.elapsedMs);
+      span.setAttribute('prazo.deadline.here_ms', ledger.hereMs);
+      if (ledger.queuedMs > 0) span.setAttribute('prazo.deadline.queued_ms', ledger.queuedMs);
+      span.setAttribute('prazo.deadline.ledger', ledger.summary());
+    }
     const errorType = errorTypeOf(e.outcome, e.status, e.code);
     if (errorType !== undefined) {
       span.setAttribute('error.type', errorType);

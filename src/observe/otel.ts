@@ -136,6 +136,7 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
     driftEvents: counter(METRICS.driftEvents),
     recalibrations: counter(METRICS.recalibrations),
     requeues: counter(METRICS.requeues),
+    serverTimingIgnored: counter(METRICS.serverTimingIgnored),
     instanceEjections: counter(METRICS.instanceEjections),
     instances: gauge(METRICS.instances),
     instanceShare: gauge(METRICS.instanceShare),
@@ -223,6 +224,8 @@ export function instrument(target: InstrumentTarget, options: OtelInstrumentOpti
         observer.observe(o.driftEvents, a.drift[direction], at(A.direction, direction));
       observer.observe(o.recalibrations, a.recalibrations, base);
       observer.observe(o.requeues, tally.requeues, base);
+      for (const problem of LABEL_VALUES.problem)
+        observer.observe(o.serverTimingIgnored, tally.serverTimingIgnored[problem], at(A.problem, problem));
       observer.observe(o.instanceEjections, tally.ejections, base);
       if (dependency.instances !== undefined) {
         const f = instanceFigures(dependency.instances());

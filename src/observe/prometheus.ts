@@ -108,6 +108,7 @@ type CounterKey =
   | 'driftEvents'
   | 'recalibrations'
   | 'requeues'
+  | 'serverTimingIgnored'
   | 'instanceEjections'
   | 'membershipRefreshFailures'
   | 'limited';
@@ -221,6 +222,8 @@ function attach(state: RegistryState, dependency: InstrumentableDependency): Att
   for (const direction of LABEL_VALUES.direction) add('driftEvents', { direction }, () => a.drift[direction]);
   add('recalibrations', {}, () => a.recalibrations);
   add('requeues', {}, () => tally.requeues);
+  for (const problem of LABEL_VALUES.problem)
+    add('serverTimingIgnored', { problem }, () => tally.serverTimingIgnored[problem]);
   add('instanceEjections', {}, () => tally.ejections);
   add('membershipRefreshFailures', {}, () => tally.membershipFailures);
   for (const reason of LABEL_VALUES.reason) add('limited', { reason }, () => tally.limited[reason]);
@@ -312,6 +315,7 @@ function stateFor(registry: Registry, prefix: string): RegistryState {
       driftEvents: counter(METRICS.driftEvents),
       recalibrations: counter(METRICS.recalibrations),
       requeues: counter(METRICS.requeues),
+      serverTimingIgnored: counter(METRICS.serverTimingIgnored),
       instanceEjections: counter(METRICS.instanceEjections),
       membershipRefreshFailures: counter(METRICS.membershipRefreshFailures),
       limited: counter(METRICS.limited),

@@ -7,8 +7,10 @@ import type {
   LimitedEvent,
   MembershipErrorEvent,
   RequestEndEvent,
+  ServerTimingIgnoredEvent,
 } from '../engine/events.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
+import type { ServerTimingProblem } from '../wire/server-timing.js';
 import type { DriftDirection, DriftEvent, DriftEventSource, RecalibratedEvent } from './drift-check.js';
 import { DurationBuckets } from './duration-buckets.js';
 import { LABEL_VALUES } from './metric-names.js';
@@ -37,6 +39,8 @@ export interface Tally {
   membershipFailures: number;
   /** Calls refused locally by an overload protection (`limited`), by reason. */
   readonly limited: { concurrency: number; throttle: number };
+  /** Answers whose `Server-Timing` was (partly) ignored (`server-timing-ignored`), by problem. */
+  readonly serverTimingIgnored: Record<ServerTimingProblem, number>;
   /** Unsubscribes from the dependency. Idempotent. */
   detach(): void;
 }
@@ -104,6 +108,9 @@ export function createTally(
   const onRequeue = (): void => {
     tally.requeues++;
   };
+  const onServerTimingIgnored = (e: ServerTimingIgnoredEvent): void => {
+    tally.serverTimingIgnored[e.reason]++;
+  };
   const onEjected = (_e: InstanceEvent): void => {
     tally.ejections++;
   };
@@ -125,6 +132,7 @@ export function createTally(
     ejections: 0,
     membershipFailures: 0,
     limited: { concurrency: 0, throttle: 0 },
+    serverTimingIgnored: { malformed: 0, 'too-long': 0, 'too-many': 0, 'too-deep': 0, 'bad-value': 0 },
     detach() {
       if (!attached) return;
       attached = false;
@@ -134,6 +142,7 @@ export function createTally(
       dependency.off('budget-exhausted', onBudgetExhausted);
       dependency.off('fast-fail', onFastFail);
       dependency.off('requeue', onRequeue);
+      dependency.off('server-timing-ignored', onServerTimingIgnored);
       dependency.off('instance-ejected', onEjected);
       dependency.off('membership-error', onMembershipError);
       dependency.off('limited', onLimited);
@@ -145,6 +154,7 @@ export function createTally(
   dependency.on('budget-exhausted', onBudgetExhausted);
   dependency.on('fast-fail', onFastFail);
   dependency.on('requeue', onRequeue);
+  dependency.on('server-timing-ignored', onServerTimingIgnored);
   dependency.on('instance-ejected', onEjected);
   dependency.on('membership-error', onMembershipError);
   dependency.on('limited', onLimited);

@@ -3,6 +3,7 @@ import type { Admission, Refusal } from '../admission/admission.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { InvalidOptionError, type PrazoErrorCode } from '../errors.js';
 import type { Criticality } from '../wire/criticality-header.js';
+import { handlerStarted } from './deadline-scope.js';
 
 /** Route key of the requests an adapter cannot tell apart (no route, no `routeKey`). */
 export const ANY_ROUTE = '*';
@@ -123,6 +124,7 @@ export function offerRequest(
     criticality,
     (ticket) => {
       res.once('close', () => ticket.release(res.writableFinished));
+      handlerStarted(res);
       run();
     },
     answer,

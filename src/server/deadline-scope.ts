@@ -7,8 +7,10 @@ import {
   onDeadlineExpired,
   readIncomingDeadlineWith,
 } from '../deadline/deadline.js';
+import { HopTally, withHopTally } from '../deadline/hop-tally.js';
 import { CancelledError, InvalidOptionError, isPrazoError, type PrazoError } from '../errors.js';
 import { normalizeDeadlineHeaderOptions } from '../wire/deadline-header.js';
+import { SERVER_TIMING_HEADER } from '../wire/server-timing.js';
 import type { ServerTrust } from './trust.js';
 
 /**
@@ -48,7 +50,20 @@ export interface ServerDeadlineOptions<R = IncomingMessage> {
    * @default 'none'
    */
   trust?: ServerTrust<R>;
+  /**
+   * The `Server-Timing` header prazo adds to every response (docs/deadlines.md, "Server-Timing"):
+   * the time left on arrival, queued for admission, in the handler, and — with the chain — the time
+   * the handler waited on each of its prazo dependencies and what they said of themselves.
+   * `'trusted'`: the chain to callers whose deadline header `trust` accepts (the mesh), only this
+   * hop's own three metrics to the others (no dependency names leave through an edge); `'all'`: the
+   * chain to every caller; `'own'`: the three metrics to every caller; `'none'`: no header.
+   * @default 'trusted'
+   */
+  serverTiming?: ServerTimingPolicy;
 }
+
+/** Who gets which `Server-Timing` (see {@link ServerDeadlineOptions.serverTiming}). */
+export type ServerTimingPolicy = 'trusted' | 'all' | 'own' | 'none';
 
 /** {@link ServerDeadlineOptions} validated, with defaults applied. */
 export interface NormalizedServerDeadlineOptions {
@@ -57,6 +72,7 @@ export interface NormalizedServerDeadlineOptions {
   skewMs: number;
   clock: Clock;
   onLateWrite: ((req: IncomingMessage) => void) | undefined;
+  serverTiming: ServerTimingPolicy;
 }
 
 /**
@@ -71,7 +87,15 @@ export function normalizeServerDeadlineOptions(
   const onLateWrite = options.onLateWrite;
   if (onLateWrite !== undefined && typeof onLateWrite !== 'function')
     throw new InvalidOptionError('onLateWrite', 'a function', onLateWrite);
-  return { ...header, clock, onLateWrite };
+  const serverTiming = options.serverTiming ?? 'trusted';
+  if (
+    serverTiming !== 'trusted' &&
+    serverTiming !== 'all' &&
+    serverTiming !== 'own' &&
+    serverTiming !== 'none'
+  )
+    throw new InvalidOptionError('serverTiming', "'trusted', 'all', 'own' or 'none'", serverTiming);
+  return { ...header, clock, onLateWrite, serverTiming };
 }
 
 /**
@@ -147,11 +171,16 @@ export function findDeadlineError(error: unknown): PrazoError | undefined {
 /** A request's deadline and what the adapter must do with it. */
 export type DeadlineScope =
   /** The request arrived after its limit: answer 504 at once, do not run the handler. */
-  | { readonly expired: true; readonly deadline: Deadline }
+  | { readonly expired: true; readonly deadline: Deadline; readonly hop: HopTally | undefined }
   /** Run the handler; everything armed is released when the response ends or the client goes away. */
   | {
       readonly expired: false;
       readonly deadline: Deadline;
+      /**
+       * Where the request's time goes (undefined with `serverTiming: 'none'`): run the handler
+       * inside {@link runInScope}, and call {@link handlerStarted} when admission lets it through.
+       */
+      readonly hop: HopTally | undefined;
       release(): void;
       /**
        * Calls `then` once when the scope is released (the response finished, `true`, or the connection
@@ -180,7 +209,19 @@ export function openDeadlineScope(
     options,
     options.clock,
   );
-  if (options.clock.now() >= arrivalLimitMs) return { expired: true, deadline };
+  const arrivalMs = options.clock.now();
+  const hop =
+    options.serverTiming === 'none'
+      ? undefined
+      : new HopTally(options.clock, arrivalMs, deadline.limitMs - arrivalMs);
+  if (hop !== undefined)
+    answerWithServerTiming(
+      res,
+      hop,
+      options.serverTiming === 'all' || (options.serverTiming === 'trusted' && trusted),
+      options.clock,
+    );
+  if (arrivalMs >= arrivalLimitMs) return { expired: true, deadline, hop };
   // Skew excuses the arrival and prazo's own 504, never the deadline the handler passes on.
   const answerBy = arrivalLimitMs > deadline.limitMs ? Deadline.at(arrivalLimitMs, options.clock) : deadline;
 
@@ -220,12 +261,56 @@ export function openDeadlineScope(
   return {
     expired: false,
     deadline,
+    hop,
     release,
     onRelease(callback) {
       if (released) callback(res.writableFinished);
       else then = callback;
     },
   };
+}
+
+/** Tallies of the responses in flight, for the admission step that lets a request through. */
+const tallies = new WeakMap<ServerResponse, HopTally>();
+
+/**
+ * Adds the hop's `Server-Timing` when the response headers go out: `writeHead` is where both an
+ * explicit `writeHead()` and the implicit one of a first `write()` / `end()` pass. A value the
+ * handler set with `setHeader('server-timing', …)` is kept, prazo's metrics after it.
+ */
+function answerWithServerTiming(res: ServerResponse, hop: HopTally, chain: boolean, clock: Clock): void {
+  tallies.set(res, hop);
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+    if (!this.headersSent) {
+      const ours = hop.header(clock.now(), chain);
+      const theirs = this.getHeader(SERVER_TIMING_HEADER);
+      this.setHeader(SERVER_TIMING_HEADER, theirs === undefined ? ours : `${String(theirs)}, ${ours}`);
+    }
+    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+  } as typeof res.writeHead;
+}
+
+/**
+ * The request of `res` reached its handler (admission let it through): its queued time ends now.
+ * @internal Used by the adapters' admission.
+ */
+export function handlerStarted(res: ServerResponse): void {
+  tallies.get(res)?.handlerStarted();
+}
+
+/**
+ * Runs `fn` with the request's hop tally as the one prazo's client reports its calls to (as is
+ * when there is none).
+ * @internal Used by the adapters.
+ */
+export function runInScope<T>(hop: HopTally | undefined, fn: () => T): T {
+  return hop === undefined ? fn() : withHopTally(hop, fn);
+}
+
+/** The hop tally of the request `res` answers, if any. @internal */
+export function hopTallyOf(res: ServerResponse): HopTally | undefined {
+  return tallies.get(res);
 }
 
 /** Writes a 504 JSON response on a raw Node response (used by `prazo/http` and `prazo/express`). */

@@ -16,6 +16,7 @@ import {
   findDeadlineError,
   normalizeServerDeadlineOptions,
   openDeadlineScope,
+  runInScope,
   type ServerDeadlineOptions,
   sendDeadlineResponse,
   wasAnsweredAtDeadline,
@@ -25,7 +26,7 @@ import type { Idempotency } from './idempotency/idempotency.js';
 import { createRequestTrust } from './trust.js';
 
 export * from './admission-exports.js';
-export type { ServerDeadlineOptions } from './deadline-scope.js';
+export type { ServerDeadlineOptions, ServerTimingPolicy } from './deadline-scope.js';
 export { deadlineErrorBody, findDeadlineError, isDeadlineError } from './deadline-scope.js';
 export * from './idempotency/idempotency-exports.js';
 export type { ServerTrust, TrustByHeader, TrustPolicy } from './trust.js';
@@ -83,7 +84,9 @@ export function deadlineMiddleware(
     }
     const criticality = trust.criticality(req, req.headers);
     if (criticality !== 'default') accepted.set(req, criticality);
-    withRequestCriticality(criticality, () => withDeadline(scope.deadline, () => next()));
+    runInScope(scope.hop, () =>
+      withRequestCriticality(criticality, () => withDeadline(scope.deadline, () => next())),
+    );
   };
   return Object.defineProperty(middleware, 'lateWrites', {
     get: lateWrites,

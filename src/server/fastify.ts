@@ -15,8 +15,10 @@ import {
   DEADLINE_STATUS,
   deadlineErrorBody,
   findDeadlineError,
+  hopTallyOf,
   normalizeServerDeadlineOptions,
   openDeadlineScope,
+  runInScope,
   type ServerDeadlineOptions,
 } from './deadline-scope.js';
 import { checkIdempotency } from './idempotency/check-idempotency.js';
@@ -24,7 +26,7 @@ import type { Idempotency } from './idempotency/idempotency.js';
 import { createRequestTrust } from './trust.js';
 
 export * from './admission-exports.js';
-export type { ServerDeadlineOptions } from './deadline-scope.js';
+export type { ServerDeadlineOptions, ServerTimingPolicy } from './deadline-scope.js';
 export { deadlineErrorBody, findDeadlineError, isDeadlineError } from './deadline-scope.js';
 export * from './idempotency/idempotency-exports.js';
 export type { ServerTrust, TrustByHeader, TrustPolicy } from './trust.js';
@@ -137,7 +139,10 @@ const plugin: FastifyPluginCallback<DeadlinePluginOptions> = (fastify, options, 
         .send(deadlineErrorBody(new DeadlineExceededError('The request arrived after its deadline.')));
       return;
     }
-    const go = (): void => withRequestCriticality(criticality, () => withDeadline(scope.deadline, next));
+    const go = (): void =>
+      runInScope(scope.hop, () =>
+        withRequestCriticality(criticality, () => withDeadline(scope.deadline, next)),
+      );
     const admit = (): void => {
       if (admission === undefined) {
         go();
@@ -149,6 +154,7 @@ const plugin: FastifyPluginCallback<DeadlinePluginOptions> = (fastify, options, 
         criticality,
         (ticket) => {
           scope.onRelease((finished) => ticket.release(finished));
+          scope.hop?.handlerStarted();
           go();
         },
         (refusal) => {
@@ -164,9 +170,11 @@ const plugin: FastifyPluginCallback<DeadlinePluginOptions> = (fastify, options, 
   });
   // Body parsing resumes from stream events, outside the context entered above: enter it again right
   // before the handler so that currentDeadline() works there too.
-  fastify.addHook('preHandler', (request, _reply, next) => {
+  fastify.addHook('preHandler', (request, reply, next) => {
     const criticality = accepted.get(request) ?? 'default';
-    withRequestCriticality(criticality, () => withDeadline(request.deadline, next));
+    runInScope(hopTallyOf(reply.raw), () =>
+      withRequestCriticality(criticality, () => withDeadline(request.deadline, next)),
+    );
   });
   done();
 };

@@ -14,8 +14,10 @@ import { ANY_ROUTE, checkAdmission, checkRouteKey, offerRequest, sendRefusal } f
 import {
   countLateWrites,
   findDeadlineError,
+  hopTallyOf,
   normalizeServerDeadlineOptions,
   openDeadlineScope,
+  runInScope,
   type ServerDeadlineOptions,
   sendDeadlineResponse,
 } from './deadline-scope.js';
@@ -24,7 +26,7 @@ import type { Idempotency } from './idempotency/idempotency.js';
 import { createRequestTrust } from './trust.js';
 
 export * from './admission-exports.js';
-export type { ServerDeadlineOptions } from './deadline-scope.js';
+export type { ServerDeadlineOptions, ServerTimingPolicy } from './deadline-scope.js';
 export { deadlineErrorBody, findDeadlineError, isDeadlineError } from './deadline-scope.js';
 export * from './idempotency/idempotency-exports.js';
 export type { ServerTrust, TrustByHeader, TrustPolicy } from './trust.js';
@@ -114,8 +116,10 @@ export function withDeadlineHandler(
   const idempotency = checkIdempotency(options.idempotency);
   const handle = async (request: DeadlineIncomingMessage, res: ServerResponse, criticality: Criticality) => {
     try {
-      await withRequestCriticality(criticality, () =>
-        withDeadline(request.deadline, () => handler(request, res)),
+      await runInScope(hopTallyOf(res), () =>
+        withRequestCriticality(criticality, () =>
+          withDeadline(request.deadline, () => handler(request, res)),
+        ),
       );
     } catch (error) {
       if (!res.headersSent && !res.writableEnded) {

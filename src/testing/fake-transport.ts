@@ -23,6 +23,8 @@ export interface FakeExchange {
   bodyConsumed: boolean;
   respond(status: number, headers?: Record<string, string>, text?: string): void;
   fail(error: unknown): void;
+  /** Says a connection took the request (undici's `onRequestStart`): the end of its connect phase. */
+  written(): void;
 }
 
 /** A transport that records requests and lets the test answer them by hand, no network. */
@@ -81,6 +83,9 @@ export function createFakeTransport(
             exchange.settled = true;
             signal.removeEventListener('abort', onAbort);
             resolve({ statusCode: status, headers: { ...responseHeaders }, body: fakeBody(text, exchange) });
+          },
+          written() {
+            request.written?.();
           },
           fail(error) {
             if (exchange.settled) return;

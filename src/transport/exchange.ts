@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ConnectTimeoutError, ReadTimeoutError } from '../errors.js';
 import { IncomingBody } from './incoming-body.js';
-import type { AbortLike, TransportResponse } from './transport.js';
+import type { AbortLike, OutgoingRequest, TransportResponse } from './transport.js';
 
 /**
  * What an exchange uses of undici's per-request controller: the same methods on undici 7 (its
@@ -38,6 +38,7 @@ export class Exchange {
   #reject!: (error: unknown) => void;
   readonly #signal: AbortLike;
   readonly #requestBody: unknown;
+  readonly #request: OutgoingRequest | null;
   /** undici's controller of this request, from the moment it is written until it ends. */
   #controller: RequestController | null = null;
   #body: IncomingBody | null = null;
@@ -45,13 +46,14 @@ export class Exchange {
   #settled = false;
   #aborted: Error | null = null;
 
-  constructor(signal: AbortLike, requestBody: unknown) {
+  constructor(signal: AbortLike, requestBody: unknown, request: OutgoingRequest | null = null) {
     this.promise = new Promise<TransportResponse>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
     });
     this.#signal = signal;
     this.#requestBody = requestBody;
+    this.#request = request;
     if (signal.aborted) this.abort(toError(signal.reason));
     else signal.addEventListener('abort', this);
   }
@@ -89,6 +91,7 @@ export class Exchange {
     // would destroy the connection, though nothing was sent on it.
     if (this.#aborted !== null) throw this.#aborted;
     this.#controller = controller;
+    this.#request?.written?.();
   }
 
   onResponseStart(

@@ -10,6 +10,12 @@ export const UNREAD_LIMIT_BYTES = 64 * 1024;
 export const DUMP_LIMIT_BYTES = 128 * 1024;
 
 /** What an {@link IncomingBody} needs from the exchange that feeds it. */
+/** A timer entry that lives as long as a body is open (see {@link IncomingBody.watch}). */
+export interface BodyWatch extends TimerEntry {
+  /** Called once when the body ends or fails (it has left the timer), or at once if it already had. */
+  unwatched?(): void;
+}
+
 export interface BodySource {
   /** Resumes reading from the connection after a `push()` returned false. */
   resume(): void;
@@ -74,10 +80,15 @@ export class IncomingBody implements ResponseBody {
   #stream: Readable | null = null;
   #sink: BodySink | null = null;
   #timer: CoarseTimer | null = null;
-  #entry: TimerEntry | null = null;
+  #entry: BodyWatch | null = null;
 
   constructor(source: BodySource) {
     this.#source = source;
+  }
+
+  /** Whether the body is still arriving (it has neither ended nor failed). */
+  get open(): boolean {
+    return this.#state === OPEN;
   }
 
   /** Whether the body was read, streamed or dumped (it can be only once). */
@@ -89,8 +100,12 @@ export class IncomingBody implements ResponseBody {
    * Keeps `entry` on `timer` while the body is open: it leaves the timer as soon as the body ends or
    * fails, without a listener.
    */
-  watch(timer: CoarseTimer, entry: TimerEntry): void {
-    if (this.#state !== OPEN) return;
+  watch(timer: CoarseTimer, entry: BodyWatch): void {
+    if (this.#state !== OPEN) {
+      entry.unwatched?.();
+      return;
+    }
+
     this.#timer = timer;
     this.#entry = entry;
     timer.add(entry);
@@ -339,10 +354,12 @@ export class IncomingBody implements ResponseBody {
   }
 
   #unwatch(): void {
-    if (this.#entry === null) return;
-    this.#timer!.delete(this.#entry);
+    const entry = this.#entry;
+    if (entry === null) return;
+    this.#timer!.delete(entry);
     this.#entry = null;
     this.#timer = null;
+    entry.unwatched?.();
   }
 }
 

@@ -81,7 +81,7 @@ export function createPoolTransport(options: PoolTransportOptions): Transport {
       const pool = pools.get(request.origin);
       if (pool === undefined) return Promise.reject(unknownOrigin(request.origin, origins));
       const body = request.body;
-      const exchange = new Exchange(signal, body);
+      const exchange = new Exchange(signal, body, request);
       const timeoutMs = request.timeoutMs;
       pool.dispatch(
         {

@@ -46,6 +46,11 @@ export interface OutgoingRequest {
    * shared timer enforces it precisely through the abort handle).
    */
   readonly timeoutMs: number;
+  /**
+   * Called by a transport that knows it, once, when a connection takes the request (just before it
+   * is written): the end of the attempt's connect phase.
+   */
+  written?(): void;
 }
 
 /**

@@ -1,6 +1,8 @@
+import { currentHopTally } from '../../deadline/hop-tally.js';
 import { DeadlineInsufficientError } from '../../errors.js';
 import type { Call, DependencyResponse } from '../call.js';
 import { withHistory } from '../history.js';
+import { describeHop } from '../ledger.js';
 import type { DependencyContext, Step } from '../pipeline.js';
 
 /**
@@ -71,7 +73,9 @@ function refuse(
       requiredMs,
       beforeAttempt: true,
     });
-  return Promise.reject(
-    withHistory(new DeadlineInsufficientError(ctx.name, remainingMs, requiredMs), call, ctx.name),
-  );
+  const error = new DeadlineInsufficientError(ctx.name, remainingMs, requiredMs);
+  // Inside a served request, where the request's time went before this call.
+  const hop = currentHopTally();
+  if (hop !== undefined) error.message += ` ${describeHop(hop, ctx.clock.now())}.`;
+  return Promise.reject(withHistory(error, call, ctx.name));
 }

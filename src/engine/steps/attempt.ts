@@ -15,10 +15,12 @@ import type {
 } from '../../transport/transport.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../../wire/deadline-header.js';
+import { type HopReading, SERVER_TIMING_HEADER } from '../../wire/server-timing.js';
 import type { AttemptInFlight, AttemptPlan } from '../attempt-plan.js';
 import type { Call, DependencyResponse } from '../call.js';
 import type { EventSlot } from '../events.js';
 import { instanceOutcomeOfAttempt } from '../instance-report.js';
+import type { AttemptTiming } from '../ledger.js';
 import type { DependencyContext, TryHandler } from '../pipeline.js';
 import { guardBody } from './body-deadline.js';
 
@@ -31,7 +33,7 @@ const NONE_FAILED: readonly number[] = Object.freeze([]);
  * timeout: one object per attempt. What the call or the plan already holds (method, path, body,
  * kind) is read from them rather than copied: every field is paid on every attempt.
  */
-export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptInFlight {
+export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptInFlight, AttemptTiming {
   aborted = false;
   reason: unknown = undefined;
   dueAt = 0;
@@ -53,6 +55,14 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
   readonly headers: string[];
   /** The dependency: asked, when the read timeout is due, whether anything could follow. */
   readonly ctx: DependencyContext;
+  // The attempt's line in the call's ledger (`ledger.ts`): plain numbers, read only when the ledger is.
+  writtenMs = -1;
+  endMs = -1;
+  bodyEndMs = -1;
+  status = 0;
+  outcome: AttemptTiming['outcome'] = null;
+  serverTiming: unknown = undefined;
+  reading: HopReading | null = null;
   #listener: AbortListener | null = null;
 
   constructor(
@@ -75,6 +85,15 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
     this.headers = headers;
     this.number = number;
     this.startMs = startMs;
+  }
+
+  get tryFirst(): AttemptTiming | null {
+    return this.plan.first.attempt as Attempt | null;
+  }
+
+  /** The transport handed the request to a connection: the connect phase is over. */
+  written(): void {
+    this.writtenMs = this.call.ledger.clock.now();
   }
 
   get kind(): AttemptKind {
@@ -277,6 +296,7 @@ function runAttempt(
     }
     ctx.timer.add(attempt);
     plan.sent(attempt);
+    call.ledger.sent(attempt);
     if (events.start.active) {
       ctx.events.emit('attempt-start', {
         dependency: ctx.name,
@@ -332,6 +352,9 @@ function attemptAnswered(
   const end = endAttempt(ctx, attempt);
   const status = res.statusCode;
   const durationMs = end - attempt.startMs;
+  attempt.endMs = end;
+  attempt.status = status;
+  attempt.serverTiming = res.headers[SERVER_TIMING_HEADER];
   ctx.live.record(durationMs, status >= 500, end);
   if (attempt.picked)
     ctx.balancer.finished(
@@ -345,6 +368,7 @@ function attemptAnswered(
   if (!success) call.noteFailure(instance);
   const won = success && !first.settled;
   if (won) first.settled = true;
+  attempt.outcome = success ? 'success' : 'failure';
   call.recordAttempt({
     attempt: number,
     instance: origin,
@@ -366,10 +390,12 @@ function attemptAnswered(
       status,
       phase: 'response',
       won,
+      leftMs: call.limitMs - attempt.startMs,
+      ...(attempt.writtenMs === -1 ? {} : { connectMs: attempt.writtenMs - attempt.startMs }),
     });
   }
-  guardBody(ctx, call, res.body);
-  return { status, headers: res.headers, body: res.body, attempts: call.attempts };
+  guardBody(ctx, call, attempt, res.body);
+  return { status, headers: res.headers, body: res.body, attempts: call.attempts, ledger: call.ledger };
 }
 
 /** The attempt failed with `error`: judges and records it, and returns the error to reject with. */
@@ -385,6 +411,8 @@ function attemptFailed(
   const durationMs = end - attempt.startMs;
   const abandoned =
     error instanceof AttemptAbandonedError || (call.cancelled !== null && error === call.cancelled);
+  attempt.endMs = end;
+  attempt.outcome = abandoned ? 'aborted' : 'failure';
   const verdict = judgeError(error, call.classifyContext(end));
   attempt.plan.failed(error, verdict);
   const classification = verdict.classification;
@@ -429,6 +457,8 @@ function attemptFailed(
       requestId: call.id,
       ...(timeout === undefined ? {} : { timeout }),
       won: false,
+      leftMs: call.limitMs - attempt.startMs,
+      ...(attempt.writtenMs === -1 ? {} : { connectMs: attempt.writtenMs - attempt.startMs }),
     });
   }
   return error;

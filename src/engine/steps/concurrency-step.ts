@@ -162,7 +162,9 @@ async function queued(
     call.waitingOn = waiter;
     ctx.sleepers.add(call);
   });
-  return held(ctx, gate, call, next, ctx.clock.now());
+  const admitted = ctx.clock.now();
+  call.ledger.queued(now, admitted);
+  return held(ctx, gate, call, next, admitted);
 }
 
 function limited(

@@ -1,6 +1,9 @@
 import { currentDeadline } from '../../deadline/context.js';
 import { effectiveLimitMs } from '../../deadline/effective-limit.js';
-import type { DependencyContext, Step } from '../pipeline.js';
+import { currentHopTally, type HopTally } from '../../deadline/hop-tally.js';
+import type { HopTiming } from '../../wire/server-timing.js';
+import type { Call, DependencyResponse } from '../call.js';
+import type { DependencyContext, Handler, Step } from '../pipeline.js';
 
 /**
  * Fixes the call's absolute limit: the earlier of the explicit `deadline` and the ambient one
@@ -8,6 +11,10 @@ import type { DependencyContext, Step } from '../pipeline.js';
  * is neither; then capped at now + `localMaxMs` (a caller may ask for less time, never make this
  * service hold the dependency longer). The limit travels, unchanged, in `x-deadline-epoch-ms` on
  * every attempt.
+ *
+ * Inside a request handled by a prazo server adapter, the call also reports to the request's hop
+ * tally (`deadline/hop-tally.ts`): how long the handler waited on this dependency, and the
+ * `Server-Timing` the dependency answered with, which the adapter passes up in its own.
  *
  * @throws {@link InvalidOptionError} when the explicit `deadline.limitMs` is not a finite number.
  * @see The source article, "prazo absoluto propagado".
@@ -25,11 +32,54 @@ export function deadlineStep(ctx: DependencyContext): Step {
     );
     call.startMs = now;
     call.limitMs = limit;
+    const ledger = call.ledger;
+    ledger.dependency = ctx.name;
+    ledger.startMs = now;
+    ledger.limitMs = limit;
+    ledger.onIgnored = ctx.serverTimingIgnored;
     if (limit !== lastLimit) {
       lastLimit = limit;
       lastHeader = String(Math.floor(limit));
     }
     call.limitHeader = lastHeader;
-    return next(call, now);
+    const hop = currentHopTally();
+    if (hop === undefined) return next(call, now);
+    return reported(ctx, hop, call, next, now);
   };
+}
+
+/** What the dependency's last answer to `call` said of itself (`Server-Timing`), or null. */
+function said(call: Call): HopTiming | null {
+  const ledger = call.ledger;
+  const last = ledger.lastAnswered();
+  return last === null ? null : (ledger.readingOf(last)?.hop ?? null);
+}
+
+/** Runs the call inside a served request, reporting it to the request's tally when it ends. */
+function reported(
+  ctx: DependencyContext,
+  hop: HopTally,
+  call: Call,
+  next: Handler,
+  now: number,
+): Promise<DependencyResponse> {
+  const name = ctx.name;
+  hop.begin(name, now);
+  let sent: Promise<DependencyResponse>;
+  try {
+    sent = next(call, now);
+  } catch (error) {
+    hop.end(name, ctx.clock.now(), null);
+    throw error;
+  }
+  return sent.then(
+    (response) => {
+      hop.end(name, ctx.clock.now(), said(call));
+      return response;
+    },
+    (error: unknown) => {
+      hop.end(name, ctx.clock.now(), said(call));
+      throw error;
+    },
+  );
 }

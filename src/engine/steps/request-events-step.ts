@@ -66,6 +66,7 @@ function ended(
       status: response.status,
       durationMs,
       attempts: call.attemptCount,
+      ledger: call.ledger,
     });
   } else {
     ctx.events.emit('request-end', {
@@ -75,6 +76,7 @@ function ended(
       code: isPrazoError(error) ? error.code : 'UNKNOWN',
       durationMs,
       attempts: call.attemptCount,
+      ledger: call.ledger,
     });
   }
 }

@@ -212,7 +212,15 @@ async function retryLoop(
         reason: classification.reason,
         anotherInstance: plan.anotherInstance,
       });
-    if (plan.delayMs > 0) await sleep(ctx, call, plan.delayMs);
+    if (plan.delayMs > 0) {
+      const from = ctx.clock.now();
+      await sleep(ctx, call, plan.delayMs);
+      call.ledger.waited(
+        classification.retryAfterMs === undefined ? 'backoff' : 'retry-after',
+        from,
+        ctx.clock.now(),
+      );
+    }
     if (call.cancelled !== null) throw withHistory(call.cancelled, call, ctx.name);
     if (ctx.closed) throw withHistory(closedError(ctx.name), call, ctx.name);
   }
