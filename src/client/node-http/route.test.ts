@@ -29,6 +29,11 @@ describe('routeOf', () => {
     );
   });
 
+  it('leaves to Node a port that is neither a string nor a number (found by the property test)', () => {
+    for (const port of [{ toString: 1 }, Object.create(null), [8080], Symbol('p')])
+      expect(routeOf(table, 'http:', { hostname: '10.0.0.7', port }, undefined, undefined)).toBeUndefined();
+  });
+
   it('reads the path, method, callback, auth and timeout of a governed call', () => {
     const callback = () => {};
     const target = routeOf(

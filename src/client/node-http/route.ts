@@ -125,13 +125,16 @@ export function routeOf(
   const protocol = options?.protocol || url?.protocol || expected;
   // Node refuses a protocol its module (or agent) does not speak: let it.
   if (protocol !== expected) return undefined;
-  const port = String(
+  const rawPort: unknown =
     options?.port ||
-      url?.port ||
-      options?.defaultPort ||
-      (agent || undefined)?.defaultPort ||
-      defaultPort(protocol),
-  );
+    url?.port ||
+    options?.defaultPort ||
+    (agent || undefined)?.defaultPort ||
+    defaultPort(protocol);
+  // Only a port Node itself would read as one: anything else (an object whose `toString` throws or
+  // is not a function) is not prazo's to route — Node's own function answers it.
+  if (typeof rawPort !== 'string' && typeof rawPort !== 'number') return undefined;
+  const port = String(rawPort);
   const origin = table.origins.get(keyOf(protocol, host, port));
   if (origin === undefined) return undefined;
 
