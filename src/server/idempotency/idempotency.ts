@@ -278,7 +278,10 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     onResponseEnd(capture: ResponseCapture): void {
       const status = this.#res.statusCode;
       if (KEPT_STATUSES.has(status)) return; // outcome unknown: keep the claim until it expires
-      if (RELEASED_STATUSES.has(status)) return release(this.#key, this.#owner);
+      if (RELEASED_STATUSES.has(status)) {
+        release(this.#key, this.#owner);
+        return;
+      }
       const ttl = this.#ttlMs - (clock.now() - this.#startedMs);
       try {
         const fingerprint = `${this.#request} ${this.#body.digest()}`;
