@@ -96,16 +96,16 @@ export class ResponseCapture {
   }
 }
 
-function capturedWriteHead(this: Captured, status: number, ...rest: unknown[]): unknown {
+function capturedWriteHead(this: Captured, ...args: unknown[]): unknown {
   const capture = this[CAPTURE]!;
-  capture.headers(typeof rest[0] === 'string' ? rest[1] : rest[0]);
-  return capture.writeHead.call(this, status, ...rest);
+  capture.headers(typeof args[1] === 'string' ? args[2] : args[1]);
+  return capture.writeHead.apply(this, args);
 }
 
-function capturedWrite(this: Captured, chunk: unknown, ...rest: unknown[]): unknown {
+function capturedWrite(this: Captured, ...args: unknown[]): unknown {
   const capture = this[CAPTURE]!;
-  capture.take(chunk, rest[0]);
-  return capture.write.call(this, chunk, ...rest);
+  capture.take(args[0], args[1]);
+  return capture.write.apply(this, args);
 }
 
 function capturedEnd(this: Captured, ...args: unknown[]): unknown {
