@@ -5,8 +5,8 @@
  * on its default in-memory store (claim, body digest, response capture, completion), and on a store
  * held to 100 records; then the same POST without a key, against the adapter alone and with the
  * layer (which lets it through). The harness is bench/support/server-cpu.ts: one child process per
- * server (pinned to CPU 1 when `taskset` is there), the closed-loop undici client here (CPU 0), the
- * server's CPU time per request (`process.cpuUsage()` around each measurement); rounds alternate the
+ * server (pinned to CPU 1 when `taskset` is there) running the built package (`npm run build`
+ * first), the closed-loop undici client here (CPU 0), the server's CPU time per request (`process.cpuUsage()` around each measurement); rounds alternate the
  * order; medians of the rounds, and each layer's median as a ratio to the adapter's under the same
  * requests. Last, what minting a key costs: `crypto.randomUUID()` against a time-ordered UUIDv7
  * built from `Date.now()` and random bytes.
@@ -21,7 +21,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { createIdempotency, createMemoryIdempotencyStore, withDeadlineHandler } from '../src/server/http.js';
+import { importBuilt } from './support/load.js';
 import {
   compareServers,
   describeRun,
@@ -48,6 +48,10 @@ const VARIANTS: readonly (readonly [Server, 'key' | 'no key'])[] = [
 const BODY = '{"item":42,"quantity":2}';
 
 async function serve(server: Server): Promise<number> {
+  // The built package, what users run: the source through a TypeScript loader carries its helpers
+  // (a `__name(fn, …)` call, a defineProperty, for every function expression) on the hot path.
+  const { createIdempotency, createMemoryIdempotencyStore, withDeadlineHandler } =
+    await importBuilt<typeof import('../src/server/http.js')>('http');
   const options = { defaultMs: 1000, maxMs: 5000 };
   const http = createServer(
     withDeadlineHandler(
