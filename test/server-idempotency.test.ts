@@ -356,3 +356,31 @@ describe('the wrappers the layer installs', () => {
     }
   });
 });
+
+describe('two layers on one request', () => {
+  it('both store the response the handler wrote once, and either replays it', async () => {
+    const app = express();
+    let orders = 0;
+    const outer = createIdempotency();
+    const inner = createIdempotency();
+    app.use(deadlineMiddleware({ defaultMs: 1000, maxMs: 5000 }));
+    app.use(idempotencyMiddleware(outer), idempotencyMiddleware(inner), express.text());
+    app.post('/orders', (_req, res) => {
+      orders++;
+      res.status(201).json({ order: orders });
+    });
+    const server = createServer(app).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    open.push({ url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+    const first = await post(url, 'one', '"two-layers"');
+    const again = await post(url, 'one', '"two-layers"');
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.text).toBe(first.text);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(orders).toBe(1);
+    expect(outer.stats()).toMatchObject({ executed: 1, replayed: 1 });
+    expect(inner.stats()).toMatchObject({ executed: 1 });
+  });
+});

@@ -47,8 +47,10 @@ type Tapped = IncomingMessage & { [TAP]?: PushTap };
  */
 function tappedPush(this: Tapped, chunk: unknown, encoding?: BufferEncoding): boolean {
   const tap = this[TAP]!;
-  if (chunk === null) tap.ended = true;
-  else if (chunk !== undefined) tap.take(chunk as Buffer);
+  for (let t: PushTap | undefined = tap; t !== undefined; t = t.outer) {
+    if (chunk === null) t.ended = true;
+    else if (chunk !== undefined) t.take(chunk as Buffer);
+  }
   return tap.push.call(this, chunk, encoding);
 }
 
@@ -66,9 +68,14 @@ class PushTap implements BodyTap {
   /** The request's own `push`, called by {@link tappedPush}. @internal */
   readonly push: IncomingMessage['push'];
 
+  /** A tap already on the request (two layers on one request): fed too. @internal */
+  readonly outer: PushTap | undefined;
+
   constructor(req: IncomingMessage) {
     this.#req = req;
-    this.push = req.push;
+    // A second layer on the same request shares the wrapper: the original `push` is the first's.
+    this.outer = (req as Tapped)[TAP];
+    this.push = this.outer?.push ?? req.push;
     (req as Tapped)[TAP] = this;
     req.push = tappedPush;
   }

@@ -37,6 +37,8 @@ export class ResponseCapture {
   readonly #res: ServerResponse;
   readonly #maxBytes: number;
   #owner: CaptureOwner | null;
+  /** A capture already on the response (two layers on one request): told and fed first. @internal */
+  readonly outer: ResponseCapture | undefined;
   readonly writeHead: Method;
   readonly write: Method;
   readonly end: Method;
@@ -48,9 +50,13 @@ export class ResponseCapture {
     this.#res = res;
     this.#maxBytes = maxBytes;
     this.#owner = owner;
-    this.writeHead = res.writeHead as Method;
-    this.write = res.write as Method;
-    this.end = res.end as Method;
+    // A second layer on the same response shares the wrappers: the originals are the first's, and
+    // the wrappers feed every capture on the response, outermost first.
+    const outer = (res as Captured)[CAPTURE];
+    this.outer = outer;
+    this.writeHead = outer?.writeHead ?? (res.writeHead as Method);
+    this.write = outer?.write ?? (res.write as Method);
+    this.end = outer?.end ?? (res.end as Method);
   }
 
   /** The response as written, or null when its body went over the bound. Call once it finished. */
@@ -98,13 +104,14 @@ export class ResponseCapture {
 
 function capturedWriteHead(this: Captured, ...args: unknown[]): unknown {
   const capture = this[CAPTURE]!;
-  capture.headers(typeof args[1] === 'string' ? args[2] : args[1]);
+  const headers = typeof args[1] === 'string' ? args[2] : args[1];
+  for (let c: ResponseCapture | undefined = capture; c !== undefined; c = c.outer) c.headers(headers);
   return capture.writeHead.apply(this, args);
 }
 
 function capturedWrite(this: Captured, ...args: unknown[]): unknown {
   const capture = this[CAPTURE]!;
-  capture.take(args[0], args[1]);
+  for (let c: ResponseCapture | undefined = capture; c !== undefined; c = c.outer) c.take(args[0], args[1]);
   return capture.write.apply(this, args);
 }
 
@@ -113,11 +120,27 @@ function capturedEnd(this: Captured, ...args: unknown[]): unknown {
   const owner = capture.ended();
   if (owner === null) return capture.end.apply(this, args);
   capture.take(args[0], args[1]);
+  const outer = capture.outer === undefined ? null : endOuter(capture.outer, args);
   try {
     return capture.end.apply(this, args);
   } finally {
+    if (outer !== null)
+      for (let i = 0; i < outer.length; i += 2)
+        (outer[i + 1] as CaptureOwner).onResponseEnd(outer[i] as ResponseCapture);
     owner.onResponseEnd(capture);
   }
+}
+
+/** The outer captures of a response that ends, with their owners: [capture, owner, …]. */
+function endOuter(first: ResponseCapture, args: readonly unknown[]): (ResponseCapture | CaptureOwner)[] {
+  const ended: (ResponseCapture | CaptureOwner)[] = [];
+  for (let c: ResponseCapture | undefined = first; c !== undefined; c = c.outer) {
+    const owner = c.ended();
+    if (owner === null) continue;
+    c.take(args[0], args[1]);
+    ended.push(c, owner);
+  }
+  return ended;
 }
 
 /**
