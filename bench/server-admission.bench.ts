@@ -2,29 +2,35 @@
  * What server admission adds to a minimal Express 5 and Fastify 5 handler: the same JSON handler
  * served bare, behind prazo's deadline adapter, behind the adapter plus `createAdmission()` with its
  * defaults (the arrival check against the route's live service time), and with an in-flight limit
- * high enough never to queue (slot counting and CoDel bookkeeping on every request). The servers run
- * in a child process each (pinned to CPU 1 when `taskset` is there), the closed-loop undici client here
- * (CPU 0). The cost is the server process's CPU time per request (`process.cpuUsage()` around each
- * measurement, only one server loaded at a time): on a shared machine the closed-loop req/s mostly
- * says how busy the client's CPU was, while CPU per request is what the server pays. Rounds alternate
- * the order; medians of the rounds. Last, the admission's own work alone, without HTTP.
+ * high enough never to queue (slot counting and CoDel bookkeeping on every request). The harness is
+ * bench/support/server-cpu.ts: one child process per server (pinned to CPU 1 when `taskset` is
+ * there), the closed-loop undici client here (CPU 0), the server process's CPU time per request
+ * (`process.cpuUsage()` around each measurement, only one server loaded at a time): on a shared
+ * machine the closed-loop req/s mostly says how busy the client's CPU was, while CPU per request is
+ * what the server pays. Rounds alternate the order; medians of the rounds. Last, the admission's own
+ * work alone, without HTTP.
  *
  *   node --import tsx bench/server-admission.bench.ts [--rounds 7] [--seconds 2] [--concurrency 32]
- *     [--only express|fastify] [--no-pin]
+ *     [--only express|fastify] [--no-pin] [--prof-dir DIR] [--server-flag F]
  */
-import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
 import Fastify from 'fastify';
-import { Pool } from 'undici';
 import { createAdmission } from '../src/admission/admission.js';
 import { Deadline } from '../src/deadline/deadline.js';
 import { admissionMiddleware, deadlineMiddleware } from '../src/server/express.js';
 import { deadlinePlugin } from '../src/server/fastify.js';
+import {
+  compareServers,
+  describeRun,
+  median,
+  parseServerBenchArgs,
+  serveArgs,
+  serveForBench,
+} from './support/server-cpu.js';
 
 const DEADLINE = { defaultMs: 1000, maxMs: 5000 };
 const VARIANTS = ['bare', 'deadline', 'deadline + admission', 'deadline + admission, limit 4096'] as const;
@@ -71,126 +77,43 @@ function fail(): never {
   throw new Error('refused');
 }
 
-interface Target {
-  framework: 'express' | 'fastify';
-  variant: Variant;
-  port: number;
-}
+type Framework = 'express' | 'fastify';
 
-const serveAt = process.argv.indexOf('--serve');
-if (serveAt !== -1) {
+const served = serveArgs(process.argv);
+if (served !== undefined) {
   // One server per process: the variants share no JIT state (the adapters' code is the same
   // functions in every instance, and a shared hook sees every variant's paths).
-  const framework = process.argv[serveAt + 1] as Target['framework'];
-  const variant = process.argv[serveAt + 2] as Variant;
-  const port = framework === 'express' ? await expressServer(variant) : await fastifyServer(variant);
-  process.send?.({ framework, variant, port } satisfies Target);
-  // The parent asks for the server's CPU time around each measurement.
-  process.on('message', () => {
-    const { user, system } = process.cpuUsage();
-    process.send?.(user + system);
-  });
-  process.on('disconnect', () => process.exit(0));
+  const [framework, variant] = served as [Framework, Variant];
+  serveForBench(framework === 'express' ? await expressServer(variant) : await fastifyServer(variant));
 } else {
-  const arg = (name: string, fallback: number): number => {
-    const at = process.argv.indexOf(name);
-    return at === -1 ? fallback : Number(process.argv[at + 1]);
-  };
-  const rounds = arg('--rounds', 7);
-  const seconds = arg('--seconds', 2);
-  const concurrency = arg('--concurrency', 32);
+  const args = parseServerBenchArgs(process.argv);
   const onlyAt = process.argv.indexOf('--only');
   const frameworks = (['express', 'fastify'] as const).filter(
     (f) => onlyAt === -1 || process.argv[onlyAt + 1] === f,
   );
-  const pin = !process.argv.includes('--no-pin') && os.availableParallelism() >= 2;
-  const taskset = (cpu: string, pid: number): boolean => {
-    try {
-      execFileSync('taskset', ['-a', '-p', '-c', cpu, String(pid)], { stdio: 'ignore' });
-      return true;
-    } catch {
-      return false; // no taskset: unpinned
-    }
-  };
-  const pinned = pin && taskset('0', process.pid);
-  const children = new Map<Target, ChildProcess>();
-  for (const framework of frameworks)
-    for (const variant of VARIANTS) {
-      const child = fork(fileURLToPath(import.meta.url), ['--serve', framework, variant], {
-        execArgv: ['--import', 'tsx'],
-        stdio: 'inherit',
-      });
-      const [target] = (await once(child, 'message')) as [Target];
-      if (pinned && child.pid !== undefined) taskset('1', child.pid);
-      children.set(target, child);
-    }
-  const targets = [...children.keys()];
-
-  const serverCpuUs = async (child: ChildProcess): Promise<number> => {
-    child.send('cpu');
-    const [us] = (await once(child, 'message')) as [number];
-    return us;
-  };
-  /** Server CPU time per request of the last {@link measure}, in µs. */
-  let lastCpuPerRequest = 0;
-  /** Requests per second of a closed loop of `concurrency` callers for `seconds`. */
-  const measure = async (pool: Pool, child: ChildProcess): Promise<number> => {
-    const cpuBefore = await serverCpuUs(child);
-    const stopAt = performance.now() + seconds * 1000;
-    let done = 0;
-    const loop = async (): Promise<void> => {
-      while (performance.now() < stopAt) {
-        const res = await pool.request({ path: '/', method: 'GET' });
-        await res.body.dump();
-        if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
-        done++;
-      }
-    };
-    const started = performance.now();
-    await Promise.all(Array.from({ length: concurrency }, loop));
-    const rate = done / ((performance.now() - started) / 1000);
-    lastCpuPerRequest = ((await serverCpuUs(child)) - cpuBefore) / done;
-    return rate;
-  };
-
-  const pools = new Map(
-    targets.map((t) => [t, new Pool(`http://127.0.0.1:${t.port}`, { connections: concurrency })]),
+  const { runs, pinned } = await compareServers(
+    fileURLToPath(import.meta.url),
+    frameworks.flatMap((framework) => VARIANTS.map((variant) => [framework, variant])),
+    () => ({ path: '/', method: 'GET' }),
+    200,
+    args,
   );
-  for (const [t, pool] of pools) await measure(pool, children.get(t)!); // warm-up
-  const rates = new Map<Target, number[]>(targets.map((t) => [t, []]));
-  const cpu = new Map<Target, number[]>(targets.map((t) => [t, []]));
-  for (let r = 0; r < rounds; r++) {
-    const order = r % 2 === 0 ? targets : [...targets].reverse();
-    for (const t of order) {
-      rates.get(t)!.push(await measure(pools.get(t)!, children.get(t)!));
-      cpu.get(t)!.push(lastCpuPerRequest);
-    }
-  }
-  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!;
-  console.log(
-    `${rounds} rounds × ${seconds} s, ${concurrency} in flight, ${pinned ? 'client on CPU 0, servers on CPU 1' : 'unpinned'}; Node ${process.version}; load average ${os
-      .loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')}\n`,
-  );
+  console.log(`${describeRun(args, pinned)}\n`);
   console.log(
     '| framework | server | req/s (median) | server CPU µs per request (median) | CPU added to deadline alone |',
   );
   console.log('| --- | --- | ---: | ---: | ---: |');
-  for (const framework of ['express', 'fastify'] as const) {
-    const mine = targets.filter((t) => t.framework === framework);
-    if (mine.length === 0) continue;
-    const base = median(rates.get(mine.find((t) => t.variant === 'deadline')!)!);
-    for (const t of mine) {
-      const rate = median(rates.get(t)!);
-      const cost = t.variant === 'bare' ? '' : `${((base / rate - 1) * 100).toFixed(1)} %`;
+  for (const framework of frameworks) {
+    const mine = runs.filter((r) => r.variant[0] === framework);
+    const base = median(mine.find((r) => r.variant[1] === 'deadline')!.cpuUs);
+    for (const run of mine) {
+      const us = median(run.cpuUs);
+      const cost = run.variant[1] === 'bare' ? '' : `${((us / base - 1) * 100).toFixed(1)} %`;
       console.log(
-        `| ${framework} | ${t.variant} | ${rate.toFixed(0)} | ${(1e6 / rate).toFixed(1)} | ${cost} |`,
+        `| ${framework} | ${run.variant[1]} | ${median(run.rates).toFixed(0)} | ${us.toFixed(1)} | ${cost} |`,
       );
     }
   }
-  for (const pool of pools.values()) await pool.close();
-  for (const child of children.values()) child.disconnect();
 
   // The admission's own work per request, without HTTP: offer, run, release (which records the
   // service time), against the same deadline; with and without an in-flight limit.

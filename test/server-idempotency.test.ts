@@ -9,6 +9,7 @@ import {
   createIdempotency,
   createMemoryIdempotencyStore,
   createRedisIdempotencyStore,
+  withDeadlineHandler,
 } from '../src/server/http.js';
 import { createFakeClock } from '../src/testing/fake-clock.js';
 import { ADAPTERS, Ledger, type OrderService, startOrderService } from './support/idempotent-orders.js';
@@ -314,5 +315,72 @@ describe('a store that fails', () => {
     expect(() => createIdempotency({ methods: ['PO ST'] })).toThrow(/methods/);
     expect(() => createRedisIdempotencyStore({ client: {} as never })).toThrow(/client/);
     expect(() => createMemoryIdempotencyStore({ maxEntries: 0 })).toThrow(/maxEntries/);
+  });
+});
+
+describe('the wrappers the layer installs', () => {
+  it('are the same functions on every keyed request (no closure per request) and absent without a key', async () => {
+    const seen: { push: unknown; writeHead: unknown; write: unknown; end: unknown; own: boolean }[] = [];
+    const server = createServer(
+      withDeadlineHandler(
+        async (req, res) => {
+          for await (const _ of req);
+          seen.push({
+            push: req.push,
+            writeHead: res.writeHead,
+            write: res.write,
+            end: res.end,
+            own: Object.hasOwn(res, 'end'),
+          });
+          res.writeHead(201, { 'content-type': 'text/plain' });
+          res.end('made');
+        },
+        { defaultMs: 1000, maxMs: 5000, idempotency: createIdempotency() },
+      ),
+    );
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      expect((await post(url, 'one', '"w-1"')).status).toBe(201);
+      expect((await post(url, 'two', '"w-2"')).status).toBe(201);
+      expect((await post(url, 'three')).status).toBe(201);
+      const [first, second, keyless] = seen;
+      expect(first!.own).toBe(true);
+      for (const name of ['push', 'writeHead', 'write', 'end'] as const)
+        expect(second![name], name).toBe(first![name]);
+      expect(keyless!.own).toBe(false);
+      expect(keyless!.end).not.toBe(first!.end);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('two layers on one request', () => {
+  it('both store the response the handler wrote once, and either replays it', async () => {
+    const app = express();
+    let orders = 0;
+    const outer = createIdempotency();
+    const inner = createIdempotency();
+    app.use(deadlineMiddleware({ defaultMs: 1000, maxMs: 5000 }));
+    app.use(idempotencyMiddleware(outer), idempotencyMiddleware(inner), express.text());
+    app.post('/orders', (_req, res) => {
+      orders++;
+      res.status(201).json({ order: orders });
+    });
+    const server = createServer(app).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    open.push({ url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+    const first = await post(url, 'one', '"two-layers"');
+    const again = await post(url, 'one', '"two-layers"');
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.text).toBe(first.text);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(orders).toBe(1);
+    expect(outer.stats()).toMatchObject({ executed: 1, replayed: 1 });
+    expect(inner.stats()).toMatchObject({ executed: 1 });
   });
 });

@@ -145,7 +145,9 @@ export function median(values: readonly number[]): number {
  * Imports an entry of the built package (`dist/`), what users run: the source through a TypeScript
  * loader carries the loader's helpers on the hot path. Exits with a hint when it is not built.
  */
-export async function importBuilt<T>(entry: 'index' | 'prometheus' | 'otel'): Promise<T> {
+export async function importBuilt<T>(
+  entry: 'index' | 'prometheus' | 'otel' | 'http' | 'express' | 'fastify',
+): Promise<T> {
   const url = new URL(`../../dist/${entry}.js`, import.meta.url);
   if (!existsSync(url)) {
     console.error('The client benchmarks measure the built package: run `npm run build` first.');

@@ -37,10 +37,24 @@ export function tapBody(req: IncomingMessage, fallback: () => unknown): BodyTap 
   return new PushTap(req);
 }
 
+/** Where the wrapper of `push` finds the tap of its request (an own property of that one request). */
+const TAP = Symbol('prazo.idempotency.tap');
+type Tapped = IncomingMessage & { [TAP]?: PushTap };
+
 /**
- * The tap itself: one object per request with its methods on the prototype, and one closure (the
- * wrapper of `push`), since every keyed request pays for it.
+ * The wrapper of `push`, the same function on every request, as the response capture's wrappers are:
+ * no closure is made per request.
  */
+function tappedPush(this: Tapped, chunk: unknown, encoding?: BufferEncoding): boolean {
+  const tap = this[TAP]!;
+  for (let t: PushTap | undefined = tap; t !== undefined; t = t.outer) {
+    if (chunk === null) t.ended = true;
+    else if (chunk !== undefined) t.take(chunk as Buffer);
+  }
+  return tap.push.call(this, chunk, encoding);
+}
+
+/** The tap itself: one object per request with its methods on the prototype. */
 class PushTap implements BodyTap {
   ended = false;
   readonly #req: IncomingMessage;
@@ -51,18 +65,23 @@ class PushTap implements BodyTap {
   #hash: Hash | null = null;
   #digest: string | undefined = undefined;
 
+  /** The request's own `push`, called by {@link tappedPush}. @internal */
+  readonly push: IncomingMessage['push'];
+
+  /** A tap already on the request (two layers on one request): fed too. @internal */
+  readonly outer: PushTap | undefined;
+
   constructor(req: IncomingMessage) {
     this.#req = req;
-    const push = req.push;
-    const tap = this;
-    req.push = function tapped(this: IncomingMessage, chunk: unknown, encoding?: BufferEncoding): boolean {
-      if (chunk === null) tap.ended = true;
-      else if (chunk !== undefined) tap.#take(chunk as Buffer);
-      return push.call(this, chunk, encoding);
-    };
+    // A second layer on the same request shares the wrapper: the original `push` is the first's.
+    this.outer = (req as Tapped)[TAP];
+    this.push = this.outer?.push ?? req.push;
+    (req as Tapped)[TAP] = this;
+    req.push = tappedPush;
   }
 
-  #take(bytes: Buffer): void {
+  /** @internal */
+  take(bytes: Buffer): void {
     this.#size += bytes.length;
     if (this.#small !== null && this.#size <= INLINE_BYTES) {
       this.#small.push(bytes);

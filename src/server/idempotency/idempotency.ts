@@ -5,10 +5,10 @@ import type { Deadline } from '../../deadline/deadline.js';
 import { InvalidOptionError } from '../../errors.js';
 import { DEADLINE_HEADER, GRPC_TIMEOUT_HEADER, parseDeadlineHeaderWith } from '../../wire/deadline-header.js';
 import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from '../../wire/idempotency-key-header.js';
-import { tapBody } from './body-tap.js';
+import { type BodyTap, tapBody } from './body-tap.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
 import { createMemoryIdempotencyStore } from './memory-store.js';
-import { captureResponse } from './response-capture.js';
+import { type CaptureOwner, captureResponse, type ResponseCapture } from './response-capture.js';
 
 /** Options of {@link createIdempotency}. */
 export interface IdempotencyOptions {
@@ -184,9 +184,10 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     } catch (error) {
       return Promise.reject(error);
     }
-    if (!isThenable(result)) return result;
-    const pending = result;
-    return new Promise<T>((resolve, reject) => {
+    return isThenable(result) ? withTimeout(result, late) : result;
+  };
+  const withTimeout = <T>(pending: Promise<T>, late?: (value: T) => void): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
       let timedOut = false;
       const timer = clock.setTimeout(() => {
         timedOut = true;
@@ -204,11 +205,20 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
         },
       );
     });
+  /** What a store operation nobody waits for (completing, releasing) answered: its failure is counted. */
+  const background = (result: unknown): void => {
+    if (isThenable(result)) withTimeout(result).then(undefined, storeFailed);
   };
-  /** A store operation nobody waits for (completing, releasing): its failure is counted. */
-  const background = (operation: () => unknown): void => {
-    const result = bounded(operation);
-    if (isThenable(result)) result.then(undefined, storeFailed);
+  /** A store operation that threw rather than rejected: counted the same way, as a rejection would be. */
+  const thrown = (error: unknown): void => {
+    Promise.reject(error).then(undefined, storeFailed);
+  };
+  const release = (key: string, owner: string): void => {
+    try {
+      background(store.release(key, owner));
+    } catch (error) {
+      thrown(error);
+    }
   };
   const storeFailed = (error: unknown): void => {
     stats.storeErrors++;
@@ -218,6 +228,69 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
       // a logger that throws changes nothing
     }
   };
+
+  /**
+   * One request that claimed its key: it runs the handler and stores what the handler answers. An
+   * object with its methods on the prototype, told by the response capture when the handler ends
+   * the response: every keyed request takes this path, so it makes no closure of its own.
+   */
+  class Execution implements CaptureOwner {
+    readonly #key: string;
+    readonly #owner: string;
+    readonly #request: string;
+    readonly #body: BodyTap;
+    readonly #ttlMs: number;
+    readonly #startedMs: number;
+    readonly #res: ServerResponse;
+
+    constructor(
+      key: string,
+      owner: string,
+      request: string,
+      body: BodyTap,
+      ttlMs: number,
+      startedMs: number,
+      res: ServerResponse,
+    ) {
+      this.#key = key;
+      this.#owner = owner;
+      this.#request = request;
+      this.#body = body;
+      this.#ttlMs = ttlMs;
+      this.#startedMs = startedMs;
+      this.#res = res;
+    }
+
+    /** Continues to the handler (`run`) under the claim, capturing its response. */
+    run(run: () => void): void {
+      const res = this.#res;
+      if (res.headersSent || res.destroyed) {
+        // The deadline passed (the adapter answered) or the client left while the key was claimed.
+        release(this.#key, this.#owner);
+        return;
+      }
+      stats.executed++;
+      captureResponse(res, o.maxResponseBytes, this);
+      run();
+    }
+
+    /** The handler ended the response: store it, or give the key back, or keep the claim. */
+    onResponseEnd(capture: ResponseCapture): void {
+      const status = this.#res.statusCode;
+      if (KEPT_STATUSES.has(status)) return; // outcome unknown: keep the claim until it expires
+      if (RELEASED_STATUSES.has(status)) {
+        release(this.#key, this.#owner);
+        return;
+      }
+      const ttl = this.#ttlMs - (clock.now() - this.#startedMs);
+      try {
+        const fingerprint = `${this.#request} ${this.#body.digest()}`;
+        background(store.complete(this.#key, this.#owner, fingerprint, capture.stored(), ttl));
+      } catch (error) {
+        thrown(error);
+      }
+    }
+  }
 
   const handle: Idempotency['handle'] = (req, res, deadline, run, reply, parsedBody) => {
     const method = req.method ?? 'GET';
@@ -257,111 +330,110 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
         : parseDeadlineHeaderWith(sent, grpc, now, lifetime).limitMs;
     const ttlMs = Math.max(deadline.limitMs, callerLimitMs) - now + o.graceMs;
     const owner = `${ownerPrefix}:${++owners}`;
+    const execution = new Execution(key, owner, request, body, ttlMs, now, res);
 
-    const execute = (): void => {
-      if (res.headersSent || res.destroyed) {
-        // The deadline passed (the adapter answered) or the client left while the key was claimed.
-        background(() => store.release(key, owner));
-        return;
-      }
-      stats.executed++;
-      const settle = (): void => {
-        if (KEPT_STATUSES.has(res.statusCode)) return; // outcome unknown: keep the claim until it expires
-        const ttl = ttlMs - (clock.now() - now);
-        if (RELEASED_STATUSES.has(res.statusCode)) background(() => store.release(key, owner));
-        else
-          background(() => store.complete(key, owner, `${request} ${body.digest()}`, capture.stored(), ttl));
-      };
-      const capture = captureResponse(res, o.maxResponseBytes, settle);
-      run();
-    };
+    let first: IdempotencyRecord | null | Promise<IdempotencyRecord | null>;
+    try {
+      first = store.claim(key, owner, request, ttlMs);
+    } catch (error) {
+      first = Promise.reject(error);
+    }
+    // The usual case, a new key in a store that answers at once: run, with nothing more to set up.
+    if (first === null) return execution.run(run);
+    contested(res, deadline, run, reply, key, owner, request, ttlMs, body, execution, first);
+  };
 
+  /** Everything but a fresh claim answered at once: a record found, a remote store, a store failure. */
+  const contested = (
+    res: ServerResponse,
+    deadline: Deadline,
+    run: () => void,
+    reply: IdempotencyReply | undefined,
+    key: string,
+    owner: string,
+    request: string,
+    ttlMs: number,
+    body: BodyTap,
+    execution: Execution,
+    answered: IdempotencyRecord | Promise<IdempotencyRecord | null>,
+  ): void => {
     // A claim that lands after its timeout (a client that queued it while Redis was away) is given
     // back at once: nobody runs under it.
-    const claim = () =>
-      bounded(
-        () => store.claim(key, owner, request, ttlMs),
-        (late) => {
-          if (late === null) background(() => store.release(key, owner));
-        },
-      );
-    const first = claim();
-    // The usual case, a new key in a store that answers at once: run, with nothing more to set up.
-    if (first === null) return execute();
-    // Everything but a fresh claim: made only when needed (closures cost an allocation each).
-    const slowPath = (first: ReturnType<typeof claim>): void => {
-      const failed = (error: unknown): void => {
-        storeFailed(error);
-        if (o.onStoreError === 'open') {
-          stats.failedOpen++;
-          run();
-          return;
-        }
-        stats.failedClosed++;
-        answer(reply, res, 503, 'IDEMPOTENCY_STORE_UNAVAILABLE', 'The idempotency store cannot be reached.', {
-          'retry-after': String(o.retryAfterSeconds),
-        });
-      };
+    const late = (record: IdempotencyRecord | null): void => {
+      if (record === null) release(key, owner);
+    };
+    const claim = () => bounded(() => store.claim(key, owner, request, ttlMs), late);
+    const first = isThenable(answered) ? withTimeout(answered, late) : answered;
+    const failed = (error: unknown): void => {
+      storeFailed(error);
+      if (o.onStoreError === 'open') {
+        stats.failedOpen++;
+        run();
+        return;
+      }
+      stats.failedClosed++;
+      answer(reply, res, 503, 'IDEMPOTENCY_STORE_UNAVAILABLE', 'The idempotency store cannot be reached.', {
+        'retry-after': String(o.retryAfterSeconds),
+      });
+    };
 
-      const replay = async (record: IdempotencyRecord & { state: 'done' }): Promise<void> => {
-        await body.drain();
-        if (record.fingerprint !== `${request} ${body.digest()}`) return mismatch();
-        if (record.response === null) {
+    const replay = async (record: IdempotencyRecord & { state: 'done' }): Promise<void> => {
+      await body.drain();
+      if (record.fingerprint !== `${request} ${body.digest()}`) return mismatch();
+      if (record.response === null) {
+        stats.conflicts++;
+        return answer(
+          reply,
+          res,
+          409,
+          'IDEMPOTENT_RESPONSE_NOT_STORED',
+          'A request with this Idempotency-Key already ran; its response was too large to store for replay.',
+        );
+      }
+      stats.replayed++;
+      sendStored(reply, res, record.response);
+    };
+    const mismatch = (): void => {
+      stats.mismatches++;
+      answer(
+        reply,
+        res,
+        422,
+        'IDEMPOTENCY_KEY_REUSED',
+        'This Idempotency-Key was used with another request (method, path or body).',
+      );
+    };
+
+    const decide = async (): Promise<void> => {
+      let waited = false;
+      // A claim that finds the key released or expired while waiting claims it again (bounded).
+      for (let round = 0; round < 4; round++) {
+        const found = round === 0 ? await first : await claim();
+        if (found === null) return execution.run(run);
+        if (found.state === 'done') return replay(found);
+        if (found.request !== request) return mismatch();
+        if (o.concurrent === 'conflict') {
           stats.conflicts++;
           return answer(
             reply,
             res,
             409,
-            'IDEMPOTENT_RESPONSE_NOT_STORED',
-            'A request with this Idempotency-Key already ran; its response was too large to store for replay.',
+            'IDEMPOTENCY_KEY_IN_USE',
+            'A request with this Idempotency-Key is still being processed.',
           );
         }
-        stats.replayed++;
-        sendStored(reply, res, record.response);
-      };
-      const mismatch = (): void => {
-        stats.mismatches++;
-        answer(
-          reply,
-          res,
-          422,
-          'IDEMPOTENCY_KEY_REUSED',
-          'This Idempotency-Key was used with another request (method, path or body).',
-        );
-      };
-
-      const decide = async (): Promise<void> => {
-        let waited = false;
-        // A claim that finds the key released or expired while waiting claims it again (bounded).
-        for (let round = 0; round < 4; round++) {
-          const found = round === 0 ? await first : await claim();
-          if (found === null) return execute();
-          if (found.state === 'done') return replay(found);
-          if (found.request !== request) return mismatch();
-          if (o.concurrent === 'conflict') {
-            stats.conflicts++;
-            return answer(
-              reply,
-              res,
-              409,
-              'IDEMPOTENCY_KEY_IN_USE',
-              'A request with this Idempotency-Key is still being processed.',
-            );
-          }
-          if (!waited) stats.waited++;
-          waited = true;
-          const after = await waitWhileRunning(key, deadline, res);
-          if (after === 'gone') return; // the deadline passed or the client left: the adapter answers
-          if (after !== null) return replay(after);
-        }
-        failed(new Error('The idempotency key kept changing hands.'));
-      };
-      decide().catch((error: unknown) => {
-        if (!res.headersSent && !res.destroyed) failed(error);
-        else storeFailed(error);
-      });
+        if (!waited) stats.waited++;
+        waited = true;
+        const after = await waitWhileRunning(key, deadline, res);
+        if (after === 'gone') return; // the deadline passed or the client left: the adapter answers
+        if (after !== null) return replay(after);
+      }
+      failed(new Error('The idempotency key kept changing hands.'));
     };
-    slowPath(first);
+    decide().catch((error: unknown) => {
+      if (!res.headersSent && !res.destroyed) failed(error);
+      else storeFailed(error);
+    });
   };
 
   /** Polls the record until it is done (resolves it), gone (null), or the request cannot wait ('gone'). */

@@ -80,13 +80,15 @@ export function createMemoryIdempotencyStore(
     entries.delete(entry.key);
     bytes -= entry.bytes;
   };
-  const put = (entry: Entry): void => {
-    const old = entries.get(entry.key);
-    if (old !== undefined) remove(old);
+  /** Writes `entry` over `replaced` (the key's live entry, which the caller already looked up). */
+  const put = (entry: Entry, now: number, replaced: Entry | undefined): void => {
+    // A rewritten key's entry is replaced where it is: a delete would leave a hole in the Map's table,
+    // two per request with the claim's, and a full table is rebuilt (10 000 records copied) when the
+    // holes fill it.
+    if (replaced !== undefined) bytes -= replaced.bytes;
     entries.set(entry.key, entry);
     order.push(entry);
     bytes += entry.bytes;
-    const now = clock.now();
     while ((entries.size > maxEntries || bytes > maxBytes) && head < order.length) {
       const oldest = order[head++]!;
       if (entries.get(oldest.key) !== oldest) continue;
@@ -114,12 +116,16 @@ export function createMemoryIdempotencyStore(
       const now = clock.now();
       const entry = live(key, now);
       if (entry !== undefined) return entry.record;
-      put({
-        key,
-        record: { state: 'running', owner, request },
-        expiresAt: now + ttlMs,
-        bytes: 64 + key.length,
-      });
+      put(
+        {
+          key,
+          record: { state: 'running', owner, request },
+          expiresAt: now + ttlMs,
+          bytes: 64 + key.length,
+        },
+        now,
+        undefined,
+      );
       return null;
     },
     complete(key, owner, fingerprint, response, ttlMs) {
@@ -127,12 +133,16 @@ export function createMemoryIdempotencyStore(
       const entry = live(key, now);
       if (entry === undefined || entry.record.owner !== owner || entry.record.state !== 'running')
         return false;
-      put({
-        key,
-        record: { state: 'done', owner, request: entry.record.request, fingerprint, response },
-        expiresAt: now + ttlMs,
-        bytes: 128 + key.length + sizeOf(response),
-      });
+      put(
+        {
+          key,
+          record: { state: 'done', owner, request: entry.record.request, fingerprint, response },
+          expiresAt: now + ttlMs,
+          bytes: 128 + key.length + sizeOf(response),
+        },
+        now,
+        entry,
+      );
       return true;
     },
     release(key, owner) {

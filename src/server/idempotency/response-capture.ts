@@ -15,25 +15,72 @@ const NOT_REPLAYED = new Set([
 
 const EMPTY = new Uint8Array(0);
 
-/** What a response being captured has written so far. */
-export interface ResponseCapture {
-  /** The response as written, or null when its body went over the bound. Call once it finished. */
-  stored(): StoredResponse | null;
+/** Where a captured response is reached from the wrappers (own properties of that one response). */
+const CAPTURE = Symbol('prazo.idempotency.capture');
+
+type Method = (...args: unknown[]) => unknown;
+type Captured = ServerResponse & { [CAPTURE]?: ResponseCapture };
+
+/** Told once when the handler ends the response being captured. */
+export interface CaptureOwner {
+  onResponseEnd(capture: ResponseCapture): void;
 }
 
 /**
- * Records what the handler writes on `res` — status, headers, body up to `maxBytes` — by wrapping
- * `writeHead`, `write` and `end` on this one response (own properties over the prototype's). What
- * reaches the client is unchanged. `onEnd` is called once, when the handler ends the response —
- * whether or not the client is still there to receive it (a client that timed out and left must
- * still find the answer of the execution it caused when it asks again).
+ * What a response being captured has written so far: status, headers and body up to `maxBytes`.
+ *
+ * One object per response, and the same three module-level wrappers on every response: no closure
+ * is made per request. The wrappers reach the capture through a symbol on the response, and the
+ * capture tells its owner (an object) when the handler ends it.
  */
-export function captureResponse(res: ServerResponse, maxBytes: number, onEnd: () => void): ResponseCapture {
-  let ended = false;
-  let headHeaders: OutgoingHttpHeaders | readonly unknown[] | undefined;
-  let chunks: Buffer[] | null = [];
-  let size = 0;
-  const take = (chunk: unknown, encoding: unknown): void => {
+export class ResponseCapture {
+  readonly #res: ServerResponse;
+  readonly #maxBytes: number;
+  #owner: CaptureOwner | null;
+  /** A capture already on the response (two layers on one request): told and fed first. @internal */
+  readonly outer: ResponseCapture | undefined;
+  readonly writeHead: Method;
+  readonly write: Method;
+  readonly end: Method;
+  #headHeaders: OutgoingHttpHeaders | readonly unknown[] | undefined = undefined;
+  #chunks: Buffer[] | null = [];
+  #size = 0;
+
+  constructor(res: ServerResponse, maxBytes: number, owner: CaptureOwner) {
+    this.#res = res;
+    this.#maxBytes = maxBytes;
+    this.#owner = owner;
+    // A second layer on the same response shares the wrappers: the originals are the first's, and
+    // the wrappers feed every capture on the response, outermost first.
+    const outer = (res as Captured)[CAPTURE];
+    this.outer = outer;
+    this.writeHead = outer?.writeHead ?? (res.writeHead as Method);
+    this.write = outer?.write ?? (res.write as Method);
+    this.end = outer?.end ?? (res.end as Method);
+  }
+
+  /** The response as written, or null when its body went over the bound. Call once it finished. */
+  stored(): StoredResponse | null {
+    const chunks = this.#chunks;
+    if (chunks === null) return null;
+    const headers: Record<string, string | string[]> = {};
+    addHeaders(headers, this.#res.getHeaders());
+    if (this.#headHeaders !== undefined) addHeaders(headers, this.#headHeaders);
+    return {
+      status: this.#res.statusCode,
+      headers,
+      body: chunks.length === 0 ? EMPTY : exactCopy(chunks, this.#size),
+    };
+  }
+
+  /** @internal */
+  headers(headers: unknown): void {
+    if (typeof headers === 'object' && headers !== null) this.#headHeaders = headers as OutgoingHttpHeaders;
+  }
+
+  /** @internal */
+  take(chunk: unknown, encoding: unknown): void {
+    const chunks = this.#chunks;
     if (chunks === null || chunk === undefined || chunk === null || typeof chunk === 'function') return;
     // A Buffer is kept as it is (Node's own write holds it the same way); a string is encoded once.
     const bytes =
@@ -42,46 +89,76 @@ export function captureResponse(res: ServerResponse, maxBytes: number, onEnd: ()
         : Buffer.isBuffer(chunk)
           ? chunk
           : Buffer.from(chunk as Uint8Array);
-    size += bytes.length;
-    if (size > maxBytes) chunks = null;
+    this.#size += bytes.length;
+    if (this.#size > this.#maxBytes) this.#chunks = null;
     else chunks.push(bytes);
-  };
-  const writeHead = res.writeHead;
-  const write = res.write;
-  const end = res.end;
-  const target = res as unknown as Record<string, unknown>;
-  target.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
-    const headers = typeof rest[0] === 'string' ? rest[1] : rest[0];
-    if (typeof headers === 'object' && headers !== null) headHeaders = headers as OutgoingHttpHeaders;
-    return (writeHead as (...args: unknown[]) => unknown).call(this, status, ...rest);
-  };
-  target.write = function (this: ServerResponse, chunk: unknown, encoding?: unknown, ...rest: unknown[]) {
-    take(chunk, encoding);
-    return (write as (...args: unknown[]) => unknown).call(this, chunk, encoding, ...rest);
-  };
-  target.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown, ...rest: unknown[]) {
-    if (ended) return (end as (...args: unknown[]) => unknown).call(this, chunk, encoding, ...rest);
-    ended = true;
-    take(chunk, encoding);
-    try {
-      return (end as (...args: unknown[]) => unknown).call(this, chunk, encoding, ...rest);
-    } finally {
-      onEnd();
-    }
-  };
-  return {
-    stored() {
-      if (chunks === null) return null;
-      const headers: Record<string, string | string[]> = {};
-      addHeaders(headers, res.getHeaders());
-      if (headHeaders !== undefined) addHeaders(headers, headHeaders);
-      return {
-        status: res.statusCode,
-        headers,
-        body: chunks.length === 0 ? EMPTY : exactCopy(chunks, size),
-      };
-    },
-  };
+  }
+
+  /** The owner to tell, once: null after the first `end`. @internal */
+  ended(): CaptureOwner | null {
+    const owner = this.#owner;
+    this.#owner = null;
+    return owner;
+  }
+}
+
+function capturedWriteHead(this: Captured, ...args: unknown[]): unknown {
+  const capture = this[CAPTURE]!;
+  const headers = typeof args[1] === 'string' ? args[2] : args[1];
+  for (let c: ResponseCapture | undefined = capture; c !== undefined; c = c.outer) c.headers(headers);
+  return capture.writeHead.apply(this, args);
+}
+
+function capturedWrite(this: Captured, ...args: unknown[]): unknown {
+  const capture = this[CAPTURE]!;
+  for (let c: ResponseCapture | undefined = capture; c !== undefined; c = c.outer) c.take(args[0], args[1]);
+  return capture.write.apply(this, args);
+}
+
+function capturedEnd(this: Captured, ...args: unknown[]): unknown {
+  const capture = this[CAPTURE]!;
+  const owner = capture.ended();
+  if (owner === null) return capture.end.apply(this, args);
+  capture.take(args[0], args[1]);
+  const outer = capture.outer === undefined ? null : endOuter(capture.outer, args);
+  try {
+    return capture.end.apply(this, args);
+  } finally {
+    if (outer !== null)
+      for (let i = 0; i < outer.length; i += 2)
+        (outer[i + 1] as CaptureOwner).onResponseEnd(outer[i] as ResponseCapture);
+    owner.onResponseEnd(capture);
+  }
+}
+
+/** The outer captures of a response that ends, with their owners: [capture, owner, …]. */
+function endOuter(first: ResponseCapture, args: readonly unknown[]): (ResponseCapture | CaptureOwner)[] {
+  const ended: (ResponseCapture | CaptureOwner)[] = [];
+  for (let c: ResponseCapture | undefined = first; c !== undefined; c = c.outer) {
+    const owner = c.ended();
+    if (owner === null) continue;
+    c.take(args[0], args[1]);
+    ended.push(c, owner);
+  }
+  return ended;
+}
+
+/**
+ * Records what the handler writes on `res` — status, headers, body up to `maxBytes` — by wrapping
+ * `writeHead`, `write` and `end` on this one response (own properties over the prototype's). What
+ * reaches the client is unchanged. `owner.onResponseEnd` is called once, when the handler ends the
+ * response — whether or not the client is still there to receive it (a client that timed out and
+ * left must still find the answer of the execution it caused when it asks again).
+ */
+export function captureResponse(res: ServerResponse, maxBytes: number, owner: CaptureOwner): ResponseCapture {
+  const capture = new ResponseCapture(res, maxBytes, owner);
+  const target = res as Captured;
+  target[CAPTURE] = capture;
+  const methods = res as unknown as Record<string, unknown>;
+  methods.writeHead = capturedWriteHead;
+  methods.write = capturedWrite;
+  methods.end = capturedEnd;
+  return capture;
 }
 
 function addHeaders(
