@@ -46,14 +46,15 @@ export default defineConfig({
           exclude: [...REAL_TIME_LOAD_FILES, ...REAL_TIME_COMPANION_FILES],
         },
       },
-      // Then the real-time load tests, one file at a time (a lock in the setup file), and beside them
-      // their companions: nothing else runs on the machine meanwhile.
+      // Then the real-time load tests, one busy and one light file at a time (a lock per lane in the
+      // setup file), and beside them their companions: nothing else runs on the machine meanwhile.
+      // A fourth worker takes the next file of a lane while the other lane's file still runs.
       {
         extends: true,
         test: {
           name: 'real-time',
           include: [...REAL_TIME_LOAD_FILES, ...REAL_TIME_COMPANION_FILES],
-          maxWorkers: 2,
+          maxWorkers: 4,
           setupFiles: ['./test/support/one-load-test-at-a-time.ts'],
           sequence: { groupOrder: 1 },
         },

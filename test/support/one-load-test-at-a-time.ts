@@ -1,13 +1,14 @@
 /**
- * Setup file of the `real-time` project (vitest.config.ts): a file of REAL_TIME_LOAD_FILES runs only
- * while no other one does, so that two load tests never share the machine; the project's companion
- * files (long, light, tolerant of load) run beside them (a lock between the test processes:
+ * Setup file of the `real-time` project (vitest.config.ts): a file of a lane of REAL_TIME_LANES runs
+ * only while no other file of that lane does, so that two busy load tests never share the machine,
+ * nor two light ones; a busy one and a light one run side by side, and the project's companion files
+ * (long, light, tolerant of load) beside them (a lock per lane between the test processes:
  * ./file-lock.ts).
  */
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { acquireFileLock } from './file-lock.js';
-import { REAL_TIME_LOAD_FILES } from './real-time-files.js';
+import { REAL_TIME_LANES } from './real-time-files.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -19,11 +20,14 @@ beforeAll(async ({}, suite) => {
   const path = relative(root, file?.filepath ?? filepath ?? '')
     .split('\\')
     .join('/');
-  if (REAL_TIME_LOAD_FILES.includes(path))
-    release = await acquireFileLock(`prazo-load-test-${process.ppid}.lock`, {
+  const lane = (Object.keys(REAL_TIME_LANES) as Array<keyof typeof REAL_TIME_LANES>).find((name) =>
+    REAL_TIME_LANES[name].includes(path),
+  );
+  if (lane !== undefined)
+    release = await acquireFileLock(`prazo-load-test-${lane}-${process.ppid}.lock`, {
       timeoutMs: 300_000,
       pollMs: 100,
-      what: 'load test',
+      what: `${lane} load test`,
     });
 }, 310_000);
 afterAll(() => {
