@@ -38,6 +38,6 @@ export const REAL_TIME_LOAD_FILES: readonly string[] = [...REAL_TIME_LANES.busy,
 /**
  * Long but light files that run beside the load tests instead of holding a worker of the parallel
  * group: they mostly wait (on scrapes, timers), use a few percent of a core, and judge nothing a
- * little background load can move. A Prometheus scraping three processes for 45 s.
+ * little background load can move. A Prometheus scraping three processes for 36 s.
  */
 export const REAL_TIME_COMPANION_FILES: readonly string[] = ['test/fleet-prometheus.test.ts'];
