@@ -48,13 +48,14 @@ export default defineConfig({
       },
       // Then the real-time load tests, one busy and one light file at a time (a lock per lane in the
       // setup file), and beside them their companions: nothing else runs on the machine meanwhile.
-      // A fourth worker takes the next file of a lane while the other lane's file still runs.
+      // A worker per file: the lanes' locks, not the order vitest hands out files, decide what runs
+      // next (with fewer workers, two files of one lane could hold them while the other lane waits).
       {
         extends: true,
         test: {
           name: 'real-time',
           include: [...REAL_TIME_LOAD_FILES, ...REAL_TIME_COMPANION_FILES],
-          maxWorkers: 4,
+          maxWorkers: REAL_TIME_LOAD_FILES.length + REAL_TIME_COMPANION_FILES.length,
           setupFiles: ['./test/support/one-load-test-at-a-time.ts'],
           sequence: { groupOrder: 1 },
         },
