@@ -46,7 +46,7 @@ export default defineConfig({
           exclude: [...REAL_TIME_LOAD_FILES, ...REAL_TIME_COMPANION_FILES],
         },
       },
-      // Then the real-time load tests, one busy and one light file at a time (a lock per lane in the
+      // Then the real-time load tests, one file of each of two lanes at a time (a lock per lane in the
       // setup file), and beside them their companions: nothing else runs on the machine meanwhile.
       // A worker per file: the lanes' locks, not the order vitest hands out files, decide what runs
       // next (with fewer workers, two files of one lane could hold them while the other lane waits).
