@@ -46,14 +46,16 @@ export default defineConfig({
           exclude: [...REAL_TIME_LOAD_FILES, ...REAL_TIME_COMPANION_FILES],
         },
       },
-      // Then the real-time load tests, one file at a time (a lock in the setup file), and beside them
-      // their companions: nothing else runs on the machine meanwhile.
+      // Then the real-time load tests, one file of each of two lanes at a time (a lock per lane in the
+      // setup file), and beside them their companions: nothing else runs on the machine meanwhile.
+      // A worker per file: the lanes' locks, not the order vitest hands out files, decide what runs
+      // next (with fewer workers, two files of one lane could hold them while the other lane waits).
       {
         extends: true,
         test: {
           name: 'real-time',
           include: [...REAL_TIME_LOAD_FILES, ...REAL_TIME_COMPANION_FILES],
-          maxWorkers: 2,
+          maxWorkers: REAL_TIME_LOAD_FILES.length + REAL_TIME_COMPANION_FILES.length,
           setupFiles: ['./test/support/one-load-test-at-a-time.ts'],
           sequence: { groupOrder: 1 },
         },

@@ -18,9 +18,9 @@ import { findTool } from './support/tools.js';
 const prometheusBin = findTool('prometheus');
 const STEP_S = 5;
 /** Phases of the load, seconds: healthy, one process degraded, healthy again. */
-const HEALTHY_BEFORE_S = 18;
+const HEALTHY_BEFORE_S = 12;
 const DEGRADED_S = 10;
-const HEALTHY_AFTER_S = 17;
+const HEALTHY_AFTER_S = 12;
 /**
  * The p99 each process is calibrated with: the first two generously (their 840 ms read timeout lets
  * the degraded answers through, and is far above the fleet's p99 × 1.4); the third near the fleet's

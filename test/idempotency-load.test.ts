@@ -20,9 +20,13 @@ const CALLS = 10_000;
 const IN_FLIGHT = 48;
 const WARM_UP_CALLS = 200;
 
-/** 10 % of the executions fault: every 20th loses its answer, every 20th (offset 10) is slow. */
+/**
+ * 10 % of the orders `order-<i>` fault: every 20th loses its answer, every 20th (offset 10) is slow.
+ * The warm-up's calls (`warm-<w>`) do not.
+ */
 function faultOf(body: string): 'lost' | 'slow' | undefined {
-  const i = Number(body.slice(6));
+  if (!body.startsWith('order-')) return undefined;
+  const i = Number(body.slice('order-'.length));
   if (i % 20 === 0) return 'lost';
   if (i % 20 === 10) return 'slow';
   return undefined;

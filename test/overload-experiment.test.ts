@@ -15,7 +15,12 @@ describe('3× overload of a supplier of known capacity', () => {
     // runs 0.94–0.97). A protection that does not work misses in both runs.
     const run = () => runOverload({ configs: ['naive', 'prazo-protected'], durationMs: 4_500 });
     let [naive, protectedRun] = await run();
-    if (protectedRun!.goodputShare < GOODPUT_FLOOR) [naive, protectedRun] = await run();
+    if (protectedRun!.goodputShare < GOODPUT_FLOOR) {
+      console.warn(
+        `overload experiment: protected goodput ${protectedRun!.goodputShare.toFixed(2)}; one more run`,
+      );
+      [naive, protectedRun] = await run();
+    }
     expect(naive!.goodputShare).toBeLessThan(0.2);
     expect(protectedRun!.goodputShare).toBeGreaterThanOrEqual(GOODPUT_FLOOR);
     // Answers that came back in time did so within the user's deadline, by construction, and almost

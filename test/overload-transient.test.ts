@@ -18,7 +18,12 @@ describe('a transient capacity drop at 50 % utilisation', () => {
   it('is served near its capacity with the protections and leaves no outage behind, with or without them', async () => {
     const run = () => runTransient({ ...RUN, configs: ['prazo', 'prazo-protected'] });
     let [plain, protectedRun] = await run();
-    if (!holds(protectedRun!, plain!)) [plain, protectedRun] = await run();
+    if (!holds(protectedRun!, plain!)) {
+      console.warn(
+        `transient: protected ${protectedRun!.trigger.success.toFixed(2)} of ideal ${protectedRun!.triggerIdeal.toFixed(2)} during the trigger, ${protectedRun!.after1s.success.toFixed(2)} after 1 s; plain ${plain!.after3s.success.toFixed(2)} after 3 s; one more run`,
+      );
+      [plain, protectedRun] = await run();
+    }
     // With the protections: a good share of what the supplier could serve during the trigger (the
     // docs report ≥ 70 % of the ideal), and back to normal within a second of its end.
     expect(protectedRun!.trigger.success).toBeGreaterThanOrEqual(0.5 * protectedRun!.triggerIdeal);

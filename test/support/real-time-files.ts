@@ -1,31 +1,49 @@
 /**
  * The real-time load tests: files that drive load for seconds and judge what they measure on the
  * wall clock against a tight bound (a drill's figures, adaptive limits against a server of known
- * capacity, the overload experiment's goodput, the peers' attempt timeouts). They run one file at a
- * time, after everything else, so that no other test file shares the 2 cores with them.
+ * capacity, the overload experiment's goodput, the peers' attempt timeouts). They run after
+ * everything else, so that no other test file shares the 2 cores with them, in two lanes side by
+ * side: a file of a lane runs only while no other file of that lane does. A file of ALONE runs only
+ * while no file of either lane does.
  *
- * Every other file under test/ runs two at a time: it starts its own servers on port 0 (never a fixed
- * port, never a shared temporary path) and its timing bounds tolerate a busy machine. That includes
- * real-time tests whose verdict does not hang on speed (the soak judges leaks, not rates; the browser
- * test judges what the page draws; the Prometheus tests wait for scrapes). A new test file joins this
- * list when it keeps both cores busy for seconds and asserts a rate, a latency percentile, a limit
- * learnt from latency, or a timer's precision under that load; a test that merely waits for a timeout
- * or a scrape does not.
+ * What they cost the machine, each measured alone (`/usr/bin/time npx vitest run <file>`,
+ * 2026-12-04, 2 cores), sets the lanes. `busy`: the drill (28 processes, 0.65 of a core on average),
+ * the overload experiment (0.45) and the transient (0.32), which saturate a supplier and judge what
+ * the client makes of it (goodput, recovery): two of them never run together. `light`: the adaptive
+ * limits (0.17: timers, 3× the load on a small server) and the peers (0.2), which run beside one busy
+ * file. ALONE: the 10 000 keyed POSTs keep one process at a full core and fail on a stall of 100 ms
+ * (each attempt's read timeout leaves that much room): beside the overload experiment, a run lost
+ * five calls.
+ *
+ * Every other file under test/ runs four at a time: it starts its own servers on port 0 (never a
+ * fixed port, never a shared temporary path) and its timing bounds tolerate a busy machine. That
+ * includes real-time tests whose verdict does not hang on speed (the soak judges leaks, not rates; the
+ * browser test judges what the page draws; the Prometheus tests wait for scrapes). A new test file
+ * joins a lane (or ALONE) when it keeps a core busy for seconds and asserts a rate, a latency
+ * percentile, a limit learnt from latency, or a timer's precision under that load; a test that
+ * merely waits for a timeout or a scrape does not.
  */
+export const REAL_TIME_LANES: Readonly<Record<'busy' | 'light', readonly string[]>> = {
+  busy: ['test/drill.test.ts', 'test/overload-experiment.test.ts', 'test/overload-transient.test.ts'],
+  light: ['test/client-overload.test.ts', 'test/drill-peers.test.ts'],
+};
+
+/**
+ * Load tests that run with no other: 10 000 keyed POSTs with injected faults, where a stalled core
+ * turns attempts into timeouts and spends the retry budget the test sizes for the faults alone.
+ */
+export const REAL_TIME_ALONE: readonly string[] = ['test/idempotency-load.test.ts'];
+
+/** Every load test: both lanes and ALONE. */
 export const REAL_TIME_LOAD_FILES: readonly string[] = [
-  'test/drill.test.ts',
-  'test/drill-peers.test.ts',
-  'test/client-overload.test.ts',
-  'test/overload-experiment.test.ts',
-  'test/overload-transient.test.ts',
-  // 10 000 keyed POSTs with injected faults: a stalled core turns attempts into timeouts and spends
-  // the retry budget the test sizes for the faults alone.
-  'test/idempotency-load.test.ts',
+  ...REAL_TIME_LANES.busy,
+  ...REAL_TIME_LANES.light,
+  ...REAL_TIME_ALONE,
 ];
 
 /**
- * Long but light files that run beside the load tests, one at a time, instead of holding a worker of
- * the parallel group: they mostly wait (on scrapes, timers), use a few percent of a core, and judge
- * nothing a little background load can move. A Prometheus scraping three processes for 45 s.
+ * Long but light files that run beside the load tests instead of holding a worker of the parallel
+ * group: they mostly wait (on scrapes, timers), use a few percent of a core, and judge nothing a
+ * little background load can move. A Prometheus scraping three processes for 36 s.
  */
 export const REAL_TIME_COMPANION_FILES: readonly string[] = ['test/fleet-prometheus.test.ts'];
