@@ -41,7 +41,7 @@ and a plain statement of every row where a peer matches or beats prazo. HAProxy 
 (apt-get install haproxy); when it is not, the drill says so and skips that column only.
 
 Options:
-  --quick              short phases (31 s of phases instead of 90 s)
+  --quick              short phases (38 s of phases instead of 102 s)
   --peers              also run cockatiel, opossum, undici's retry interceptor and HAProxy
   --warmup S           warm-up length, seconds (also --trigger, --fleet, --degrade, --burst, --tail,
                        --recovery)

@@ -23,7 +23,7 @@ export interface PhaseLengths {
 
 /** Options of the drill (`prazo drill`). Durations in ms. */
 export interface DrillOptions {
-  /** Shorter phases (≈ 31 s in all) instead of the default ≈ 90 s. @default false */
+  /** Shorter phases (38 s in all) instead of the default 102 s. @default false */
   quick?: boolean;
   /** Phase lengths; those given override the (quick or default) lengths. */
   phases?: Partial<PhaseLengths>;
