@@ -1,13 +1,12 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboardServer } from '../src/lab/drill/dashboard/server.js';
 import { runDrill } from '../src/lab/drill/run-drill.js';
 import { acquireDrillLock } from './drill-lock.js';
+import { launchChromium, skipWithoutChromium } from './support/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 // CI installs Debian's chromium (.ci/run); elsewhere the test is skipped when it is missing.
-const skip = !existsSync(CHROMIUM) && !process.env['CI'];
+const skip = skipWithoutChromium;
 
 describe.skipIf(skip)('the live dashboard in a real browser', () => {
   let release: () => void = () => {};
@@ -18,17 +17,7 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
 
   it('draws charts that receive data points while a short drill runs, then the summary', async () => {
     const dashboard = await startDashboardServer(0);
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    const browser = await launchChromium();
     try {
       const running = runDrill(
         {

@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedYAxis } from '../src/lab/drill/dashboard/chart-scale.js';
 import { renderDashboardPage } from '../src/lab/drill/dashboard/page.js';
@@ -9,10 +9,10 @@ import type { DrillReport } from '../src/lab/drill/report/drill-report.js';
 import type { DrillRecorder } from '../src/lab/drill/report/recorder.js';
 import type { DrillContext } from '../src/lab/drill/run-drill.js';
 import type { DrillConfig } from '../src/lab/drill/services/spec.js';
+import { launchChromium, skipWithoutChromium } from './support/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 // CI installs Debian's chromium (.ci/run); elsewhere the test is skipped when it is missing.
-const skip = !existsSync(CHROMIUM) && !process.env['CI'];
+const skip = skipWithoutChromium;
 
 /**
  * A recorded `prazo drill --quick --peers --json` (naive, prazo, cockatiel, opossum, undici-retry,
@@ -158,17 +158,7 @@ function expectReadableLabels(charts: DrawnChart[]): void {
 describe.skipIf(skip)('the drill page’s side-by-side panels in a real browser', () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
   }, 30_000);
   afterAll(async () => {
     await browser?.close();

@@ -6,14 +6,12 @@
  */
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { chromium } from 'playwright-core';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -27,9 +25,9 @@ import { deadlineMiddleware } from '../src/server/express.js';
 import { deadlinePlugin } from '../src/server/fastify.js';
 import { createAdmission, withDeadlineHandler } from '../src/server/http.js';
 import { parseServerTiming, readHopTiming } from '../src/wire/server-timing.js';
+import { launchChromium, skipWithoutChromium } from './support/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const noChromium = !existsSync(CHROMIUM) && !process.env['CI'];
+const noChromium = skipWithoutChromium;
 const OPTIONS = { defaultMs: 1_000, maxMs: 3_000, trust: 'all' } as const;
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
@@ -301,17 +299,7 @@ describe('Server-Timing at the edges', () => {
         ),
       ),
     );
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    const browser = await launchChromium();
     cleanups.push(() => browser.close());
     const page = await browser.newPage();
     await page.goto(`${origin}/`);
