@@ -220,8 +220,9 @@ describe('Server-Timing at the edges', () => {
       const hop = readHopTiming(header).hop!;
       expect(hop.handlerMs).toBeGreaterThanOrEqual(0);
       expect(hop.queuedMs).toBeGreaterThanOrEqual(0);
-      // Trusted: the deadline the caller sent; Fastify with trust 'none': its own default.
-      expect(hop.leftMs).toBeGreaterThan(origin === fa ? 900 : 700);
+      // Trusted: the deadline the caller sent (800 ms, less what a busy machine took to deliver the
+      // request); Fastify with trust 'none': its own default (1 000 ms).
+      expect(hop.leftMs).toBeGreaterThan(origin === fa ? 800 : 300);
       expect(hop.leftMs).toBeLessThanOrEqual(origin === fa ? 1_000 : 800);
       if (origin === ex) expect(parsed.metrics[0]).toEqual({ name: 'app', durMs: 1.5, desc: 'own metric' });
     }

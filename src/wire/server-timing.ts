@@ -366,23 +366,36 @@ function hopAt(root: HopTiming, path: readonly string[], depth: number): HopTimi
  */
 export function formatHopTiming(hop: HopTiming): string {
   const parts: string[] = [];
-  writeHop(parts, hop, '');
+  writeHop(parts, { length: 0 }, hop, '');
   return parts.join(', ');
 }
 
-function writeHop(parts: string[], hop: HopTiming, path: string): void {
+/**
+ * Writes `hop`'s metrics into `parts`, never beyond what {@link parseServerTiming} reads whole (at
+ * most {@link MAX_SERVER_TIMING_METRICS} metrics in {@link MAX_SERVER_TIMING_LENGTH} characters):
+ * the metrics that would not fit — the deepest and last of a large tree — are left out, so a prazo
+ * server's header is never one its prazo caller ignores.
+ */
+function writeHop(parts: string[], size: { length: number }, hop: HopTiming, path: string): void {
+  const push = (metric: string): boolean => {
+    const length = size.length + (parts.length === 0 ? 0 : 2) + metric.length;
+    if (parts.length >= MAX_SERVER_TIMING_METRICS || length > MAX_SERVER_TIMING_LENGTH) return false;
+    parts.push(metric);
+    size.length = length;
+    return true;
+  };
   const desc = path === '' ? '' : `;desc=${quote(path)}`;
-  if (hop.leftMs !== undefined) parts.push(`prazo-left${desc};dur=${ms(hop.leftMs)}`);
-  if (hop.queuedMs !== undefined) parts.push(`prazo-queue${desc};dur=${ms(hop.queuedMs)}`);
-  if (hop.handlerMs !== undefined) parts.push(`prazo-handler${desc};dur=${ms(hop.handlerMs)}`);
+  if (hop.leftMs !== undefined && !push(`prazo-left${desc};dur=${ms(hop.leftMs)}`)) return;
+  if (hop.queuedMs !== undefined && !push(`prazo-queue${desc};dur=${ms(hop.queuedMs)}`)) return;
+  if (hop.handlerMs !== undefined && !push(`prazo-handler${desc};dur=${ms(hop.handlerMs)}`)) return;
   const depth = path === '' ? 0 : path.split(PATH_SEPARATOR).length;
   if (depth >= MAX_HOP_DEPTH) return;
   const deps = hop.dependencies;
   for (let i = 0; i < deps.length && i < MAX_HOP_DEPENDENCIES; i++) {
     const wait = deps[i]!;
     const below = path === '' ? safeName(wait.name) : path + PATH_SEPARATOR + safeName(wait.name);
-    parts.push(`prazo-wait;desc=${quote(below)};dur=${ms(wait.waitedMs)}`);
-    if (wait.hop !== null) writeHop(parts, wait.hop, below);
+    if (!push(`prazo-wait;desc=${quote(below)};dur=${ms(wait.waitedMs)}`)) return;
+    if (wait.hop !== null) writeHop(parts, size, wait.hop, below);
   }
 }
 
