@@ -204,10 +204,15 @@ for (const way of ways) {
     }
 
     it('retries a 503, leaves a 404, sends the deadline header — on one connection', async () => {
-      const c = await use((stream, headers, n) =>
-        headers[':path'] === '/missing'
-          ? answer(stream, 404, 'no')
-          : answer(stream, n === 1 ? 503 : 200, `answer ${n}`),
+      // One connection per origin: undici 7's pool may open a second session for the retry when it
+      // is dispatched before the 503's stream has finished closing (seen once on Node 26 in CI, and
+      // once at load 4.4); what this asserts is that the three streams need no second one.
+      const c = await use(
+        (stream, headers, n) =>
+          headers[':path'] === '/missing'
+            ? answer(stream, 404, 'no')
+            : answer(stream, n === 1 ? 503 : 200, `answer ${n}`),
+        { connections: 1 },
       );
       const deadline = Deadline.after(1_000);
       expect(await withDeadline(deadline, () => c.call('/stock'))).toEqual({ status: 200, text: 'answer 2' });
