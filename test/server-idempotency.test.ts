@@ -26,6 +26,41 @@ async function post(url: string, body: string, key?: string, extra: Record<strin
   return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
 }
 
+describe('the idempotency layer and a handler that does not read the body', () => {
+  it('fingerprints the whole body all the same: a retry with it replays, another body is refused', async () => {
+    const idempotency = createIdempotency();
+    let runs = 0;
+    const server = createServer(
+      withDeadlineHandler(
+        (_req, res) => {
+          runs++;
+          res.writeHead(201, { 'content-type': 'text/plain' });
+          res.end(`order ${runs}`);
+        },
+        { defaultMs: 2_000, maxMs: 5_000, idempotency },
+      ),
+    );
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const first = await post(url, 'two apples', '"unread-1"');
+      const again = await post(url, 'two apples', '"unread-1"');
+      expect(first).toMatchObject({ status: 201, text: 'order 1' });
+      expect(again).toMatchObject({ status: 201, text: 'order 1' });
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect((await post(url, 'three pears', '"unread-1"')).status).toBe(422);
+      // A large body, too (more than one chunk, most of it after the answer).
+      const big = 'x'.repeat(200_000);
+      expect((await post(url, big, '"unread-2"')).text).toBe('order 2');
+      expect((await post(url, big, '"unread-2"')).headers['idempotent-replayed']).toBe('true');
+      expect(runs).toBe(2);
+    } finally {
+      server.close();
+    }
+  });
+});
+
 describe.each(ADAPTERS)('the idempotency layer in the %s adapter', (adapter) => {
   it('runs the first request with a key and replays its response, marked, to a repeat', async () => {
     const ledger = new Ledger();

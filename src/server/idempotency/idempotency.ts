@@ -282,6 +282,17 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
         release(this.#key, this.#owner);
         return;
       }
+      // A handler that answered before reading the whole body (or without reading it): the rest is
+      // still arriving (Node reads and discards it once the response is done, through the tap), and
+      // the fingerprint is the whole body's, or a retry with the same body would be refused as a
+      // reuse of the key (422). A connection closed before the body's end completes the record with
+      // what arrived: the handler ran, and a refused retry is better than a second run.
+      const body = this.#body;
+      if (body.ended) this.#complete(capture);
+      else body.drain().then(() => this.#complete(capture), thrown);
+    }
+
+    #complete(capture: ResponseCapture): void {
       const ttl = this.#ttlMs - (clock.now() - this.#startedMs);
       try {
         const fingerprint = `${this.#request} ${this.#body.digest()}`;
