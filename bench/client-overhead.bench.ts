@@ -8,6 +8,7 @@
  */
 import { dependency } from '../src/client/dependency.js';
 import type { Transport, TransportResponse } from '../src/transport/transport.js';
+import { type BenchVariant, cpuPerCallRounds } from './support/cpu-rounds.js';
 
 const CALLS = 300_000;
 const CONCURRENCY = 32;
@@ -50,8 +51,7 @@ const transport = (o: { origins: readonly string[] }): Transport => ({
   close: async () => {},
 });
 
-type Variant = { name: string; make(): { call(): Promise<void>; close(): Promise<void> } };
-const variants: Variant[] = [
+const variants: BenchVariant[] = [
   {
     name: 'transport alone',
     make: () => ({
@@ -96,25 +96,7 @@ const variants: Variant[] = [
   },
 ];
 
-const results = new Map<string, number[]>(variants.map((v) => [v.name, []]));
-for (let round = 0; round < 5; round++) {
-  for (const v of round % 2 === 0 ? variants : [...variants].reverse()) {
-    globalThis.gc?.();
-    const client = v.make();
-    let next = 0;
-    const worker = async () => {
-      while (next < CALLS) {
-        next++;
-        await client.call();
-      }
-    };
-    const cpu0 = process.cpuUsage();
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    const cpu = process.cpuUsage(cpu0);
-    await client.close();
-    if (round > 0) results.get(v.name)!.push((cpu.user + cpu.system) / CALLS);
-  }
-}
+const results = await cpuPerCallRounds(variants, { rounds: 5, calls: CALLS, concurrency: CONCURRENCY });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const base = median(results.get('transport alone')!);
 console.log(

@@ -15,6 +15,7 @@
 import { dependency } from '../src/client/dependency.js';
 import { IncomingBody } from '../src/transport/incoming-body.js';
 import type { OutgoingRequest, Transport, TransportResponse } from '../src/transport/transport.js';
+import { type BenchVariant, cpuPerCallRounds } from './support/cpu-rounds.js';
 
 const CALLS = 200_000;
 const CONCURRENCY = 32;
@@ -52,8 +53,6 @@ const transport = (o: { origins: readonly string[] }): Transport => ({
   close: async () => {},
 });
 
-type Client = { call(): Promise<void>; close(): Promise<void> };
-type Variant = { name: string; make(): Client };
 type MakeDependency = typeof dependency;
 const options = {
   name: 'o',
@@ -63,7 +62,7 @@ const options = {
 };
 
 let sink = 0;
-const variants: Variant[] = [
+const variants: BenchVariant[] = [
   {
     name: 'transport alone',
     make: () => ({
@@ -118,25 +117,7 @@ if (baselinePath !== undefined) {
   });
 }
 
-const results = new Map<string, number[]>(variants.map((v) => [v.name, []]));
-for (let round = 0; round < ROUNDS; round++) {
-  for (const v of round % 2 === 0 ? variants : [...variants].reverse()) {
-    globalThis.gc?.();
-    const client = v.make();
-    let next = 0;
-    const worker = async () => {
-      while (next < CALLS) {
-        next++;
-        await client.call();
-      }
-    };
-    const cpu0 = process.cpuUsage();
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    const cpu = process.cpuUsage(cpu0);
-    await client.close();
-    if (round > 0) results.get(v.name)!.push((cpu.user + cpu.system) / CALLS);
-  }
-}
+const results = await cpuPerCallRounds(variants, { rounds: ROUNDS, calls: CALLS, concurrency: CONCURRENCY });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const unread = median(results.get('prazo, ledger unread')!);
 console.log(
