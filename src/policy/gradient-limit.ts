@@ -258,10 +258,10 @@ export function createGradientLimit(
   };
 
   const close = (nowMs: number): void => {
-    const latency = robustMean(reservoir, Math.min(count, RESERVOIR_SIZE));
+    const { mean: latency, standardError } = robustMean(reservoir, Math.min(count, RESERVOIR_SIZE));
     // What the window proves, given how much its round trips vary: its latency is at most this
     // high with ~97.5 % confidence (mean + 2 standard errors).
-    const noise = STANDARD_ERRORS * lastStandardError;
+    const noise = STANDARD_ERRORS * standardError;
     rtt = latency;
     if (!Number.isNaN(probeStart)) {
       // A probe's window: the lowest of its windows is the no-load latency now, higher or lower.
@@ -352,21 +352,18 @@ export function createGradientLimit(
 }
 
 /**
- * Standard errors of a window's mean by which its latency must exceed the no-load latency (and may
- * lower it) before it counts: a window's latency is the mean of a sample, and a dependency whose
+ * Standard errors of a window's mean by which its latency must exceed the no-load latency before it
+ * counts as queueing (and which a probe's windows add to their means): a window's latency is the mean of a sample, and a dependency whose
  * round trips vary (a log-normal with p99 = 4.5 × its median varies by 70 % of its mean) gives means of
  * ten round trips that differ by 20 % from one window to the next without any queue.
  */
 export const STANDARD_ERRORS = 2;
 
-/** Standard error of the mean the last {@link robustMean} returned (0 for one value). */
-let lastStandardError = 0;
-
 /**
  * The mean of the first `n` values of `values` that are at most {@link OUTLIER_FACTOR} × their
- * median (sorts them in place); sets {@link lastStandardError} to that mean's standard error.
+ * median (sorts them in place), and that mean's standard error (0 for one value).
  */
-function robustMean(values: Float64Array, n: number): number {
+function robustMean(values: Float64Array, n: number): { mean: number; standardError: number } {
   const sorted = values.subarray(0, n).sort();
   const mid = n >> 1;
   const median = n % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
@@ -381,6 +378,5 @@ function robustMean(values: Float64Array, n: number): number {
   }
   const mean = sum / kept;
   const variance = kept > 1 ? Math.max(0, (squares - kept * mean * mean) / (kept - 1)) : 0;
-  lastStandardError = Math.sqrt(variance / kept);
-  return mean;
+  return { mean, standardError: Math.sqrt(variance / kept) };
 }

@@ -187,8 +187,8 @@ export function retryCouldFollow(ctx: DependencyContext, attempt: Attempt, nowMs
   if (!call.replayable || !call.idempotent) return false;
   if (call.tries >= ctx.policy.attempts) return false;
   if (call.limitMs - nowMs < ctx.live.p99Ms) return false;
-  const gate = ctx.concurrency;
-  if (gate !== null && gate.inFlight + gate.abandoned + 1 > gate.limit()) return false;
+  // The retry step's own guard (retry.ts), with this attempt counted as abandoned.
+  if (ctx.concurrency?.pastLimitWithAbandoned(1)) return false;
   return ctx.budget.canConsume?.() ?? true;
 }
 

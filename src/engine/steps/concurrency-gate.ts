@@ -128,6 +128,15 @@ export class ConcurrencyGate implements TimerEntry {
     return this.#limit.latencyMs();
   }
 
+  /**
+   * Whether the dependency is still working on abandoned attempts beyond the limit, counting
+   * `abandoning` attempts about to be abandoned: a retry sent now would only queue behind that work.
+   */
+  pastLimitWithAbandoned(abandoning = 0): boolean {
+    const abandoned = this.abandoned + abandoning;
+    return abandoned !== 0 && this.inFlight + abandoned > this.#limit.limit();
+  }
+
   /** Takes a slot if one is free and no call waits for one. */
   tryAcquire(): boolean {
     if (this.queued !== 0 || this.inFlight + this.abandoned >= this.#limit.limit()) return false;

@@ -149,8 +149,7 @@ async function retryLoop(
     }
     // The dependency is still working on what this client gave up on, beyond the concurrency limit
     // (`ConcurrencyGate.abandon`): a retry would only queue behind that work.
-    const gate = ctx.concurrency;
-    if (gate !== null && gate.abandoned !== 0 && gate.inFlight + gate.abandoned > gate.limit()) {
+    if (ctx.concurrency?.pastLimitWithAbandoned()) {
       if (response !== undefined) return response;
       throw finalError(
         ctx,
