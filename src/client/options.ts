@@ -272,7 +272,11 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
       'absent: listen to the instance-* events of the dependency',
       (balancer as BalancerOptions).onTransition,
     );
-  normalizeBalancerOptions(balancer);
+  // Validated once, here: the engine builds its balancer from these as they are.
+  const normalizedBalancer = normalizeBalancerOptions({
+    ...(balancer as BalancerOptions),
+    random: balancer.random ?? random,
+  });
   const requeue = normalizeRequeueOptions(options.requeue);
   const concurrency = enabled('concurrency', options.concurrency ?? DEPENDENCY_DEFAULTS.concurrency);
   const throttle = enabled('throttle', options.throttle ?? DEPENDENCY_DEFAULTS.throttle);
@@ -299,7 +303,7 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
     liveMinSamples,
     liveRefreshMs,
     fleetLatency,
-    balancer,
+    balancer: normalizedBalancer,
     requeue,
     concurrency: concurrency === false ? false : normalizeConcurrencyOptions(concurrency, 'concurrency.'),
     throttle: throttle === false ? false : normalizeAdaptiveThrottleOptions(throttle, 'throttle.'),
