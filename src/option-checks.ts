@@ -14,6 +14,8 @@ export interface NumberRange {
   above?: number;
   /** The largest value accepted. */
   max?: number;
+  /** Values must be below this one (an open upper bound). */
+  below?: number;
 }
 
 /**
@@ -26,7 +28,8 @@ export function numberIn(name: string, value: unknown, range: NumberRange, expec
     !Number.isFinite(value) ||
     (range.min !== undefined && value < range.min) ||
     (range.above !== undefined && value <= range.above) ||
-    (range.max !== undefined && value > range.max)
+    (range.max !== undefined && value > range.max) ||
+    (range.below !== undefined && value >= range.below)
   )
     throw new InvalidOptionError(name, expected, value);
   return value;
