@@ -13,6 +13,10 @@ const entry = {
   fastify: 'src/server/fastify.ts',
   prometheus: 'src/observe/prometheus.ts',
   otel: 'src/observe/otel.ts',
+  policy: 'src/policy/index.ts',
+  latency: 'src/latency/index.ts',
+  wire: 'src/wire/index.ts',
+  fleet: 'src/fleet/index.ts',
 };
 
 // No source maps: the bundles are unminified ESM/CJS with the source's names, so a stack trace through

@@ -11,18 +11,12 @@ import express from 'express';
 import Fastify from 'fastify';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type Clock,
-  callWithDeadline,
-  currentDeadline,
-  DEADLINE_HEADER,
-  type Deadline,
-  systemClock,
-} from '../src/index.js';
+import { type Clock, callWithDeadline, currentDeadline, type Deadline, systemClock } from '../src/index.js';
 import { deadlineMiddleware } from '../src/server/express.js';
 import { deadlinePlugin } from '../src/server/fastify.js';
 import { deadlineErrorBody, isDeadlineError, withDeadlineHandler } from '../src/server/http.js';
 import { createFakeClock } from '../src/testing/fake-clock.js';
+import { DEADLINE_HEADER } from '../src/wire/index.js';
 
 type Hop = 'gateway' | 'orders' | 'inventory' | 'supplier';
 

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../src/cli/capture.test-helper.js';
-import { readLatencyFile } from '../src/index.js';
+import { readLatencyFile } from '../src/latency/index.js';
 
 const example = fileURLToPath(new URL('../examples/checkout-balance.csv', import.meta.url));
 const degradedStart = Date.parse('2026-12-02T12:03:00Z');

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +11,12 @@ import { describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const probe = fileURLToPath(new URL('./support/import-probe.cjs', import.meta.url));
 const built = existsSync(`${root}dist/index.js`) && existsSync(`${root}dist/index.cjs`);
-const entries = ['index', 'http', 'express', 'fastify', 'prometheus', 'otel', 'lab'];
+/** Every entry point of package.json's exports map, by its file in dist/ (`.` is `index`). */
+const entries = Object.keys(
+  (JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { exports: Record<string, unknown> }).exports,
+)
+  .filter((key) => key !== './package.json')
+  .map((key) => (key === '.' ? 'index' : key.slice(2)));
 const formats = [
   ['esm', 'js'],
   ['cjs', 'cjs'],

@@ -5,17 +5,12 @@ import express from 'express';
 import Fastify from 'fastify';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  currentDeadline,
-  DEADLINE_HEADER,
-  type Deadline,
-  DeadlineInsufficientError,
-  isPrazoError,
-} from '../src/index.js';
+import { currentDeadline, type Deadline, DeadlineInsufficientError, isPrazoError } from '../src/index.js';
 import { deadlineErrorHandler, deadlineMiddleware } from '../src/server/express.js';
 import { deadlinePlugin } from '../src/server/fastify.js';
 import { withDeadlineHandler } from '../src/server/http.js';
 import { createFakeClock, type FakeClock } from '../src/testing/fake-clock.js';
+import { DEADLINE_HEADER } from '../src/wire/index.js';
 
 const T0 = 1_700_000_000_000;
 // Callers inside the trust boundary: their deadline headers count (test/server-trust.test.ts covers the rest).

@@ -8,7 +8,7 @@ import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dependency } from '../src/client/dependency.js';
 import type { Deadline } from '../src/deadline/deadline.js';
-import { CRITICALITY_HEADER, currentCriticality, DEADLINE_HEADER } from '../src/index.js';
+import { currentCriticality } from '../src/index.js';
 import {
   type Admission,
   type AdmissionOptions,
@@ -18,6 +18,7 @@ import {
 } from '../src/server/express.js';
 import { deadlinePlugin } from '../src/server/fastify.js';
 import { withDeadlineHandler } from '../src/server/http.js';
+import { CRITICALITY_HEADER, DEADLINE_HEADER } from '../src/wire/index.js';
 import { startServer, type TestServer } from './support/servers.js';
 
 // Callers inside the trust boundary: their deadline and criticality count.

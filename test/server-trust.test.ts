@@ -11,7 +11,6 @@ import express from 'express';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { currentCriticality } from '../src/admission/criticality-context.js';
-import { CRITICALITY_HEADER, DEADLINE_HEADER } from '../src/index.js';
 import {
   type Admission,
   admissionMiddleware,
@@ -21,6 +20,7 @@ import {
 import { deadlinePlugin } from '../src/server/fastify.js';
 import { withDeadlineHandler } from '../src/server/http.js';
 import { createFakeClock, type FakeClock } from '../src/testing/fake-clock.js';
+import { CRITICALITY_HEADER, DEADLINE_HEADER } from '../src/wire/index.js';
 
 const T0 = 1_700_000_000_000;
 const LIMITS = { defaultMs: 1000, maxMs: 5000 };

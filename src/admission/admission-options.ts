@@ -1,5 +1,6 @@
 import { type Clock, systemClock } from '../clock.js';
 import { InvalidOptionError } from '../errors.js';
+import { integerIn, nonNegative, numberIn, objectOption, positive } from '../option-checks.js';
 
 /** Options of {@link createAdmission}. Every limit that can refuse healthy traffic is off by default. */
 export interface AdmissionOptions {
@@ -75,53 +76,35 @@ export interface NormalizedAdmissionOptions {
  * @throws {@link InvalidOptionError} naming the option and the expected value.
  */
 export function normalizeAdmissionOptions(options: AdmissionOptions = {}): NormalizedAdmissionOptions {
-  if (typeof options !== 'object' || options === null)
-    throw new InvalidOptionError('admission', 'an object', options);
+  objectOption('admission', options);
   const d = ADMISSION_DEFAULTS;
-  const number = (
-    name: keyof AdmissionOptions,
-    fallback: number,
-    ok: (v: number) => boolean,
-    expected: string,
-  ) => {
-    const value = options[name] ?? fallback;
-    if (typeof value !== 'number' || Number.isNaN(value) || !ok(value))
-      throw new InvalidOptionError(name, expected, value);
-    return value;
-  };
-  const integer = (min: number) => (v: number) => Number.isInteger(v) && v >= min;
-  const serviceTimePercentile = number(
+  const serviceTimePercentile = numberIn(
     'serviceTimePercentile',
-    d.serviceTimePercentile,
-    (v) => v > 0 && v <= 100,
+    options.serviceTimePercentile ?? d.serviceTimePercentile,
+    { above: 0, max: 100 },
     'a number in (0, 100]',
   );
-  const minSamples = number('minSamples', d.minSamples, integer(1), 'an integer ≥ 1');
-  const windowMs = number('windowMs', d.windowMs, (v) => Number.isFinite(v) && v >= 3, 'a finite number ≥ 3');
-  const refreshMs = number(
-    'refreshMs',
-    d.refreshMs,
-    (v) => Number.isFinite(v) && v >= 0,
-    'a finite number ≥ 0',
+  const minSamples = integerIn(
+    'minSamples',
+    options.minSamples ?? d.minSamples,
+    1,
+    Infinity,
+    'an integer ≥ 1',
   );
-  const maxRoutes = number(
-    'maxRoutes',
-    d.maxRoutes,
-    (v) => integer(1)(v) && v <= 10_000,
-    'an integer from 1 to 10000',
-  );
-  const maxInFlight = number(
-    'maxInFlight',
-    d.maxInFlight,
-    (v) => v === Number.POSITIVE_INFINITY || integer(1)(v),
-    'an integer ≥ 1, or Infinity for no limit',
-  );
+  const windowMs = numberIn('windowMs', options.windowMs ?? d.windowMs, { min: 3 }, 'a finite number ≥ 3');
+  const refreshMs = nonNegative('refreshMs', options.refreshMs ?? d.refreshMs);
+  const maxRoutes = integerIn('maxRoutes', options.maxRoutes ?? d.maxRoutes, 1, 10_000);
+  const inFlight = options.maxInFlight ?? d.maxInFlight;
+  const maxInFlight =
+    inFlight === Number.POSITIVE_INFINITY
+      ? inFlight
+      : integerIn('maxInFlight', inFlight, 1, Infinity, 'an integer ≥ 1, or Infinity for no limit');
   const limited = maxInFlight !== Number.POSITIVE_INFINITY;
-  const maxQueue = number(
+  const maxQueue = integerIn(
     'maxQueue',
-    limited ? maxInFlight * d.queuePerSlot : 0,
-    (v) => integer(0)(v) && v <= 1_000_000,
-    'an integer from 0 to 1000000',
+    options.maxQueue ?? (limited ? maxInFlight * d.queuePerSlot : 0),
+    0,
+    1_000_000,
   );
   if (!limited && options.maxQueue !== undefined && options.maxQueue > 0)
     throw new InvalidOptionError(
@@ -129,29 +112,24 @@ export function normalizeAdmissionOptions(options: AdmissionOptions = {}): Norma
       '0 or unset when maxInFlight is Infinity (no limit, no queue)',
       options.maxQueue,
     );
-  const share = number(
+  const share = numberIn(
     'sheddableQueueShare',
-    d.sheddableQueueShare,
-    (v) => v >= 0 && v <= 1,
+    options.sheddableQueueShare ?? d.sheddableQueueShare,
+    { min: 0, max: 1 },
     'a number from 0 to 1',
   );
-  const codelTargetMs = number(
-    'codelTargetMs',
-    d.codelTargetMs,
-    (v) => Number.isFinite(v) && v > 0,
-    'a finite number > 0',
-  );
-  const codelIntervalMs = number(
+  const codelTargetMs = positive('codelTargetMs', options.codelTargetMs ?? d.codelTargetMs);
+  const codelIntervalMs = numberIn(
     'codelIntervalMs',
-    d.codelIntervalMs,
-    (v) => Number.isFinite(v) && v > codelTargetMs,
+    options.codelIntervalMs ?? d.codelIntervalMs,
+    { above: codelTargetMs },
     'a finite number above codelTargetMs',
   );
-  const retryAfterSeconds = number(
+  const retryAfterSeconds = integerIn(
     'retryAfterSeconds',
-    d.retryAfterSeconds,
-    (v) => integer(1)(v) && v <= 3600,
-    'an integer from 1 to 3600',
+    options.retryAfterSeconds ?? d.retryAfterSeconds,
+    1,
+    3600,
   );
   const clock = options.clock ?? systemClock;
   if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function')

@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../errors.js';
+import { integerIn, nonNegativeMs, numberIn, positiveMs } from '../option-checks.js';
 import type { InstanceTransition } from './instance-transition.js';
 import { OUTCOME_RING_MAX } from './outcome-ring.js';
 
@@ -121,8 +122,8 @@ export function normalizeBalancerOptions(options: BalancerOptions = {}): Normali
     throw new InvalidOptionError('balancer', 'an object', options);
   const d = BALANCER_DEFAULTS;
   const o = options;
-  const baseEjectionMs = positive('baseEjectionMs', o.baseEjectionMs ?? d.baseEjectionMs);
-  const maxEjectionMs = positive('maxEjectionMs', o.maxEjectionMs ?? d.maxEjectionMs);
+  const baseEjectionMs = positiveMs('balancer.baseEjectionMs', o.baseEjectionMs ?? d.baseEjectionMs);
+  const maxEjectionMs = positiveMs('balancer.maxEjectionMs', o.maxEjectionMs ?? d.maxEjectionMs);
   if (maxEjectionMs < baseEjectionMs)
     throw new InvalidOptionError(
       'balancer.maxEjectionMs',
@@ -135,80 +136,49 @@ export function normalizeBalancerOptions(options: BalancerOptions = {}): Normali
   if (onTransition !== undefined && typeof onTransition !== 'function')
     throw new InvalidOptionError('balancer.onTransition', 'a function', onTransition);
   return {
-    decayMs: positive('decayMs', o.decayMs ?? d.decayMs),
-    consecutiveFailures: integer(
-      'consecutiveFailures',
+    decayMs: positiveMs('balancer.decayMs', o.decayMs ?? d.decayMs),
+    consecutiveFailures: integerIn(
+      'balancer.consecutiveFailures',
       o.consecutiveFailures ?? d.consecutiveFailures,
       1,
       1000,
     ),
-    failureWindowRequests: integer(
-      'failureWindowRequests',
+    failureWindowRequests: integerIn(
+      'balancer.failureWindowRequests',
       o.failureWindowRequests ?? d.failureWindowRequests,
       2,
       OUTCOME_RING_MAX,
     ),
-    failureWindowMs: positive('failureWindowMs', o.failureWindowMs ?? d.failureWindowMs),
-    failureRatio: fraction('failureRatio', o.failureRatio ?? d.failureRatio, false),
-    failureRatioOverPeers: atLeastOne(
-      'failureRatioOverPeers',
+    failureWindowMs: positiveMs('balancer.failureWindowMs', o.failureWindowMs ?? d.failureWindowMs),
+    failureRatio: share('balancer.failureRatio', o.failureRatio ?? d.failureRatio),
+    failureRatioOverPeers: numberIn(
+      'balancer.failureRatioOverPeers',
       o.failureRatioOverPeers ?? d.failureRatioOverPeers,
+      { min: 1 },
+      'a finite number ≥ 1',
     ),
     baseEjectionMs,
     maxEjectionMs,
-    maxEjectionFraction: fraction(
-      'maxEjectionFraction',
+    maxEjectionFraction: share(
+      'balancer.maxEjectionFraction',
       o.maxEjectionFraction ?? d.maxEjectionFraction,
-      false,
     ),
-    panicThreshold: fraction('panicThreshold', o.panicThreshold ?? d.panicThreshold, true),
-    slowStartMs: nonNegative('slowStartMs', o.slowStartMs ?? d.slowStartMs),
-    slowStartMinShare: fraction('slowStartMinShare', o.slowStartMinShare ?? d.slowStartMinShare, false),
-    connectDownMs: nonNegative('connectDownMs', o.connectDownMs ?? d.connectDownMs),
-    shareWindowMs: positive('shareWindowMs', o.shareWindowMs ?? d.shareWindowMs),
+    panicThreshold: numberIn(
+      'balancer.panicThreshold',
+      o.panicThreshold ?? d.panicThreshold,
+      { min: 0, max: 1 },
+      'a number from 0 to 1',
+    ),
+    slowStartMs: nonNegativeMs('balancer.slowStartMs', o.slowStartMs ?? d.slowStartMs),
+    slowStartMinShare: share('balancer.slowStartMinShare', o.slowStartMinShare ?? d.slowStartMinShare),
+    connectDownMs: nonNegativeMs('balancer.connectDownMs', o.connectDownMs ?? d.connectDownMs),
+    shareWindowMs: positiveMs('balancer.shareWindowMs', o.shareWindowMs ?? d.shareWindowMs),
     random,
     onTransition,
   };
 }
 
-const name = (option: string) => `balancer.${option}`;
-
-function positive(option: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
-    throw new InvalidOptionError(name(option), 'a finite number of ms > 0', value);
-  return value;
-}
-
-function nonNegative(option: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
-    throw new InvalidOptionError(name(option), 'a finite number of ms ≥ 0', value);
-  return value;
-}
-
-function integer(option: string, value: unknown, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
-    throw new InvalidOptionError(name(option), `an integer from ${min} to ${max}`, value);
-  return value;
-}
-
-function fraction(option: string, value: unknown, zeroAllowed: boolean): number {
-  if (
-    typeof value !== 'number' ||
-    !Number.isFinite(value) ||
-    value > 1 ||
-    value < 0 ||
-    (!zeroAllowed && value === 0)
-  )
-    throw new InvalidOptionError(
-      name(option),
-      zeroAllowed ? 'a number from 0 to 1' : 'a number > 0 and ≤ 1',
-      value,
-    );
-  return value;
-}
-
-function atLeastOne(option: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 1)
-    throw new InvalidOptionError(name(option), 'a finite number ≥ 1', value);
-  return value;
+/** A share that may not be 0: a number > 0 and ≤ 1. */
+function share(name: string, value: unknown): number {
+  return numberIn(name, value, { above: 0, max: 1 }, 'a number > 0 and ≤ 1');
 }

@@ -114,10 +114,12 @@ export class Balancer {
   /**
    * @param origins - the starting instances, keyed by origin (any non-empty string; duplicates are
    *   kept once). They start at full share: slow start is for instances that return or join.
-   * @throws {InvalidOptionError} for origins that are not non-empty strings or unusable options.
+   * @param options - validated by `normalizeBalancerOptions()` ({@link createBalancer} validates
+   *   what it is given; a dependency's options were validated with the rest of them).
+   * @throws {InvalidOptionError} for origins that are not non-empty strings.
    */
-  constructor(origins: readonly string[], options: BalancerOptions = {}) {
-    this.#o = normalizeBalancerOptions(options);
+  constructor(origins: readonly string[], options: NormalizedBalancerOptions) {
+    this.#o = options;
     this.#random = this.#o.random;
     this.#staleMs = this.#o.decayMs * Math.LN2;
     checkOrigins(origins);
@@ -729,7 +731,7 @@ export class Balancer {
  * @throws {InvalidOptionError} for origins that are not non-empty strings or unusable options.
  */
 export function createBalancer(origins: readonly string[], options: BalancerOptions = {}): Balancer {
-  return new Balancer(origins, options);
+  return new Balancer(origins, normalizeBalancerOptions(options));
 }
 
 function checkOrigins(origins: unknown): asserts origins is readonly string[] {

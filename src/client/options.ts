@@ -9,6 +9,7 @@ import { normalizeRequeueOptions, type RequeueOptions } from '../engine/steps/re
 import { InvalidOptionError } from '../errors.js';
 import type { FleetLatencySource } from '../fleet/fleet-latency-feed.js';
 import type { OriginResolver } from '../membership/origin-resolver.js';
+import { integerIn, objectOption, positiveMs } from '../option-checks.js';
 import {
   type AdaptiveThrottleOptions,
   normalizeAdaptiveThrottleOptions,
@@ -206,39 +207,45 @@ export interface NormalizedDependencyOptions extends EngineOptions {
  * @throws {InvalidOptionError} naming the first unusable option.
  */
 export function normalizeDependencyOptions(options: DependencyOptions): NormalizedDependencyOptions {
-  if (typeof options !== 'object' || options === null)
-    throw new InvalidOptionError('options', 'an object', options);
+  objectOption('options', options);
   const { name } = options;
   if (typeof name !== 'string' || name.trim() === '')
     throw new InvalidOptionError('name', 'a non-empty string', name);
   const resolver = typeof options.origins === 'function' ? options.origins : undefined;
   const origins = resolver === undefined ? normalizeOrigins(options.origins) : [];
-  const originsRefreshMs = positive(
+  const originsRefreshMs = positiveMs(
     'originsRefreshMs',
     options.originsRefreshMs ?? DEPENDENCY_DEFAULTS.originsRefreshMs,
   );
-  const originsTimeoutMs = positive(
+  const originsTimeoutMs = positiveMs(
     'originsTimeoutMs',
     options.originsTimeoutMs ?? DEPENDENCY_DEFAULTS.originsTimeoutMs,
   );
-  const userDeadlineMs = positive('userDeadlineMs', options.userDeadlineMs);
-  const attempts = options.attempts ?? DEPENDENCY_DEFAULTS.attempts;
-  if (!Number.isInteger(attempts) || attempts < 1 || attempts > 10)
-    throw new InvalidOptionError('attempts', 'an integer from 1 to 10', attempts);
-  const connections = options.connections ?? DEPENDENCY_DEFAULTS.connections;
-  if (!Number.isInteger(connections) || connections < 1 || connections > 10_000)
-    throw new InvalidOptionError('connections', 'an integer from 1 to 10000', connections);
+  const userDeadlineMs = positiveMs('userDeadlineMs', options.userDeadlineMs);
+  const attempts = integerIn('attempts', options.attempts ?? DEPENDENCY_DEFAULTS.attempts, 1, 10);
+  const connections = integerIn(
+    'connections',
+    options.connections ?? DEPENDENCY_DEFAULTS.connections,
+    1,
+    10_000,
+  );
   const calibration = options.calibration ?? {};
-  if (typeof calibration !== 'object' || calibration === null)
-    throw new InvalidOptionError('calibration', 'an object', calibration);
+  objectOption('calibration', calibration);
   const latency = normalizeLatency(options.latency, userDeadlineMs, attempts, calibration);
   const hedge = normalizeHedge(options.hedge ?? DEPENDENCY_DEFAULTS.hedge);
   const localMaxMs =
-    options.localMaxMs === undefined ? userDeadlineMs : positive('localMaxMs', options.localMaxMs);
-  const liveMinSamples = options.liveMinSamples ?? DEPENDENCY_DEFAULTS.liveMinSamples;
-  if (!Number.isInteger(liveMinSamples) || liveMinSamples < 1)
-    throw new InvalidOptionError('liveMinSamples', 'an integer ≥ 1', liveMinSamples);
-  const liveRefreshMs = positive('liveRefreshMs', options.liveRefreshMs ?? DEPENDENCY_DEFAULTS.liveRefreshMs);
+    options.localMaxMs === undefined ? userDeadlineMs : positiveMs('localMaxMs', options.localMaxMs);
+  const liveMinSamples = integerIn(
+    'liveMinSamples',
+    options.liveMinSamples ?? DEPENDENCY_DEFAULTS.liveMinSamples,
+    1,
+    Number.POSITIVE_INFINITY,
+    'an integer ≥ 1',
+  );
+  const liveRefreshMs = positiveMs(
+    'liveRefreshMs',
+    options.liveRefreshMs ?? DEPENDENCY_DEFAULTS.liveRefreshMs,
+  );
   const clock = options.clock ?? systemClock;
   if (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function')
     throw new InvalidOptionError('clock', 'a Clock (now, setTimeout, clearTimeout)', clock);
@@ -264,15 +271,18 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
       fleetLatency,
     );
   const balancer = options.balancer ?? {};
-  if (typeof balancer !== 'object' || balancer === null)
-    throw new InvalidOptionError('balancer', 'an object of balancer options', balancer);
+  objectOption('balancer', balancer, 'an object of balancer options');
   if ((balancer as BalancerOptions).onTransition !== undefined)
     throw new InvalidOptionError(
       'balancer.onTransition',
       'absent: listen to the instance-* events of the dependency',
       (balancer as BalancerOptions).onTransition,
     );
-  normalizeBalancerOptions(balancer);
+  // Validated once, here: the engine builds its balancer from these as they are.
+  const normalizedBalancer = normalizeBalancerOptions({
+    ...(balancer as BalancerOptions),
+    random: balancer.random ?? random,
+  });
   const requeue = normalizeRequeueOptions(options.requeue);
   const concurrency = enabled('concurrency', options.concurrency ?? DEPENDENCY_DEFAULTS.concurrency);
   const throttle = enabled('throttle', options.throttle ?? DEPENDENCY_DEFAULTS.throttle);
@@ -280,8 +290,7 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
   if (lastAttempt !== 'read-timeout' && lastAttempt !== 'deadline')
     throw new InvalidOptionError('lastAttempt', "'read-timeout' or 'deadline'", lastAttempt);
   const retryBudget = options.retryBudget ?? {};
-  if (typeof retryBudget !== 'object' || retryBudget === null)
-    throw new InvalidOptionError('retryBudget', 'retry budget options or a RetryBudget', retryBudget);
+  objectOption('retryBudget', retryBudget, 'retry budget options or a RetryBudget');
   return {
     name,
     origins,
@@ -299,7 +308,7 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
     liveMinSamples,
     liveRefreshMs,
     fleetLatency,
-    balancer,
+    balancer: normalizedBalancer,
     requeue,
     concurrency: concurrency === false ? false : normalizeConcurrencyOptions(concurrency, 'concurrency.'),
     throttle: throttle === false ? false : normalizeAdaptiveThrottleOptions(throttle, 'throttle.'),
@@ -363,19 +372,19 @@ function normalizeLatency(
     );
   const record = latency as Record<string, unknown>;
   if (record['auto'] === true) {
-    const p99Ms = positive('latency.startP99Ms', record['startP99Ms']);
+    const p99Ms = positiveMs('latency.startP99Ms', record['startP99Ms']);
     const p95Ms =
-      record['startP95Ms'] === undefined ? undefined : positive('latency.startP95Ms', record['startP95Ms']);
+      record['startP95Ms'] === undefined ? undefined : positiveMs('latency.startP95Ms', record['startP95Ms']);
     return { p99Ms, p95Ms, connectP99Ms: undefined, source: 'start' };
   }
-  const p99Ms = positive('latency.p99Ms', record['p99Ms']);
-  const p95Ms = record['p95Ms'] === undefined ? undefined : positive('latency.p95Ms', record['p95Ms']);
+  const p99Ms = positiveMs('latency.p99Ms', record['p99Ms']);
+  const p95Ms = record['p95Ms'] === undefined ? undefined : positiveMs('latency.p95Ms', record['p95Ms']);
   if (p95Ms !== undefined && p95Ms > p99Ms)
     throw new InvalidOptionError('latency.p95Ms', `a number ≤ latency.p99Ms (${p99Ms})`, p95Ms);
   const connectP99Ms =
     record['connectP99Ms'] === undefined
       ? undefined
-      : positive('latency.connectP99Ms', record['connectP99Ms']);
+      : positiveMs('latency.connectP99Ms', record['connectP99Ms']);
   return { p99Ms, p95Ms, connectP99Ms, source: 'static' };
 }
 
@@ -386,7 +395,7 @@ function normalizeHedge(hedge: unknown): NormalizedDependencyOptions['hedge'] {
   const { at, max } = hedge as { at?: unknown; max?: unknown };
   if (max !== undefined && max !== 1) throw new InvalidOptionError('hedge.max', '1', max);
   if (at === 'p95') return { at };
-  return { at: positive('hedge.at', at) };
+  return { at: positiveMs('hedge.at', at) };
 }
 
 /** `false`, or the options object of a protection that is on (`true` means its defaults). */
@@ -395,12 +404,6 @@ function enabled<T extends object>(option: string, value: T | boolean): T | fals
   if (value === true) return {} as T;
   if (typeof value !== 'object' || value === null)
     throw new InvalidOptionError(option, 'true, false or an object of options', value);
-  return value;
-}
-
-function positive(option: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
-    throw new InvalidOptionError(option, 'a finite number of ms > 0', value);
   return value;
 }
 

@@ -75,6 +75,37 @@ describe('the engine of a dependency', () => {
     expect(opened).toBe(0);
   });
 
+  it('reads each balancer, throttle and concurrency option once: validated with the dependency, built as validated', async () => {
+    const reads: Record<string, number> = {};
+    /** `values` behind getters that count how often each is read. */
+    const counted = <T extends object>(prefix: string, values: T): T => {
+      const options = {};
+      for (const [key, value] of Object.entries(values))
+        Object.defineProperty(options, key, {
+          enumerable: true,
+          get: () => {
+            reads[`${prefix}.${key}`] = (reads[`${prefix}.${key}`] ?? 0) + 1;
+            return value;
+          },
+        });
+      return options as T;
+    };
+    const { engine } = setup({
+      balancer: counted('balancer', { decayMs: 5_000, consecutiveFailures: 3 }),
+      throttle: counted('throttle', { k: 2, windowMs: 60_000 }),
+      concurrency: counted('concurrency', { tolerance: 2, maxQueued: 10 }),
+    });
+    expect(reads).toEqual({
+      'balancer.decayMs': 1,
+      'balancer.consecutiveFailures': 1,
+      'throttle.k': 1,
+      'throttle.windowMs': 1,
+      'concurrency.tolerance': 1,
+      'concurrency.maxQueued': 1,
+    });
+    await engine.close();
+  });
+
   it('reports every instance, and the origins it sends to', async () => {
     const { engine } = setup();
     expect(engine.instances().map((instance) => instance.origin)).toEqual(ORIGINS);

@@ -1,5 +1,5 @@
-import { type Balancer, createBalancer, type InstanceSnapshot } from '../balancer/balancer.js';
-import type { BalancerOptions } from '../balancer/balancer-options.js';
+import { Balancer, type InstanceSnapshot } from '../balancer/balancer.js';
+import type { NormalizedBalancerOptions } from '../balancer/balancer-options.js';
 import type { InstanceTransition } from '../balancer/instance-transition.js';
 import type { Clock } from '../clock.js';
 import { CoarseTimer } from '../coarse-timer.js';
@@ -11,7 +11,7 @@ import { createOriginPoller, type OriginPoller } from '../membership/origin-poll
 import type { OriginResolver } from '../membership/origin-resolver.js';
 import {
   type AdaptiveThrottle,
-  createAdaptiveThrottle,
+  adaptiveThrottleFrom,
   type NormalizedAdaptiveThrottleOptions,
 } from '../policy/adaptive-throttle.js';
 import type { CalibratedPolicy } from '../policy/calibrate.js';
@@ -58,7 +58,8 @@ export interface EngineOptions {
   liveMinSamples: number;
   liveRefreshMs: number;
   fleetLatency: FleetLatencySource | undefined;
-  balancer: Omit<BalancerOptions, 'onTransition'>;
+  /** Validated (`normalizeBalancerOptions()`); `onTransition` is the engine's own. */
+  balancer: NormalizedBalancerOptions;
   requeue: NormalizedRequeueOptions | false;
   concurrency: NormalizedConcurrencyOptions | false;
   throttle: NormalizedAdaptiveThrottleOptions | false;
@@ -141,11 +142,7 @@ export function createEngine(
       }),
     );
   };
-  const balancer: Balancer = createBalancer(o.origins, {
-    random: o.random,
-    ...o.balancer,
-    onTransition: announceTransition,
-  });
+  const balancer = new Balancer(o.origins, { ...o.balancer, onTransition: announceTransition });
   const window = createSlicedWindow({ clock });
   const transport = openTransport();
 
@@ -186,7 +183,7 @@ export function createEngine(
           },
           timer,
         );
-  const throttle = o.throttle === false ? null : createAdaptiveThrottle(o.throttle);
+  const throttle = o.throttle === false ? null : adaptiveThrottleFrom(o.throttle);
   ctx = {
     name: o.name,
     clock,

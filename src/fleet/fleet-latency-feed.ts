@@ -5,6 +5,7 @@ import {
   PrometheusNoDataError,
   PrometheusUnavailableError,
 } from '../errors.js';
+import { integerIn, numberIn } from '../option-checks.js';
 import { createPrometheusApi, type PrometheusApi, type PrometheusApiOptions } from './prometheus-api.js';
 import {
   type FleetLatencyQuery,
@@ -158,14 +159,16 @@ export function normalizeFleetLatencyFeedOptions(options: FleetLatencyFeedOption
     stepMs: options.query.stepMs ?? FLEET_LATENCY_FEED_DEFAULTS.stepMs,
   });
   const intervalMs = options.intervalMs ?? FLEET_LATENCY_FEED_DEFAULTS.intervalMs;
-  if (!(Number.isFinite(intervalMs) && intervalMs >= 100 && intervalMs <= 2_147_483_647))
-    throw new InvalidOptionError('intervalMs', 'a number of ms from 100 to 2147483647', intervalMs);
+  numberIn(
+    'intervalMs',
+    intervalMs,
+    { min: 100, max: 2_147_483_647 },
+    'a number of ms from 100 to 2147483647',
+  );
   const staleAfterMs = options.staleAfterMs ?? 3 * intervalMs;
-  if (!(Number.isFinite(staleAfterMs) && staleAfterMs >= intervalMs))
-    throw new InvalidOptionError('staleAfterMs', `a number of ms ≥ intervalMs (${intervalMs})`, staleAfterMs);
+  numberIn('staleAfterMs', staleAfterMs, { min: intervalMs }, `a number of ms ≥ intervalMs (${intervalMs})`);
   const minSamples = options.minSamples ?? FLEET_LATENCY_FEED_DEFAULTS.minSamples;
-  if (!(Number.isInteger(minSamples) && minSamples >= 1))
-    throw new InvalidOptionError('minSamples', 'an integer ≥ 1', minSamples);
+  integerIn('minSamples', minSamples, 1, Number.POSITIVE_INFINITY, 'an integer ≥ 1');
   const clock = options.clock ?? systemClock;
   if (typeof clock?.setTimeout !== 'function') throw new InvalidOptionError('clock', 'a Clock', clock);
   return { api, query, intervalMs, staleAfterMs, minSamples, clock };

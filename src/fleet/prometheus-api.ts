@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { InvalidOptionError, type PrometheusErrorContext, PrometheusUnavailableError } from '../errors.js';
+import { numberIn } from '../option-checks.js';
 import { undici } from '../transport/undici-module.js';
 import {
   type InstantSample,
@@ -57,8 +58,7 @@ export function normalizePrometheusApiOptions(
   if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
     throw new InvalidOptionError('url', 'an http(s) URL of a Prometheus server', options.url);
   const timeoutMs = options.timeoutMs ?? PROMETHEUS_API_DEFAULTS.timeoutMs;
-  if (!(Number.isFinite(timeoutMs) && timeoutMs >= 1 && timeoutMs <= 600_000))
-    throw new InvalidOptionError('timeoutMs', 'a number of ms from 1 to 600000', timeoutMs);
+  numberIn('timeoutMs', timeoutMs, { min: 1, max: 600_000 }, 'a number of ms from 1 to 600000');
   const headers = options.headers ?? {};
   if (typeof headers !== 'object' || headers === null)
     throw new InvalidOptionError('headers', 'an object of header strings', headers);

@@ -14,7 +14,7 @@ export { DEADLINE_HEADER } from '../wire/deadline-header.js';
 export type { Behaviour, BehaviourInput, Outcome, ShareInput, StatusShare } from './behaviour.js';
 export { DEFAULT_BEHAVIOUR, parseBehaviour, parseBehaviourJson, pickOutcome } from './behaviour.js';
 export type { Double, DoubleOptions } from './double.js';
-export { ADMIN_PREFIX, DEFAULT_DOUBLE_OPTIONS, normalizeDoubleOptions, startDouble } from './double.js';
+export { ADMIN_PREFIX, DEFAULT_DOUBLE_OPTIONS, startDouble } from './double.js';
 export type { DoubleGroup, DoubleGroupOptions } from './double-group.js';
 export { MAX_INSTANCES, startDoubles } from './double-group.js';
 export type { DoubleStats, FaultCounts, RequestRecord } from './double-stats.js';
@@ -56,7 +56,6 @@ export type {
 } from './simulate/scenarios/amplification.js';
 export {
   AMPLIFICATION_DEFAULTS,
-  normalizeAmplificationOptions,
   simulateAmplification,
 } from './simulate/scenarios/amplification.js';
 export type {
@@ -70,7 +69,6 @@ export type {
 export {
   INSTANCES_DEFAULTS,
   INSTANCES_STRATEGY_NAMES,
-  normalizeInstancesOptions,
   simulateInstances,
 } from './simulate/scenarios/instances.js';
 export type {
@@ -80,7 +78,6 @@ export type {
   OverloadResult,
 } from './simulate/scenarios/overload.js';
 export {
-  normalizeOverloadOptions,
   OVERLOAD_CONFIG_NAMES,
   OVERLOAD_DEFAULTS,
   simulateOverload,
@@ -94,7 +91,6 @@ export type {
 } from './simulate/scenarios/tail.js';
 export {
   HEDGE_STRATEGY_NAMES,
-  normalizeTailOptions,
   simulateTail,
   TAIL_AT_SCALE_PAPER,
   TAIL_DEFAULTS,

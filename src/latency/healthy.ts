@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors.js';
+import { integerIn, numberIn } from '../option-checks.js';
 import { LatencyHistogram } from './histogram.js';
 
 /** What one time slice of latency data holds. */
@@ -71,12 +71,9 @@ export interface HealthySelection {
  */
 export function normalizeHealthRule(rule: Partial<HealthRule> = {}, prefix = ''): HealthRule {
   const merged = { ...HEALTH_RULE_DEFAULTS, ...stripUndefined(rule) };
-  if (!(merged.maxErrorRate >= 0 && merged.maxErrorRate <= 1))
-    throw new InvalidOptionError(`${prefix}maxErrorRate`, 'a number between 0 and 1', merged.maxErrorRate);
-  if (!(merged.p99Factor >= 1 && Number.isFinite(merged.p99Factor)))
-    throw new InvalidOptionError(`${prefix}p99Factor`, 'a finite number ≥ 1', merged.p99Factor);
-  if (!(Number.isInteger(merged.minSamples) && merged.minSamples >= 1))
-    throw new InvalidOptionError(`${prefix}minSamples`, 'an integer ≥ 1', merged.minSamples);
+  numberIn(`${prefix}maxErrorRate`, merged.maxErrorRate, { min: 0, max: 1 }, 'a number between 0 and 1');
+  numberIn(`${prefix}p99Factor`, merged.p99Factor, { min: 1 }, 'a finite number ≥ 1');
+  integerIn(`${prefix}minSamples`, merged.minSamples, 1, Number.POSITIVE_INFINITY, 'an integer ≥ 1');
   return merged;
 }
 

@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from '../clock.js';
-import { InvalidOptionError } from '../errors.js';
+import { integerIn, numberIn } from '../option-checks.js';
 import {
   type HealthRule,
   type HealthySelection,
@@ -62,10 +62,8 @@ export function createSlicedWindow(options: SlicedWindowOptions = {}): SlicedWin
   const slices = options.slices ?? SLICED_WINDOW_DEFAULTS.slices;
   const sliceMs = options.sliceMs ?? SLICED_WINDOW_DEFAULTS.sliceMs;
   const clock = options.clock ?? systemClock;
-  if (!(Number.isInteger(slices) && slices >= 1 && slices <= 1000))
-    throw new InvalidOptionError('slices', 'an integer between 1 and 1000', slices);
-  if (!(Number.isFinite(sliceMs) && sliceMs >= 1))
-    throw new InvalidOptionError('sliceMs', 'a number ≥ 1', sliceMs);
+  integerIn('slices', slices, 1, 1000, 'an integer between 1 and 1000');
+  numberIn('sliceMs', sliceMs, { min: 1 }, 'a number ≥ 1');
   const rule = normalizeHealthRule(options.health, 'health.');
   const ring: Slot[] = Array.from({ length: slices }, () => ({
     id: Number.NEGATIVE_INFINITY,

@@ -1,5 +1,6 @@
 import { promises as dns, type RecordWithTtl } from 'node:dns';
 import { InvalidOptionError, ResolverError } from '../errors.js';
+import { integerIn, positiveMs } from '../option-checks.js';
 import type { OriginResolver, OriginsAnswer } from './origin-resolver.js';
 import { ttlRefreshMs } from './refresh-delay.js';
 
@@ -107,8 +108,7 @@ export function normalizeDnsOriginsOptions(
   const { hostname, port, servers } = options;
   if (typeof hostname !== 'string' || hostname.trim() === '' || /[\s/:]/.test(hostname))
     throw new InvalidOptionError('hostname', 'a host name such as "inventory.internal"', hostname);
-  if (!Number.isInteger(port) || port < 1 || port > 65_535)
-    throw new InvalidOptionError('port', 'an integer from 1 to 65535', port);
+  integerIn('port', port, 1, 65_535);
   const protocol = options.protocol ?? DNS_ORIGINS_DEFAULTS.protocol;
   if (protocol !== 'http' && protocol !== 'https')
     throw new InvalidOptionError('protocol', "'http' or 'https'", protocol);
@@ -130,10 +130,4 @@ export function normalizeDnsOriginsOptions(
     options.queryTimeoutMs ?? DNS_ORIGINS_DEFAULTS.queryTimeoutMs,
   );
   return { hostname, port, protocol, family, servers, minRefreshMs, maxRefreshMs, queryTimeoutMs };
-}
-
-function positiveMs(option: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
-    throw new InvalidOptionError(option, 'a finite number of ms > 0', value);
-  return value;
 }

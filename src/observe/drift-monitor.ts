@@ -7,6 +7,7 @@ import {
   type PrometheusApi,
   type PrometheusApiOptions,
 } from '../fleet/prometheus-api.js';
+import { integerIn, nonNegative, numberIn, positiveMs } from '../option-checks.js';
 import { CALIBRATION_DEFAULTS, calibrateTimeout } from '../policy/calibrate.js';
 import {
   assessDrift,
@@ -182,30 +183,18 @@ export function normalizeDriftMonitorOptions(options: DriftMonitorOptions): Norm
     typeof (o.dependencies as Partial<Iterable<unknown>>)[Symbol.iterator] !== 'function'
   )
     throw new InvalidOptionError('dependencies', 'an iterable of dependencies', o.dependencies);
-  if (!(Number.isFinite(o.intervalMs) && o.intervalMs >= 1 && o.intervalMs <= 2_147_483_647))
-    throw new InvalidOptionError('intervalMs', 'a number of ms from 1 to 2147483647', o.intervalMs);
+  numberIn('intervalMs', o.intervalMs, { min: 1, max: 2_147_483_647 }, 'a number of ms from 1 to 2147483647');
   if (o.mode !== 'alert' && o.mode !== 'auto')
     throw new InvalidOptionError('mode', "'alert' or 'auto'", o.mode);
-  if (!(typeof o.slack === 'number' && o.slack > 1 && o.slack <= 3))
-    throw new InvalidOptionError('slack', 'a number > 1 and ≤ 3 (advice: 1.3–1.5)', o.slack);
-  if (!(typeof o.tolerance === 'number' && o.tolerance >= 0 && o.tolerance < 1))
-    throw new InvalidOptionError('tolerance', 'a number ≥ 0 and < 1 (0.2 = ±20 %)', o.tolerance);
-  if (!(typeof o.maxStepRatio === 'number' && o.maxStepRatio > 1 && Number.isFinite(o.maxStepRatio)))
-    throw new InvalidOptionError('maxStepRatio', 'a finite number > 1', o.maxStepRatio);
-  if (!(Number.isInteger(o.minSamples) && o.minSamples >= 1))
-    throw new InvalidOptionError('minSamples', 'an integer ≥ 1', o.minSamples);
-  if (
-    !(
-      typeof o.overheadPerAttemptMs === 'number' &&
-      o.overheadPerAttemptMs >= 0 &&
-      Number.isFinite(o.overheadPerAttemptMs)
-    )
-  )
-    throw new InvalidOptionError('overheadPerAttemptMs', 'a finite number ≥ 0', o.overheadPerAttemptMs);
+  numberIn('slack', o.slack, { above: 1, max: 3 }, 'a number > 1 and ≤ 3 (advice: 1.3–1.5)');
+  numberIn('tolerance', o.tolerance, { min: 0, below: 1 }, 'a number ≥ 0 and < 1 (0.2 = ±20 %)');
+  numberIn('maxStepRatio', o.maxStepRatio, { above: 1 }, 'a finite number > 1');
+  integerIn('minSamples', o.minSamples, 1, Number.POSITIVE_INFINITY, 'an integer ≥ 1');
+  nonNegative('overheadPerAttemptMs', o.overheadPerAttemptMs);
   const deadline = o.userDeadlineMs;
-  if (typeof deadline === 'number') checkDeadline('userDeadlineMs', deadline);
+  if (typeof deadline === 'number') positiveMs('userDeadlineMs', deadline);
   else if (typeof deadline === 'object' && deadline !== null)
-    for (const [name, ms] of Object.entries(deadline)) checkDeadline(`userDeadlineMs.${name}`, ms);
+    for (const [name, ms] of Object.entries(deadline)) positiveMs(`userDeadlineMs.${name}`, ms);
   else if (deadline !== undefined)
     throw new InvalidOptionError(
       'userDeadlineMs',
@@ -474,11 +463,6 @@ function toApi(prometheus: PrometheusApi | PrometheusApiOptions): PrometheusApi 
   return typeof (prometheus as Partial<PrometheusApi>).queryRange === 'function'
     ? (prometheus as PrometheusApi)
     : createPrometheusApi(prometheus as PrometheusApiOptions);
-}
-
-function checkDeadline(option: string, value: unknown): void {
-  if (!(typeof value === 'number' && Number.isFinite(value) && value > 0))
-    throw new InvalidOptionError(option, 'a finite number of ms > 0', value);
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

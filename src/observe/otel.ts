@@ -41,6 +41,8 @@ export { instrumentTracing, type OtelTracingOptions, type TracingInstrumentation
 
 import { VERSION } from './otel-tracing.js';
 
+export type { MetricDefinition, MetricKey, MetricLabel, MetricType } from './metric-names.js';
+export { DURATION_BUCKETS_SECONDS, LABEL_VALUES, METRICS, OTEL_ATTRIBUTES } from './metric-names.js';
 export type { InstrumentableDependency, InstrumentTarget } from './source.js';
 
 /** Options of {@link instrument}. */

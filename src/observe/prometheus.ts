@@ -42,6 +42,15 @@ import {
 
 export type { DriftEventSource } from './drift-check.js';
 export type { FleetFeedView } from './fleet-feed-view.js';
+export type { MetricDefinition, MetricKey, MetricLabel, MetricType } from './metric-names.js';
+export {
+  DURATION_BUCKETS_SECONDS,
+  LABEL_VALUES,
+  METRICS,
+  PROMETHEUS_PREFIX,
+  prometheusName,
+  prometheusSeriesNames,
+} from './metric-names.js';
 export type { InstrumentableDependency, InstrumentTarget } from './source.js';
 
 /** Options of {@link instrument}. */

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors.js';
+import { boolean, integerIn, numberIn, objectOption, pathName } from '../option-checks.js';
 
 /** Options of {@link createAdaptiveThrottle}. */
 export interface AdaptiveThrottleOptions {
@@ -82,21 +82,18 @@ export function normalizeAdaptiveThrottleOptions(
   options: AdaptiveThrottleOptions = {},
   optionPath = '',
 ): NormalizedAdaptiveThrottleOptions {
-  if (typeof options !== 'object' || options === null)
-    throw new InvalidOptionError(optionPath.replace(/\.$/, '') || 'options', 'an object', options);
+  objectOption(pathName(optionPath), options);
   const d = ADAPTIVE_THROTTLE_DEFAULTS;
-  const k = options.k ?? d.k;
-  if (typeof k !== 'number' || !(k >= 1 && k <= 100))
-    throw new InvalidOptionError(`${optionPath}k`, 'a number from 1 to 100', k);
-  const windowMs = options.windowMs ?? d.windowMs;
-  if (typeof windowMs !== 'number' || !(windowMs >= 1 && windowMs <= 86_400_000))
-    throw new InvalidOptionError(`${optionPath}windowMs`, 'a number of ms from 1 to 86400000', windowMs);
-  const bucketCount = options.bucketCount ?? d.bucketCount;
-  if (!Number.isInteger(bucketCount) || bucketCount < 1 || bucketCount > 10_000)
-    throw new InvalidOptionError(`${optionPath}bucketCount`, 'an integer from 1 to 10000', bucketCount);
-  const countRejected = options.countRejected ?? d.countRejected;
-  if (typeof countRejected !== 'boolean')
-    throw new InvalidOptionError(`${optionPath}countRejected`, 'a boolean', countRejected);
+  const p = optionPath;
+  const k = numberIn(`${p}k`, options.k ?? d.k, { min: 1, max: 100 }, 'a number from 1 to 100');
+  const windowMs = numberIn(
+    `${p}windowMs`,
+    options.windowMs ?? d.windowMs,
+    { min: 1, max: 86_400_000 },
+    'a number of ms from 1 to 86400000',
+  );
+  const bucketCount = integerIn(`${p}bucketCount`, options.bucketCount ?? d.bucketCount, 1, 10_000);
+  const countRejected = boolean(`${p}countRejected`, options.countRejected ?? d.countRejected);
   return Object.freeze({ k, windowMs, bucketCount, countRejected });
 }
 
@@ -137,7 +134,15 @@ export function normalizeAdaptiveThrottleOptions(
  * throttle.record(response.status !== 503 && response.status !== 429, Date.now());
  */
 export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): AdaptiveThrottle {
-  const { k, windowMs, bucketCount, countRejected } = normalizeAdaptiveThrottleOptions(options);
+  return adaptiveThrottleFrom(normalizeAdaptiveThrottleOptions(options));
+}
+
+/**
+ * {@link createAdaptiveThrottle} over options `normalizeAdaptiveThrottleOptions()` already validated
+ * (a dependency's `throttle`, validated with the rest of its options): no second pass.
+ */
+export function adaptiveThrottleFrom(options: NormalizedAdaptiveThrottleOptions): AdaptiveThrottle {
+  const { k, windowMs, bucketCount, countRejected } = options;
   const slotMs = windowMs / bucketCount;
   const requestsBySlot = new Float64Array(bucketCount);
   const acceptsBySlot = new Float64Array(bucketCount);

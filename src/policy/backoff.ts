@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../errors.js';
+import { integerIn, nonNegativeMs } from '../option-checks.js';
 
 /** Input of {@link backoffDelayMs}. */
 export interface BackoffInput {
@@ -37,15 +38,9 @@ export function backoffDelayMs(input: BackoffInput): number {
   const baseMs = input.baseMs ?? BACKOFF_DEFAULTS.baseMs;
   const capMs = input.capMs ?? BACKOFF_DEFAULTS.capMs;
   const random = input.random ?? Math.random;
-  if (!Number.isInteger(retryIndex) || retryIndex < 0) {
-    throw new InvalidOptionError('retryIndex', 'an integer ≥ 0', retryIndex);
-  }
-  if (typeof baseMs !== 'number' || !Number.isFinite(baseMs) || baseMs < 0) {
-    throw new InvalidOptionError('backoff.baseMs', 'a finite number of ms ≥ 0', baseMs);
-  }
-  if (typeof capMs !== 'number' || !Number.isFinite(capMs) || capMs < 0) {
-    throw new InvalidOptionError('backoff.capMs', 'a finite number of ms ≥ 0', capMs);
-  }
+  integerIn('retryIndex', retryIndex, 0, Number.POSITIVE_INFINITY, 'an integer ≥ 0');
+  nonNegativeMs('backoff.baseMs', baseMs);
+  nonNegativeMs('backoff.capMs', capMs);
   if (typeof random !== 'function') {
     throw new InvalidOptionError('random', 'a function returning a number in [0, 1)', random);
   }

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors.js';
+import { integerIn, numberIn, objectOption } from '../option-checks.js';
 
 /**
  * What prazo knows about a dependency and its caller when it derives a timeout policy.
@@ -155,16 +155,12 @@ export function calibrateTimeout(
   options?: CalibrationOptions,
 ): CalibratedPolicy {
   const { slack, connectCapMs, overheadPerAttemptMs } = normalizeCalibrationOptions(options);
-  if (typeof profile !== 'object' || profile === null) {
-    throw new InvalidOptionError('profile', 'an object with p99Ms and userDeadlineMs', profile);
-  }
+  objectOption('profile', profile, 'an object with p99Ms and userDeadlineMs');
   const { p99Ms, userDeadlineMs, connectP99Ms } = profile;
   const requested = profile.attempts ?? CALIBRATION_DEFAULTS.attempts;
   checkDuration('p99Ms', p99Ms);
   checkDuration('userDeadlineMs', userDeadlineMs);
-  if (!Number.isInteger(requested) || requested < 1 || requested > 100) {
-    throw new InvalidOptionError('attempts', 'an integer from 1 to 100', requested);
-  }
+  integerIn('attempts', requested, 1, 100);
   if (connectP99Ms !== undefined) checkDuration('connectP99Ms', connectP99Ms);
 
   const clamps: CalibrationWarning[] = [];
@@ -238,52 +234,37 @@ function clamp(
  * @throws {InvalidOptionError} naming the first invalid option.
  */
 export function normalizeCalibrationOptions(options?: CalibrationOptions): Required<CalibrationOptions> {
-  if (options !== undefined && (typeof options !== 'object' || options === null)) {
-    throw new InvalidOptionError('options', 'an object', options);
-  }
+  if (options !== undefined) objectOption('options', options);
   const slack = options?.slack ?? CALIBRATION_DEFAULTS.slack;
   const connectCapMs = options?.connectCapMs ?? CALIBRATION_DEFAULTS.connectCapMs;
   const overheadPerAttemptMs = options?.overheadPerAttemptMs ?? CALIBRATION_DEFAULTS.overheadPerAttemptMs;
   checkSlack(slack);
   checkDuration('connectCapMs', connectCapMs);
-  if (
-    typeof overheadPerAttemptMs !== 'number' ||
-    !Number.isFinite(overheadPerAttemptMs) ||
-    overheadPerAttemptMs < 0 ||
-    overheadPerAttemptMs > MAX_DURATION_MS
-  ) {
-    throw new InvalidOptionError(
-      'overheadPerAttemptMs',
-      `a finite number from 0 to ${MAX_DURATION_MS}`,
-      overheadPerAttemptMs,
-    );
-  }
+  numberIn(
+    'overheadPerAttemptMs',
+    overheadPerAttemptMs,
+    { min: 0, max: MAX_DURATION_MS },
+    `a finite number from 0 to ${MAX_DURATION_MS}`,
+  );
   return { slack, connectCapMs, overheadPerAttemptMs };
 }
 
 function checkDuration(option: string, value: unknown): asserts value is number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_DURATION_MS) {
-    throw new InvalidOptionError(
-      option,
-      `a finite number of milliseconds > 0 and ≤ ${MAX_DURATION_MS}`,
-      value,
-    );
-  }
+  numberIn(
+    option,
+    value,
+    { above: 0, max: MAX_DURATION_MS },
+    `a finite number of milliseconds > 0 and ≤ ${MAX_DURATION_MS}`,
+  );
 }
 
 function checkSlack(value: unknown): asserts value is number {
-  if (
-    typeof value !== 'number' ||
-    !Number.isFinite(value) ||
-    value <= SLACK_RANGE.above ||
-    value > SLACK_RANGE.atMost
-  ) {
-    throw new InvalidOptionError(
-      'slack',
-      `a number > ${SLACK_RANGE.above} and ≤ ${SLACK_RANGE.atMost} (advice: 1.3–1.5)`,
-      value,
-    );
-  }
+  numberIn(
+    'slack',
+    value,
+    { above: SLACK_RANGE.above, max: SLACK_RANGE.atMost },
+    `a number > ${SLACK_RANGE.above} and ≤ ${SLACK_RANGE.atMost} (advice: 1.3–1.5)`,
+  );
 }
 
 /** Rounds up to a whole millisecond: a timeout is never below the product it comes from. */

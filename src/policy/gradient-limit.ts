@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../errors.js';
+import { integerIn, numberIn, objectOption, pathName } from '../option-checks.js';
 
 /**
  * Options of {@link createGradientLimit}. Durations in ms; limits in calls in flight.
@@ -137,21 +138,12 @@ export function normalizeGradientLimitOptions(
   options: GradientLimitOptions = {},
   optionPath = '',
 ): NormalizedGradientLimitOptions {
-  if (typeof options !== 'object' || options === null)
-    throw new InvalidOptionError(optionPath.replace(/\.$/, '') || 'options', 'an object', options);
+  objectOption(pathName(optionPath), options);
   const d = GRADIENT_LIMIT_DEFAULTS;
-  const int = (name: keyof GradientLimitOptions, min: number): number => {
-    const value = options[name] ?? d[name];
-    if (!Number.isInteger(value) || value < min || value > 1_000_000)
-      throw new InvalidOptionError(`${optionPath}${name}`, `an integer from ${min} to 1000000`, value);
-    return value;
-  };
-  const num = (name: keyof GradientLimitOptions, min: number, max: number, expected: string): number => {
-    const value = options[name] ?? d[name];
-    if (typeof value !== 'number' || !(value >= min && value <= max))
-      throw new InvalidOptionError(`${optionPath}${name}`, expected, value);
-    return value;
-  };
+  const int = (name: keyof GradientLimitOptions, min: number): number =>
+    integerIn(`${optionPath}${name}`, options[name] ?? d[name], min, 1_000_000);
+  const num = (name: keyof GradientLimitOptions, min: number, max: number, expected: string): number =>
+    numberIn(`${optionPath}${name}`, options[name] ?? d[name], { min, max }, expected);
   const minLimit = int('minLimit', 1);
   const maxLimit = int('maxLimit', 1);
   if (maxLimit < minLimit)
@@ -221,7 +213,14 @@ export function createGradientLimit(
   options: GradientLimitOptions = {},
   random: () => number = Math.random,
 ): GradientLimit {
-  const o = normalizeGradientLimitOptions(options);
+  return gradientLimitFrom(normalizeGradientLimitOptions(options), random);
+}
+
+/**
+ * {@link createGradientLimit} over options `normalizeGradientLimitOptions()` already validated (a
+ * dependency's `concurrency`, validated with the rest of its options): no second pass.
+ */
+export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () => number): GradientLimit {
   let estimate = o.initialLimit;
   // The first window is a probe (every sample counts): a no-load latency measured while the
   // initial limit already queues calls at a small dependency would be a queueing latency.

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors.js';
+import { nonNegative, objectOption, positive } from '../option-checks.js';
 import { CALIBRATION_DEFAULTS, readTimeoutMs } from './calibrate.js';
 
 /**
@@ -46,8 +46,8 @@ export function maxTolerableTimeoutMs(pool: PoolProfile): number {
  * @example slotsNeeded(100, 30_000) // 3000
  */
 export function slotsNeeded(rps: number, holdTimeMs: number): number {
-  checkPositive('rps', rps);
-  checkNonNegative('holdTimeMs', holdTimeMs);
+  positive('rps', rps);
+  nonNegative('holdTimeMs', holdTimeMs);
   return (rps * holdTimeMs) / 1000;
 }
 
@@ -62,7 +62,7 @@ export function slotsNeeded(rps: number, holdTimeMs: number): number {
  */
 export function timeToExhaustMs(pool: PoolProfile, timeoutMs: number): number {
   checkPool(pool);
-  checkPositive('timeoutMs', timeoutMs);
+  positive('timeoutMs', timeoutMs);
   if (slotsNeeded(pool.rps, timeoutMs) <= pool.poolSize) return Number.POSITIVE_INFINITY;
   return (pool.poolSize / pool.rps) * 1000;
 }
@@ -92,7 +92,7 @@ export interface TimeoutHeadroom {
  */
 export function timeoutHeadroom(pool: PoolProfile, timeoutMs: number): TimeoutHeadroom {
   checkPool(pool);
-  checkPositive('timeoutMs', timeoutMs);
+  positive('timeoutMs', timeoutMs);
   const slots = slotsNeeded(pool.rps, timeoutMs);
   const maxMs = maxTolerableTimeoutMs(pool);
   return {
@@ -160,19 +160,7 @@ export function analysePool(input: PoolAnalysisInput): PoolAnalysis {
 }
 
 function checkPool(pool: PoolProfile): void {
-  if (typeof pool !== 'object' || pool === null) throw new InvalidOptionError('pool', 'an object', pool);
-  checkPositive('rps', pool.rps);
-  checkPositive('poolSize', pool.poolSize);
-}
-
-function checkPositive(option: string, value: unknown): asserts value is number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new InvalidOptionError(option, 'a finite number > 0', value);
-  }
-}
-
-function checkNonNegative(option: string, value: unknown): asserts value is number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new InvalidOptionError(option, 'a finite number ≥ 0', value);
-  }
+  objectOption('pool', pool);
+  positive('rps', pool.rps);
+  positive('poolSize', pool.poolSize);
 }

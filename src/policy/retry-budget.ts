@@ -1,5 +1,6 @@
 import { type Clock, systemClock } from '../clock.js';
 import { InvalidOptionError } from '../errors.js';
+import { integerIn, nonNegative, objectOption, pathName, positiveMs } from '../option-checks.js';
 
 /**
  * Options of {@link createRetryBudget}. Every duration is in milliseconds.
@@ -113,31 +114,18 @@ export function normalizeRetryBudgetOptions(
   options: RetryBudgetOptions = {},
   optionPath = '',
 ): NormalizedRetryBudgetOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidOptionError(optionPath.replace(/\.$/, '') || 'options', 'an object', options);
-  }
+  objectOption(pathName(optionPath), options);
   const d = RETRY_BUDGET_DEFAULTS;
+  const p = optionPath;
   const windowMs = options.windowMs ?? d.windowMs;
   const maxRatio = options.maxRatio ?? d.maxRatio;
   const minPerSecond = options.minPerSecond ?? d.minPerSecond;
   const bucketCount = options.bucketCount ?? d.bucketCount;
   const clock = options.clock ?? systemClock;
-  if (typeof windowMs !== 'number' || !Number.isFinite(windowMs) || windowMs <= 0) {
-    throw new InvalidOptionError(`${optionPath}windowMs`, 'a finite number of ms > 0', windowMs);
-  }
-  if (typeof maxRatio !== 'number' || !Number.isFinite(maxRatio) || maxRatio < 0) {
-    throw new InvalidOptionError(`${optionPath}maxRatio`, 'a finite number ≥ 0', maxRatio);
-  }
-  if (typeof minPerSecond !== 'number' || !Number.isFinite(minPerSecond) || minPerSecond < 0) {
-    throw new InvalidOptionError(`${optionPath}minPerSecond`, 'a finite number ≥ 0', minPerSecond);
-  }
-  if (!Number.isInteger(bucketCount) || bucketCount < 1 || bucketCount > MAX_BUCKETS) {
-    throw new InvalidOptionError(
-      `${optionPath}bucketCount`,
-      `an integer between 1 and ${MAX_BUCKETS}`,
-      bucketCount,
-    );
-  }
+  positiveMs(`${p}windowMs`, windowMs);
+  nonNegative(`${p}maxRatio`, maxRatio);
+  nonNegative(`${p}minPerSecond`, minPerSecond);
+  integerIn(`${p}bucketCount`, bucketCount, 1, MAX_BUCKETS, `an integer between 1 and ${MAX_BUCKETS}`);
   if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
     throw new InvalidOptionError(`${optionPath}clock`, 'an object with a now() method', clock);
   }

@@ -5,6 +5,7 @@
  * own maximum.
  */
 import { InvalidOptionError } from '../errors.js';
+import { nonNegative, positive } from '../option-checks.js';
 
 /** Name of the header that carries the caller's absolute limit, in epoch milliseconds (lower case). */
 export const DEADLINE_HEADER = 'x-deadline-epoch-ms';
@@ -207,12 +208,9 @@ export function normalizeDeadlineHeaderOptions(options: {
   if (typeof options !== 'object' || options === null)
     throw new InvalidOptionError('options', 'an object with defaultMs and maxMs', options);
   const { defaultMs, maxMs, skewMs = 0 } = options;
-  if (typeof maxMs !== 'number' || !Number.isFinite(maxMs) || maxMs <= 0)
-    throw new InvalidOptionError('maxMs', 'a finite number of milliseconds > 0', maxMs);
-  if (typeof defaultMs !== 'number' || !Number.isFinite(defaultMs) || defaultMs <= 0)
-    throw new InvalidOptionError('defaultMs', 'a finite number of milliseconds > 0', defaultMs);
-  if (typeof skewMs !== 'number' || !Number.isFinite(skewMs) || skewMs < 0)
-    throw new InvalidOptionError('skewMs', 'a finite number of milliseconds >= 0', skewMs);
+  positive('maxMs', maxMs, 'a finite number of milliseconds > 0');
+  positive('defaultMs', defaultMs, 'a finite number of milliseconds > 0');
+  nonNegative('skewMs', skewMs, 'a finite number of milliseconds >= 0');
   return { defaultMs: Math.min(defaultMs, maxMs), maxMs, skewMs };
 }
 

@@ -1,10 +1,10 @@
 import type { CoarseTimer, TimerEntry } from '../../coarse-timer.js';
-import { InvalidOptionError } from '../../errors.js';
+import { integerIn } from '../../option-checks.js';
 import {
-  createGradientLimit,
   type GradientLimit,
   type GradientLimitOptions,
   type GradientLimitState,
+  gradientLimitFrom,
   type NormalizedGradientLimitOptions,
   normalizeGradientLimitOptions,
 } from '../../policy/gradient-limit.js';
@@ -47,10 +47,15 @@ export function normalizeConcurrencyOptions(
   options: ConcurrencyOptions,
   optionPath = '',
 ): NormalizedConcurrencyOptions {
-  const { maxQueued = CONCURRENCY_MAX_QUEUED_DEFAULT, ...limit } = options;
-  if (!Number.isInteger(maxQueued) || maxQueued < 0 || maxQueued > 1_000_000)
-    throw new InvalidOptionError(`${optionPath}maxQueued`, 'an integer from 0 to 1000000', maxQueued);
-  return { limit: normalizeGradientLimitOptions(limit, optionPath), maxQueued };
+  const given = options.maxQueued;
+  const maxQueued = integerIn(
+    `${optionPath}maxQueued`,
+    given === undefined ? CONCURRENCY_MAX_QUEUED_DEFAULT : given,
+    0,
+    1_000_000,
+  );
+  // The limit's own options are read from `options` itself (it reads only its names): no copy.
+  return { limit: normalizeGradientLimitOptions(options, optionPath), maxQueued };
 }
 
 /** The concurrency limit of a dependency as `dependency.overload()` reports it. */
@@ -112,7 +117,7 @@ export class ConcurrencyGate implements TimerEntry {
     onLimit?: (limit: number) => void,
     timer?: CoarseTimer,
   ) {
-    this.#limit = createGradientLimit(options.limit, random);
+    this.#limit = gradientLimitFrom(options.limit, random);
     this.maxQueued = options.maxQueued;
     this.#lastLimit = this.#limit.limit();
     this.#onLimit = onLimit;

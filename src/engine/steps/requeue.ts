@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../../errors.js';
+import { integerIn, nonNegative, numberIn, positiveMs } from '../../option-checks.js';
 
 /**
  * Requeues: an attempt that was never written (connect refused, connect timeout, aborted while
@@ -47,18 +48,15 @@ export function normalizeRequeueOptions(
   if (typeof o !== 'object' || o === null)
     throw new InvalidOptionError('requeue', 'false or an object of requeue options', o);
   const d = REQUEUE_DEFAULTS;
-  const maxPerCall = o.maxPerCall ?? d.maxPerCall;
-  if (!Number.isInteger(maxPerCall) || maxPerCall < 0 || maxPerCall > 100)
-    throw new InvalidOptionError('requeue.maxPerCall', 'an integer from 0 to 100', maxPerCall);
-  const maxRatio = o.maxRatio ?? d.maxRatio;
-  if (typeof maxRatio !== 'number' || !(maxRatio >= 0 && maxRatio <= 1))
-    throw new InvalidOptionError('requeue.maxRatio', 'a number from 0 to 1', maxRatio);
-  const minPerSecond = o.minPerSecond ?? d.minPerSecond;
-  if (typeof minPerSecond !== 'number' || !Number.isFinite(minPerSecond) || minPerSecond < 0)
-    throw new InvalidOptionError('requeue.minPerSecond', 'a finite number ≥ 0', minPerSecond);
-  const windowMs = o.windowMs ?? d.windowMs;
-  if (typeof windowMs !== 'number' || !Number.isFinite(windowMs) || windowMs <= 0)
-    throw new InvalidOptionError('requeue.windowMs', 'a finite number of ms > 0', windowMs);
+  const maxPerCall = integerIn('requeue.maxPerCall', o.maxPerCall ?? d.maxPerCall, 0, 100);
+  const maxRatio = numberIn(
+    'requeue.maxRatio',
+    o.maxRatio ?? d.maxRatio,
+    { min: 0, max: 1 },
+    'a number from 0 to 1',
+  );
+  const minPerSecond = nonNegative('requeue.minPerSecond', o.minPerSecond ?? d.minPerSecond);
+  const windowMs = positiveMs('requeue.windowMs', o.windowMs ?? d.windowMs);
   return { maxPerCall, maxRatio, minPerSecond, windowMs };
 }
 

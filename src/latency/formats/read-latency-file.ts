@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { InvalidInputError, InvalidOptionError } from '../../errors.js';
+import { numberIn } from '../../option-checks.js';
 import { MAX_DURATION_MS } from '../../policy/calibrate.js';
 import type { HealthRule, HealthySelection, SliceStats } from '../healthy.js';
 import { normalizeHealthRule, selectHealthy } from '../healthy.js';
@@ -174,9 +175,12 @@ async function streamLines(
 }
 
 function checkMs(option: string, value: unknown): void {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 1 || value > MAX_DURATION_MS) {
-    throw new InvalidOptionError(option, `a number of milliseconds from 1 to ${MAX_DURATION_MS}`, value);
-  }
+  numberIn(
+    option,
+    value,
+    { min: 1, max: MAX_DURATION_MS },
+    `a number of milliseconds from 1 to ${MAX_DURATION_MS}`,
+  );
 }
 
 function describeFsError(error: unknown): string {
