@@ -212,6 +212,33 @@ describe('dependency() attempts', () => {
     await dep.close();
   });
 
+  it("with lastAttempt 'deadline', stops cutting attempts at the read timeout while most attempts outlast it, and cuts them again once they do not", async () => {
+    const { dep, clock, transport } = setup({ lastAttempt: 'deadline', attempts: 2 });
+    const call = async (waitMs: number): Promise<number> => {
+      const before = transport.exchanges.length;
+      const pending = settle(dep.request({ path: '/queued' }));
+      await advance(clock, waitMs);
+      transport.pending()[0]!.respond(200);
+      expect((await pending).value?.status).toBe(200);
+      return transport.exchanges.length - before;
+    };
+    // The whole dependency queues: every answer comes after the 140 ms read timeout. At first the
+    // first attempt is cut and retried (the retry waits, as the last attempt)…
+    expect(await call(450)).toBe(2);
+    let sent = 2;
+    for (let i = 0; i < 10 && sent === 2; i++) sent = await call(450);
+    // …until most recent attempts outlast the read timeout: a retry would queue behind this
+    // attempt's work, so the first attempt waits too.
+    expect(sent).toBe(1);
+    expect(await call(450)).toBe(1);
+    // Quick answers again: once most attempts end within the read timeout, a slow one is cut.
+    for (let i = 0; i < 30; i++) expect(await call(10)).toBe(1);
+    expect(await call(450)).toBe(2);
+    clock.advance(5);
+    expect(clock.pendingTimers()).toBe(0);
+    await dep.close();
+  });
+
   it('ends the attempt at the deadline with DEADLINE_EXCEEDED when the deadline comes before the read timeout', async () => {
     const { dep, clock } = setup();
     const pending = settle(dep.request({ path: '/', deadline: { limitMs: START + 120 } }));

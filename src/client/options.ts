@@ -114,8 +114,11 @@ export interface DependencyOptions {
    * `READ_TIMEOUT`, a read timeout after it started. `'deadline'`: it keeps waiting, until the
    * call's deadline — abandoned, it would still load the dependency and nothing would be sent in
    * its place, and a dependency that queues (every instance slower at once, as during a capacity
-   * drop) answers after the read timeout but within the deadline. Attempts a retry can follow are
-   * cut at the read timeout either way. See docs/overload.md. @default 'read-timeout'
+   * drop) answers after the read timeout but within the deadline. With `'deadline'`, no retry
+   * follows either while most recent attempts outlasted the read timeout (the dependency is slow as
+   * a whole: a retry would queue behind the abandoned work), so every attempt then waits. Attempts a
+   * retry can follow are cut at the read timeout either way. See docs/overload.md.
+   * @default 'read-timeout'
    */
   lastAttempt?: 'read-timeout' | 'deadline';
   /**

@@ -209,6 +209,7 @@ export function createEngine(
     policy: Object.freeze({ ...initial }),
     hedge: o.hedge,
     lastAttempt: o.lastAttempt,
+    slowShare: 0,
     concurrency: gate,
     userDeadlineMs: o.userDeadlineMs,
     localMaxMs: o.localMaxMs,

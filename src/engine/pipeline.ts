@@ -65,6 +65,12 @@ export interface DependencyContext {
   readonly hedge: { at: 'p95' | number } | false;
   /** What ends an attempt at its read timeout when no retry could follow it (see `lastAttempt`). */
   readonly lastAttempt: 'read-timeout' | 'deadline';
+  /**
+   * The share of the recent attempts that took longer than the read timeout (answered late or
+   * timed out): an exponentially weighted average over about the last {@link SLOW_SHARE_SPAN}
+   * attempts, 0 … 1. Kept only with `lastAttempt: 'deadline'` (see `retryCouldFollow`).
+   */
+  slowShare: number;
   /** The adaptive concurrency limit's slots, or null when `concurrency` is off. */
   readonly concurrency: ConcurrencyGate | null;
   readonly userDeadlineMs: number;
@@ -76,6 +82,9 @@ export interface DependencyContext {
   /** Told when an answer's `Server-Timing` was (partly) ignored: the `server-timing-ignored` event. */
   readonly serverTimingIgnored: IgnoredServerTiming;
 }
+
+/** Attempts the {@link DependencyContext.slowShare} average spans, about. */
+export const SLOW_SHARE_SPAN = 20;
 
 /**
  * Wraps `last` in `steps`, the first step outermost. The order of a call is written once, here

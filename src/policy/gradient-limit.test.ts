@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createRandom, lognormalMs } from '../lab/random.js';
 import {
   createGradientLimit,
+  EARLY_PROBE_DIVISOR,
   GRADIENT_LIMIT_DEFAULTS,
   type GradientLimitOptions,
   PROBE_WINDOWS,
@@ -98,6 +99,52 @@ describe('createGradientLimit', () => {
     const limits = simulate({ workers: 20, serviceMs: () => 25, callers, durationMs: 35_000 });
     expect(Math.abs(median(limits.slice(5_000, 10_000)) - 20)).toBeLessThanOrEqual(5);
     expect(Math.abs(median(limits.slice(28_000)) - 20)).toBeLessThanOrEqual(5);
+  });
+
+  it('re-measures early when held at the floor, used, by a latency that is not a queue (an instance farther away)', () => {
+    const run = (probeIntervalMs: number): { limits: number[]; probes: number[] } => {
+      const gl = createGradientLimit({ probeIntervalMs, probeJitter: 0 }, createRandom(5));
+      const limits: number[] = [];
+      const probes: number[] = [];
+      let wasProbing = true;
+      // One call every 5 ms, the limit always used (callers wait for a slot). For 2 s the
+      // dependency answers in 50 ms; then in 150 ms for good, with no queue behind it: every
+      // round trip is 100 ms longer on the wire.
+      for (let t = 5; t <= 30_000; t += 5) {
+        const rtt = t < 2_000 ? 50 : 150;
+        gl.sample(rtt, t - rtt, t, gl.limit());
+        const probing = gl.state().probing;
+        if (probing && !wasProbing) probes.push(t);
+        wasProbing = probing;
+        if (t % 1_000 === 0) limits.push(gl.limit());
+      }
+      return { limits, probes };
+    };
+    const { limits, probes } = run(60_000);
+    // It falls to the floor (three times slower than the no-load latency it measured)…
+    expect(Math.min(...limits.slice(2, 6))).toBe(GRADIENT_LIMIT_DEFAULTS.minLimit);
+    // …and re-measures within a few windows of the early-probe spacing (6 s after the first probe),
+    // then grows again: the floor does not keep callers waiting for the 60 s probe interval.
+    expect(probes.length).toBeGreaterThanOrEqual(1);
+    expect(probes[0]!).toBeLessThan(10_000);
+    expect(limits[limits.length - 1]!).toBeGreaterThan(2 * GRADIENT_LIMIT_DEFAULTS.minLimit);
+    // Early probes are spaced by probeIntervalMs / EARLY_PROBE_DIVISOR at least.
+    for (let i = 1; i < probes.length; i++)
+      expect(probes[i]! - probes[i - 1]!).toBeGreaterThanOrEqual(60_000 / EARLY_PROBE_DIVISOR);
+  });
+
+  it('does not re-measure early for a caller that does not use the floor', () => {
+    const gl = createGradientLimit({ probeIntervalMs: 60_000, probeJitter: 0 }, createRandom(6));
+    let probes = 0;
+    let wasProbing = true;
+    for (let t = 5; t <= 30_000; t += 5) {
+      const rtt = t < 2_000 ? 50 : 150;
+      gl.sample(rtt, t - rtt, t, t < 2_000 ? gl.limit() : 1);
+      const probing = gl.state().probing;
+      if (probing && !wasProbing) probes++;
+      wasProbing = probing;
+    }
+    expect(probes).toBe(0);
   });
 
   it('keeps the floor when every call is slow', () => {

@@ -62,6 +62,19 @@ export interface GradientLimitOptions {
 export const PROBE_WINDOWS = 3;
 
 /**
+ * Windows in a row held at the floor, the floor fully used and latency above the no-load latency,
+ * after which the no-load latency is re-measured before the probe interval is over (see
+ * {@link EARLY_PROBE_DIVISOR}).
+ */
+export const EARLY_PROBE_WINDOWS = 5;
+
+/**
+ * An early probe comes at most once per `probeIntervalMs / EARLY_PROBE_DIVISOR` (6 s by default)
+ * after the previous probe ended.
+ */
+export const EARLY_PROBE_DIVISOR = 10;
+
+/**
  * Round trips a window keeps (a uniform sample of them when there are more). The window's latency
  * is their mean without the outliers above {@link OUTLIER_FACTOR} × their median: a stall (a GC
  * pause, a starved event loop) does not drag it up as it would a plain mean, and unlike a median
@@ -199,7 +212,10 @@ export function normalizeGradientLimitOptions(
  * began (as Envoy pins its concurrency to measure its minRTT); the lowest of their latencies replaces
  * the no-load latency, so a dependency that became slower for good is not mistaken for a queue
  * forever. The first windows are such a probe too: until they close the limit is `minLimit`, then
- * `initialLimit`, from where it adapts.
+ * `initialLimit`, from where it adapts. A limit held at its floor, fully used, by a latency above the
+ * no-load one for {@link EARLY_PROBE_WINDOWS} windows probes early (at most once per
+ * `probeIntervalMs / EARLY_PROBE_DIVISOR`): a latency that is not a queue (an instance farther away,
+ * a slower release) would otherwise keep callers waiting for a slot until the next probe.
  *
  * @see Envoy, "Adaptive Concurrency" filter (gradient controller, minRTT calculation):
  *   https://www.envoyproxy.io/docs/envoy/latest/configuration/http/http_filters/adaptive_concurrency_filter
@@ -239,6 +255,10 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
   let probeStart = Number.NEGATIVE_INFINITY;
   let probeLow = Number.POSITIVE_INFINITY;
   let probeWindows = 0;
+  // When the last probe ended, and how many windows in a row since have held the limit at its
+  // floor, fully used, with latency above the no-load latency (see EARLY_PROBE_WINDOWS).
+  let probedAt = Number.NEGATIVE_INFINITY;
+  let floorWindows = 0;
   // The last multiplicative decrease (a drop of a call sent before it adds nothing), and how many.
   let droppedAt = Number.NEGATIVE_INFINITY;
   let drops = 0;
@@ -269,6 +289,8 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
         noLoad = probeLow;
         probeStart = Number.NaN;
         probeAt = nextProbe(nowMs);
+        probedAt = nowMs;
+        floorWindows = 0;
         limit = Math.floor(estimate);
       }
       open(nowMs);
@@ -286,6 +308,15 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
       const target = estimate * gradient + (gradient === 1 ? Math.sqrt(estimate) : 0);
       apply(estimate * (1 - o.smoothing) + target * o.smoothing);
     }
+    // Held at the floor, the floor in use, and still slower than the no-load latency: either the
+    // dependency is past its capacity, or its no-load latency is not what it was (an instance
+    // farther away, a slower release), and a limit that keeps callers waiting for a slot while the
+    // dependency is not queueing is the outage. Re-measure early, at most once per
+    // `probeIntervalMs / EARLY_PROBE_DIVISOR`: a dependency really past its capacity keeps its
+    // timeouts (drops) to cut the limit again, and its probe finds the high latency it must serve at.
+    floorWindows = gradient < 1 && limit === o.minLimit && peak >= limit ? floorWindows + 1 : 0;
+    if (floorWindows >= EARLY_PROBE_WINDOWS && nowMs - probedAt >= o.probeIntervalMs / EARLY_PROBE_DIVISOR)
+      probeAt = nowMs;
     if (nowMs >= probeAt) {
       probeStart = nowMs;
       probeLow = Number.POSITIVE_INFINITY;

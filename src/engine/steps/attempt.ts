@@ -21,7 +21,7 @@ import type { Call, DependencyResponse } from '../call.js';
 import type { EventSlot } from '../events.js';
 import { instanceOutcomeOfAttempt } from '../instance-report.js';
 import type { AttemptTiming } from '../ledger.js';
-import type { DependencyContext, TryHandler } from '../pipeline.js';
+import { type DependencyContext, SLOW_SHARE_SPAN, type TryHandler } from '../pipeline.js';
 import { guardBody } from './body-deadline.js';
 
 const NONE_FAILED: readonly number[] = Object.freeze([]);
@@ -175,7 +175,8 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
  * Whether a retry could follow `attempt` if it were abandoned at its read timeout now: the call's
  * failure would be retryable (a replayable, idempotent call), attempts are left, the deadline holds
  * the dependency's p99 after now, the concurrency limit would allow a retry beside the abandoned
- * work, and the retry budget would grant one (`RetryBudget.canConsume`; a budget without it is
+ * work, fewer than half of the recent attempts outlasted the read timeout (`slowShare`), and the
+ * retry budget would grant one (`RetryBudget.canConsume`; a budget without it is
  * assumed to). An attempt abandoned when none could follow buys a failure a read timeout sooner, at
  * the price of work the dependency does for nobody and of an answer the caller might have had: a
  * dependency that queues (every instance slower together, as under overload) answers after the read
@@ -189,7 +190,15 @@ export function retryCouldFollow(ctx: DependencyContext, attempt: Attempt, nowMs
   if (call.limitMs - nowMs < ctx.live.p99Ms) return false;
   // The retry step's own guard (retry.ts), with this attempt counted as abandoned.
   if (ctx.concurrency?.pastLimitWithAbandoned(1)) return false;
+  // Most attempts now outlast the read timeout: the dependency is slow as a whole (it queues), not
+  // this instance or this call, and a retry would wait in the same queue behind this attempt's work.
+  if (ctx.slowShare >= 0.5) return false;
   return ctx.budget.canConsume?.() ?? true;
+}
+
+/** Counts one finished attempt into {@link DependencyContext.slowShare}. */
+function noteSlow(ctx: DependencyContext, slow: boolean): void {
+  ctx.slowShare += ((slow ? 1 : 0) - ctx.slowShare) / SLOW_SHARE_SPAN;
 }
 
 /** Shared reason for losing hedge copies: nobody reads its stack, and `new Error()` costs ~4 µs. */
@@ -356,6 +365,7 @@ function attemptAnswered(
   attempt.status = status;
   attempt.serverTiming = res.headers[SERVER_TIMING_HEADER];
   ctx.live.record(durationMs, status >= 500, end);
+  if (ctx.lastAttempt === 'deadline') noteSlow(ctx, durationMs > ctx.policy.readMs);
   if (attempt.picked)
     ctx.balancer.finished(
       instance,
@@ -436,6 +446,7 @@ function attemptFailed(
     if (timedOut || abandoned) gate.abandon(timedOut, durationMs, attempt.startMs, end, ctx.policy.readMs);
   }
   if (!abandoned) {
+    if (ctx.lastAttempt === 'deadline') noteSlow(ctx, timeout === 'read' || attempt.byDeadline);
     call.noteFailure(instance);
     // A timeout cut by prazo says nothing about the latency distribution, only that it failed.
     ctx.live.record(undefined, true, end);
