@@ -45,7 +45,7 @@ export interface GradientLimitOptions {
   probeJitter?: number;
   /**
    * The multiplicative decrease of a **drop** (a call that ran out of time while at least half of
-   * the window's round trips did): the limit becomes `backoffRatio ×` the calls that were in flight
+   * the window's round trips did, the window holding `windowSamples` of them): the limit becomes `backoffRatio ×` the calls that were in flight
    * (or the limit, if lower), at once, without waiting for the window to close. One drop per
    * flight: a drop of a call sent before the last decrease adds nothing (TCP NewReno's rule), so a
    * burst of timeouts cuts once, not once each. 1 turns drops off.
@@ -349,12 +349,14 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
     sample,
     drop(rttMs, startedMs, nowMs, inFlight) {
       if (!Number.isFinite(nowMs)) return;
-      // A drop when at least half of the window's round trips ran out of time: the tail of a
-      // dependency working at its capacity (a few timeouts among answers) is the gradient's to
-      // judge; a flight that mostly times out is past it.
+      // A drop when at least half of the window's round trips ran out of time, once it holds
+      // `windowSamples` of them: the tail of a dependency working at its capacity (a few timeouts
+      // among answers) is the gradient's to judge — a window's first round trip timing out is no
+      // sign of more — and a flight that mostly times out is past it.
       timeouts++;
       if (
         startedMs >= droppedAt &&
+        count + 1 >= o.windowSamples &&
         timeouts * 2 >= count + 1 &&
         o.backoffRatio < 1 &&
         Number.isNaN(probeStart)
