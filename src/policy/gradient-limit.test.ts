@@ -133,6 +133,23 @@ describe('createGradientLimit', () => {
       expect(probes[i]! - probes[i - 1]!).toBeGreaterThanOrEqual(60_000 / EARLY_PROBE_DIVISOR);
   });
 
+  it('does not re-measure early while the dependency sheds load (calls refused with 429/503)', () => {
+    const gl = createGradientLimit({ probeIntervalMs: 60_000, probeJitter: 0 }, createRandom(8));
+    let probes = 0;
+    let wasProbing = true;
+    for (let t = 5; t <= 30_000; t += 5) {
+      const rtt = t < 2_000 ? 50 : 150;
+      gl.sample(rtt, t - rtt, t, gl.limit());
+      // Past its capacity, the dependency refuses a call now and then.
+      if (t >= 2_000 && t % 200 === 0) gl.refused(t);
+      const probing = gl.state().probing;
+      if (probing && !wasProbing) probes++;
+      wasProbing = probing;
+    }
+    expect(probes).toBe(0);
+    expect(gl.limit()).toBe(GRADIENT_LIMIT_DEFAULTS.minLimit);
+  });
+
   it('does not re-measure early for a caller that does not use the floor', () => {
     const gl = createGradientLimit({ probeIntervalMs: 60_000, probeJitter: 0 }, createRandom(6));
     let probes = 0;

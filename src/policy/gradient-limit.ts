@@ -62,8 +62,9 @@ export interface GradientLimitOptions {
 export const PROBE_WINDOWS = 3;
 
 /**
- * Windows in a row held at the floor, the floor fully used and latency above the no-load latency,
- * after which the no-load latency is re-measured before the probe interval is over (see
+ * Windows in a row held at the floor, the floor fully used and latency above the no-load latency —
+ * with no drop and no call refused by the dependency (`refused`: it sheds load, it is past its
+ * capacity) during them — after which the no-load latency is re-measured before the probe interval is over (see
  * {@link EARLY_PROBE_DIVISOR}).
  */
 export const EARLY_PROBE_WINDOWS = 5;
@@ -137,6 +138,11 @@ export interface GradientLimit {
    * cut (the cut already answered its flight); then feeds `rttMs` as a sample.
    */
   drop(rttMs: number, startedMs: number, nowMs: number, inFlight: number): void;
+  /**
+   * Tells the limit that a call ended refused by the dependency at `nowMs` (a 429, 502, 503 or 504:
+   * it sheds load): no early probe follows for the windows that saw it (see {@link EARLY_PROBE_WINDOWS}).
+   */
+  refused(nowMs: number): void;
   /** The latency of the last window, else the no-load latency, else undefined (nothing measured yet), in ms. */
   latencyMs(): number | undefined;
   state(): GradientLimitState;
@@ -259,6 +265,8 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
   // floor, fully used, with latency above the no-load latency (see EARLY_PROBE_WINDOWS).
   let probedAt = Number.NEGATIVE_INFINITY;
   let floorWindows = 0;
+  // When a call last ended refused by the dependency (it sheds load: no early probe).
+  let refusedAt = Number.NEGATIVE_INFINITY;
   // The last multiplicative decrease (a drop of a call sent before it adds nothing), and how many.
   let droppedAt = Number.NEGATIVE_INFINITY;
   let drops = 0;
@@ -314,7 +322,14 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
     // dependency is not queueing is the outage. Re-measure early, at most once per
     // `probeIntervalMs / EARLY_PROBE_DIVISOR`: a dependency really past its capacity keeps its
     // timeouts (drops) to cut the limit again, and its probe finds the high latency it must serve at.
-    floorWindows = gradient < 1 && limit === o.minLimit && peak >= limit ? floorWindows + 1 : 0;
+    floorWindows =
+      gradient < 1 &&
+      limit === o.minLimit &&
+      peak >= limit &&
+      droppedAt < windowStart &&
+      refusedAt < windowStart
+        ? floorWindows + 1
+        : 0;
     if (floorWindows >= EARLY_PROBE_WINDOWS && nowMs - probedAt >= o.probeIntervalMs / EARLY_PROBE_DIVISOR)
       probeAt = nowMs;
     if (nowMs >= probeAt) {
@@ -370,6 +385,9 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
         timeouts = 1;
       }
       sample(rttMs, startedMs, nowMs, inFlight);
+    },
+    refused(nowMs) {
+      if (Number.isFinite(nowMs)) refusedAt = nowMs;
     },
     latencyMs: () => rtt ?? noLoad,
     state: () => ({

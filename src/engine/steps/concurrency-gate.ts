@@ -213,7 +213,8 @@ export class ConcurrencyGate implements TimerEntry {
    * Gives a slot back; `rttMs` (undefined when the outcome says nothing of the dependency's
    * latency) feeds the limit. The slot goes to the first waiter while the limit allows.
    */
-  release(rttMs: number | undefined, startedMs: number, nowMs: number): void {
+  release(rttMs: number | undefined, startedMs: number, nowMs: number, refused = false): void {
+    if (refused) this.#limit.refused(nowMs);
     if (rttMs !== undefined) {
       this.#limit.sample(rttMs, startedMs, nowMs, this.inFlight + this.abandoned);
       this.#limitChanged();

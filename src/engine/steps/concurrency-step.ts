@@ -121,7 +121,12 @@ function held(
     (response) => {
       const now = ctx.clock.now();
       const status = response.status;
-      gate.release(status < 500 && status !== 429 ? now - startedMs : undefined, startedMs, now);
+      gate.release(
+        status < 500 && status !== 429 ? now - startedMs : undefined,
+        startedMs,
+        now,
+        status === 429 || (status >= 502 && status <= 504),
+      );
       return response;
     },
     (error: unknown) => {

@@ -434,7 +434,13 @@ function runConfig(
       attempt(request, (status) => {
         const now = sim.now();
         // The gate learns from answers the supplier served and from calls that ran out of time.
-        gate.release(status === 200 || status === 0 ? now - startedMs : undefined, startedMs, now);
+        // A shed call (429/502/503/504) tells the limit the supplier is past its capacity.
+        gate.release(
+          status === 200 || status === 0 ? now - startedMs : undefined,
+          startedMs,
+          now,
+          status === 429 || (status >= 502 && status <= 504),
+        );
         // Accepted: an answer other than 429/502/503/504; a timeout or a refused retry is not.
         throttle.record(status > 0 && acceptedStatus(status), now);
         end(request, status === 200);
