@@ -121,6 +121,17 @@ describe('the drill', () => {
     expect(report.overload?.map((f) => f.config)).toEqual(['naive', 'prazo', 'prazo-protected']);
     for (const f of report.overload!) expect(f.capacityRps).toBe(320);
     expect(report.checks.filter((c) => c.name.startsWith('overload'))).toHaveLength(3);
+    // Where the deadline went: per configuration a failing and the slowest successful /checkout,
+    // each laid out from the gateway down to the edge's attempts (prazo's from its ledger).
+    for (const config of ['naive', 'prazo']) {
+      const own = report.waterfalls!.run.filter((w) => w.config === config);
+      expect(own.map((w) => w.pick).sort()).toEqual(['failing', 'slow']);
+      const slow = own.find((w) => w.pick === 'slow')!;
+      expect(slow.rows[0]).toMatchObject({ hop: 'gateway', kind: 'hop', startMs: 0 });
+      expect(slow.rows.some((r) => r.hop === 'inventory' && r.kind === 'attempt')).toBe(true);
+      expect(slow.userDeadlineMs).toBeGreaterThan(0);
+    }
+    expect(report.waterfalls!.byPhase.length).toBeGreaterThanOrEqual(4);
     // Everything was stopped.
     for (const pid of pids) expect(alive(pid)).toBe(false);
   }, 120_000);
