@@ -122,10 +122,10 @@ function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: Downstr
         return { status: response.status, body, spans: ledgerSpans(spec.name, response.ledger, startedMs) };
       } catch (error) {
         const result = failure(error);
-        const ledger = (error as { ledger?: DeadlineLedger } | null)?.ledger;
-        return ledger === undefined
-          ? result
-          : { ...result, spans: ledgerSpans(spec.name, ledger, startedMs) };
+        const { ledger, code } = (error ?? {}) as { ledger?: DeadlineLedger; code?: unknown };
+        if (ledger === undefined) return result;
+        const spans = ledgerSpans(spec.name, ledger, startedMs, typeof code === 'string' ? code : 'error');
+        return { ...result, spans };
       }
     },
     timeoutMs: () => clients['hedged']!.policy().readMs,

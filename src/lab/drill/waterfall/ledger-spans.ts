@@ -4,10 +4,16 @@ import type { TrailSpan } from './trail.js';
 /**
  * The spans of one prazo call, from its deadline ledger (`response.ledger`, `error.ledger`): the wait
  * for a concurrency slot, every attempt with its phases, the backoff, `Retry-After` and hedge waits,
- * each with the time that was left of the deadline when it started. `startMs` is the epoch instant
- * the call started at (the ledger's entries are relative to it).
+ * each with the time that was left of the deadline when it started — and, for a call that ended with
+ * an error, where it ended and the error's code (`errorCode`). `startMs` is the epoch instant the
+ * call started at (the ledger's entries are relative to it).
  */
-export function ledgerSpans(hop: string, ledger: DeadlineLedger, startMs: number): TrailSpan[] {
+export function ledgerSpans(
+  hop: string,
+  ledger: DeadlineLedger,
+  startMs: number,
+  errorCode: string | null = null,
+): TrailSpan[] {
   const spans: TrailSpan[] = [];
   for (const entry of ledger.entries) {
     const left = `${formatMs(entry.leftMs)} left`;
@@ -29,6 +35,8 @@ export function ledgerSpans(hop: string, ledger: DeadlineLedger, startMs: number
       });
     }
   }
+  if (errorCode !== null)
+    spans.push({ hop, kind: 'error', startMs: startMs + ledger.elapsedMs, durationMs: 0, note: errorCode });
   return spans;
 }
 

@@ -47,7 +47,8 @@ export function formatWaterfallText(w: DeadlineWaterfall, cells = TEXT_AXIS_CELL
     const to = Math.max(from, Math.ceil((row.startMs + row.durationMs) / cellMs) - 1);
     let bar = '';
     for (let c = 0; c < cells; c++) {
-      if (c >= from && c <= Math.min(to, cells - 1)) bar += row.durationMs < cellMs / 4 ? '▏' : BAR[row.kind];
+      if (c >= from && c <= Math.min(to, cells - 1))
+        bar += row.kind === 'error' ? BAR.error : row.durationMs < cellMs / 4 ? '▏' : BAR[row.kind];
       else bar += marks.get(c) ?? ' ';
     }
     lines.push(
@@ -72,6 +73,7 @@ const BAR: Record<SpanKind, string> = {
   'retry-after': '░',
   'hedge-delay': '░',
   gap: '·',
+  error: '✕',
 };
 
 /** Colours of the page's bars, by kind. */
@@ -85,6 +87,7 @@ const COLOR: Record<SpanKind, string> = {
   'retry-after': '#e8590c',
   'hedge-delay': '#fab005',
   gap: '#dee2e6',
+  error: '#c92a2a',
 };
 
 const esc = (text: string) =>
@@ -108,9 +111,9 @@ export function renderWaterfallSvg(w: DeadlineWaterfall): string {
   const parts: string[] = [];
   w.rows.forEach((row, i) => {
     const y = top + i * rowH;
-    const failed = row.kind === 'attempt' && /\b(failed|failure|aborted|5\d\d)\b/.test(row.note);
+    const failed = row.kind === 'attempt' && /^#\d+ \w+ (failed|failure|aborted|5\d\d)\b/.test(row.note);
     const x0 = x(row.startMs);
-    const barW = Math.max(1, x(row.startMs + row.durationMs) - x0);
+    const barW = Math.max(row.kind === 'error' ? 2 : 1, x(row.startMs + row.durationMs) - x0);
     parts.push(
       `<text x="0" y="${y + 12}" font-size="11">${esc(row.hop)} ${esc(row.kind)}</text>`,
       `<rect x="${x0.toFixed(1)}" y="${y + 2}" width="${barW.toFixed(1)}" height="${rowH - 4}" fill="${failed ? '#e03131' : COLOR[row.kind]}" data-kind="${row.kind}"><title>${esc(

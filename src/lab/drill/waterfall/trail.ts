@@ -27,7 +27,9 @@ export const MAX_TRAIL_SPANS = 64;
  * - `attempt`: one attempt at the dependency (the edge; `note` says its kind and outcome);
  * - `backoff`, `retry-after`, `hedge-delay`: prazo's waits, from its ledger;
  * - `gap`: time between two attempts of a client that does not say what it did then (naive, the
- *   peers): a backoff, or the client's own work — inferred, not measured.
+ *   peers): a backoff, or the client's own work — inferred, not measured;
+ * - `error`: where prazo's client ended the call with an error (its code in `note`; no length) —
+ *   at the call's start when it refused the call before sending anything.
  */
 export type SpanKind =
   | 'hop'
@@ -38,7 +40,8 @@ export type SpanKind =
   | 'backoff'
   | 'retry-after'
   | 'hedge-delay'
-  | 'gap';
+  | 'gap'
+  | 'error';
 
 const SPAN_KINDS: ReadonlySet<string> = new Set<SpanKind>([
   'hop',
@@ -50,6 +53,7 @@ const SPAN_KINDS: ReadonlySet<string> = new Set<SpanKind>([
   'retry-after',
   'hedge-delay',
   'gap',
+  'error',
 ]);
 
 /** One span of a trail. */

@@ -112,10 +112,27 @@ describe('the deadline waterfall of a /checkout', () => {
     const { error } = await pending;
     expect(isPrazoError(error, 'DEADLINE_EXCEEDED')).toBe(true);
     const ledger = (error as { ledger: Parameters<typeof ledgerSpans>[1] }).ledger;
-    const edge = ledgerSpans('inventory', ledger, T0);
-    expect(edge.length).toBeGreaterThan(0);
+    const edge = ledgerSpans('inventory', ledger, T0, 'DEADLINE_EXCEEDED');
     expect(edge[0]!.note).toMatch(/^#1 original (aborted|failure)/);
+    expect(edge.at(-1)).toEqual({
+      hop: 'inventory',
+      kind: 'error',
+      startMs: T0 + ledger.elapsedMs,
+      durationMs: 0,
+      note: 'DEADLINE_EXCEEDED',
+    });
     expect(transport.exchanges.length).toBeGreaterThan(0);
+    await dep.close();
+  });
+
+  it('shows a call prazo refused before sending anything as its error alone, where it started', async () => {
+    const { dep } = createTestDependency({ name: 'supplier' });
+    const { error } = await settle(dep.request({ path: '/stock', deadline: 50 }));
+    expect(isPrazoError(error, 'DEADLINE_INSUFFICIENT')).toBe(true);
+    const ledger = (error as { ledger: Parameters<typeof ledgerSpans>[1] }).ledger;
+    expect(ledgerSpans('inventory', ledger, T0, 'DEADLINE_INSUFFICIENT')).toEqual([
+      { hop: 'inventory', kind: 'error', startMs: T0, durationMs: 0, note: 'DEADLINE_INSUFFICIENT' },
+    ]);
     await dep.close();
   });
 
