@@ -37,6 +37,17 @@ describe("a service's trail and the gateway's sampling", () => {
     ]);
   });
 
+  it('names the error code of a call that failed without an attempt of its own to show', () => {
+    const trail = answerTrail(
+      'orders',
+      false,
+      request(2_000),
+      { receivedMs: T0, slotMs: -1, callStartMs: T0 + 1, callEndMs: T0 + 1 },
+      { status: 504, body: '{"error":"DEADLINE_INSUFFICIENT"}' },
+    );
+    expect(parseTrail(trail)[1]?.note).toBe('504 DEADLINE_INSUFFICIENT');
+  });
+
   it('keeps the slowest 200 and a failing /checkout; a 200 after the user gave up is a failure', () => {
     const sampling = createCheckoutSampling('naive', 'gateway', () => 0.99);
     const offer = (status: number, elapsedMs: number) =>

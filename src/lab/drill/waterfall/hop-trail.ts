@@ -19,6 +19,8 @@ export interface HopTimes {
 /** What a service's call to the next one said of where its time went. */
 export interface CallAccount {
   status: number;
+  /** The answer's body (a failure's names its error code: `{"error":"DEADLINE_INSUFFICIENT"}`). */
+  body?: string;
   /** The trail the next service answered with (`x-drill-trail`), as received. */
   trail?: unknown;
   /** The edge: its client's own spans (prazo's ledger, or the attempts a peer reported). */
@@ -71,10 +73,17 @@ export function ownSpans(
         kind: edge ? 'attempt' : 'call',
         startMs: times.callStartMs,
         durationMs: times.callEndMs - times.callStartMs,
-        note: edge ? `#1 original ${call.status}` : String(call.status),
+        note: `${edge ? '#1 original ' : ''}${call.status}${errorCodeOf(call)}`,
       });
   }
   return spans;
+}
+
+/** " DEADLINE_INSUFFICIENT" when a failed call's short body names a prazo error code, else ''. */
+function errorCodeOf(call: CallAccount): string {
+  if (call.status < 500 || call.body === undefined || call.body.length > 200) return '';
+  const code = /"error":"([A-Z_]{3,40})"/.exec(call.body)?.[1];
+  return code === undefined ? '' : ` ${code}`;
 }
 
 /** The `x-drill-trail` a service answers with: its own spans, then its dependency's trail. */
