@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { Deadline } from '../../../deadline/deadline.js';
 import { createFakeClock } from '../../../testing/fake-clock.js';
-import { answerTrail, createCheckoutSampling } from './hop-trail.js';
+import { createCheckoutSampling } from './checkout-sampling.js';
+import { answerTrail } from './hop-trail.js';
 import { parseTrail } from './trail.js';
 
 const T0 = 1_800_000_000_000;
