@@ -115,8 +115,9 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
       const outcome = await downstream.call(`${spec.downstreamPath}${query}`, req, variant);
       const callEndMs = epochNow();
       const callStartMs = performance.timeOrigin + callStartedAt;
-      if (sampling)
-        sampling.offer(req, variant, outcome.status, receivedMs, slotMs, callStartMs, callEndMs, outcome);
+      // What the user got: prazo's adapter may have answered 504 at the deadline already.
+      const status = res.headersSent ? res.statusCode : outcome.status;
+      if (sampling) sampling.offer(req, variant, status, receivedMs, slotMs, callStartMs, callEndMs, outcome);
       else if (!res.headersSent)
         res.setHeader(
           TRAIL_HEADER,
