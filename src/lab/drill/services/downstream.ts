@@ -72,8 +72,10 @@ export function callerDownstream(
       } catch (error) {
         result = failure(error);
       }
-      if (trace !== undefined && traceAs !== null) result.spans = traceSpans(traceAs, trace);
-      return result;
+      // A new object: a client may answer with a shared, frozen one (opossum's fallback).
+      return trace === undefined || traceAs === null
+        ? result
+        : { ...result, spans: traceSpans(traceAs, trace) };
     },
     timeoutMs: () => timeoutMs,
     close: (graceful) => caller.close(graceful),
