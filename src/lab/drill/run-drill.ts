@@ -262,7 +262,13 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
         );
       }
       recorder.mark(to.name, await read());
-      await collectWaterfalls(waterfalls, sets, performance.timeOrigin + trafficStart, phaseNameAt);
+      await collectWaterfalls(
+        waterfalls,
+        sets,
+        performance.timeOrigin + trafficStart,
+        phaseNameAt,
+        options.userDeadlineMs,
+      );
     };
 
     const scheduler = setInterval(() => {
@@ -322,7 +328,13 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     while (sampling) await new Promise((resolve) => setTimeout(resolve, 20));
     const final = await read();
     const loopDelays = await readLoopDelays(sets, loaders);
-    await collectWaterfalls(waterfalls, sets, performance.timeOrigin + trafficStart, phaseNameAt);
+    await collectWaterfalls(
+      waterfalls,
+      sets,
+      performance.timeOrigin + trafficStart,
+      phaseNameAt,
+      options.userDeadlineMs,
+    );
     recorder.sample(Math.max(nextSampleAt, totalMs), final);
     recorder.mark('recovery-end', final);
     recorder.mark('end', final);

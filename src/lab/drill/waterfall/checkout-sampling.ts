@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { DEADLINE_HEADER } from '../../../wire/deadline-header.js';
 import { answeredMs, type CallAccount, deadlineOf, type HopTimes, ownSpans } from './hop-trail.js';
 import { createWaterfallSampler, type WaterfallSampler, type WaterfallSamples } from './sampler.js';
-import { parseTrail } from './trail.js';
+import { epochNow, parseTrail } from './trail.js';
 import { buildWaterfall, type WaterfallPick } from './waterfall.js';
 
 /**
@@ -32,6 +32,7 @@ export interface CheckoutSampling {
   ): void;
   peek(): WaterfallSamples;
   take(): WaterfallSamples;
+  /** Forgets what was sampled, and every /checkout received until now (they may still end later). */
   reset(): void;
 }
 
@@ -42,8 +43,10 @@ export function createCheckoutSampling(
   random: () => number = Math.random,
 ): CheckoutSampling {
   const sampler: WaterfallSampler = createWaterfallSampler(random);
+  let sinceMs = Number.NEGATIVE_INFINITY;
   /** Counts the /checkout; says whether it is to be kept (and which), without allocating. */
   const consider = (req: IncomingMessage, status: number, receivedMs: number, nowMs: number) => {
+    if (receivedMs < sinceMs) return null;
     const header = req.headers[DEADLINE_HEADER];
     const userDeadline = typeof header === 'string' ? Number(header) : Number.NaN;
     // A success as the user sees it: a 200 before the user gave up (the drill's goodput).
@@ -90,6 +93,9 @@ export function createCheckoutSampling(
     },
     peek: () => sampler.peek(),
     take: () => sampler.take(),
-    reset: () => sampler.reset(),
+    reset() {
+      sampler.reset();
+      sinceMs = epochNow();
+    },
   };
 }

@@ -1,7 +1,7 @@
 import { createRandom } from '../../random.js';
 import type { ServiceSet } from '../services/set.js';
 import type { WaterfallSamples } from './sampler.js';
-import { type DeadlineWaterfall, runWaterfalls } from './waterfall.js';
+import { type DeadlineWaterfall, runWaterfalls, withTransit } from './waterfall.js';
 
 /** The waterfalls the drill has gathered from its gateways, phase by phase. */
 export interface WaterfallLog {
@@ -14,14 +14,16 @@ export interface WaterfallLog {
 /**
  * Asks each configuration's gateway for what it sampled during the phase that just ended (the
  * gateway then starts over) and adds it to `log`, tagged with the time it was received since the
- * traffic started (`trafficStartEpochMs`) and the phase of that time (`phaseAt`). A gateway that
- * does not answer is skipped.
+ * traffic started (`trafficStartEpochMs`) and the phase of that time (`phaseAt`), with the time
+ * before the gateway received it (`withTransit`; the users' deadline is `userDeadlineMs` long). A
+ * gateway that does not answer is skipped.
  */
 export async function collectWaterfalls(
   log: WaterfallLog,
   sets: readonly ServiceSet[],
   trafficStartEpochMs: number,
   phaseAt: (tMs: number) => string,
+  userDeadlineMs: number,
 ): Promise<void> {
   const taken = await Promise.all(
     sets.map((set) => set.gateway.call<WaterfallSamples | null>('take-waterfalls').catch(() => null)),
@@ -31,7 +33,7 @@ export async function collectWaterfalls(
     for (const w of [samples.failing, samples.slow]) {
       if (w === null) continue;
       const tMs = Math.round(w.receivedAtMs - trafficStartEpochMs);
-      log.byPhase.push({ ...w, phase: phaseAt(tMs), tMs });
+      log.byPhase.push({ ...withTransit(w, userDeadlineMs), phase: phaseAt(tMs), tMs });
     }
   }
 }

@@ -4,7 +4,7 @@ import { Deadline } from '../../../deadline/deadline.js';
 import { createFakeClock } from '../../../testing/fake-clock.js';
 import { createCheckoutSampling } from './checkout-sampling.js';
 import { answerTrail } from './hop-trail.js';
-import { parseTrail } from './trail.js';
+import { epochNow, parseTrail } from './trail.js';
 
 const T0 = 1_800_000_000_000;
 const request = (userDeadlineMs: number, deadline?: Deadline) =>
@@ -71,6 +71,17 @@ describe("a service's trail and the gateway's sampling", () => {
     // The first failure is kept; the second replaces it with probability 1/2 (the draw said no).
     expect(samples.failing).toMatchObject({ pick: 'failing', status: 200, elapsedMs: 8_000, candidates: 2 });
     expect(samples.failing!.rows.map((r) => `${r.hop} ${r.kind}`)).toEqual(['gateway hop', 'gateway call']);
+  });
+
+  it('leaves out a /checkout received before it was reset (the unmeasured pre-warm)', () => {
+    const sampling = createCheckoutSampling('naive', 'gateway');
+    const before = epochNow() - 5;
+    sampling.reset();
+    sampling.offer(request(2_000), 'hedged', 502, before, -1, before, before + 1, { status: 502 });
+    expect(sampling.peek()).toMatchObject({ failing: null, failures: 0 });
+    const after = epochNow() + 1;
+    sampling.offer(request(2_000), 'hedged', 502, after, -1, after, after + 1, { status: 502 });
+    expect(sampling.peek().failures).toBe(1);
   });
 
   it('samples a /checkout the shop’s pool refused, with its wait for a slot', () => {

@@ -5,13 +5,20 @@ import type { DeadlineWaterfall } from './waterfall.js';
 /** Width of a text waterfall's time axis, in characters. */
 export const TEXT_AXIS_CELLS = 48;
 
-/** The axis a waterfall is drawn on: up to its latest end or deadline mark, in ms. */
-export function waterfallAxisMs(w: DeadlineWaterfall): number {
+/**
+ * The axis a waterfall is drawn on, in ms since the gateway's arrival: from the earliest row (the
+ * user's send, before the arrival) or 0, to its latest end or deadline mark.
+ */
+export function waterfallAxis(w: DeadlineWaterfall): { fromMs: number; toMs: number } {
+  let from = 0;
   let end = w.elapsedMs;
-  for (const row of w.rows) end = Math.max(end, row.startMs + row.durationMs);
+  for (const row of w.rows) {
+    from = Math.min(from, row.startMs);
+    end = Math.max(end, row.startMs + row.durationMs);
+  }
   if (w.limitMs !== null) end = Math.max(end, w.limitMs);
   if (w.userDeadlineMs !== null) end = Math.max(end, w.userDeadlineMs);
-  return Math.max(1, end);
+  return { fromMs: from, toMs: Math.max(from + 1, end) };
 }
 
 /** "prazo · failing /checkout: 504 after 1 903 ms (hedged) · degrade, +12.3 s · 1 of 812 failing · prazo's ledger" */
@@ -33,9 +40,9 @@ export function waterfallTitle(w: DeadlineWaterfall): string {
  * deadlines marked down the axis (`|` the deadline prazo's gateway honoured, `:` the user's).
  */
 export function formatWaterfallText(w: DeadlineWaterfall, cells = TEXT_AXIS_CELLS): string[] {
-  const axisMs = waterfallAxisMs(w);
-  const cellMs = axisMs / cells;
-  const column = (at: number) => Math.min(cells - 1, Math.max(0, Math.floor(at / cellMs)));
+  const { fromMs, toMs } = waterfallAxis(w);
+  const cellMs = (toMs - fromMs) / cells;
+  const column = (at: number) => Math.min(cells - 1, Math.max(0, Math.floor((at - fromMs) / cellMs)));
   const marks = new Map<number, string>();
   if (w.userDeadlineMs !== null) marks.set(column(w.userDeadlineMs), ':');
   if (w.limitMs !== null) marks.set(column(w.limitMs), '|');
@@ -44,7 +51,7 @@ export function formatWaterfallText(w: DeadlineWaterfall, cells = TEXT_AXIS_CELL
   const lines = [waterfallTitle(w)];
   for (const row of w.rows) {
     const from = column(row.startMs);
-    const to = Math.max(from, Math.ceil((row.startMs + row.durationMs) / cellMs) - 1);
+    const to = Math.max(from, Math.ceil((row.startMs + row.durationMs - fromMs) / cellMs) - 1);
     let bar = '';
     for (let c = 0; c < cells; c++) {
       if (c >= from && c <= Math.min(to, cells - 1))
@@ -55,7 +62,9 @@ export function formatWaterfallText(w: DeadlineWaterfall, cells = TEXT_AXIS_CELL
       `  ${row.hop.padEnd(hopWidth)} ${row.kind.padEnd(kindWidth)} ${bar} ${ms(row.durationMs).padStart(9)}${row.note ? `  ${row.note}` : ''}`,
     );
   }
-  const legend: string[] = [`axis 0–${ms(axisMs)}`];
+  const legend: string[] = [
+    fromMs < 0 ? `axis ${ms(fromMs)} (the user's send) – ${ms(toMs)}` : `axis 0–${ms(toMs)}`,
+  ];
   if (w.limitMs !== null) legend.push(`| deadline the gateway honoured, ${ms(w.limitMs)}`);
   if (w.userDeadlineMs !== null) legend.push(`: the user gives up, ${ms(w.userDeadlineMs)}`);
   lines.push(`  ${''.padEnd(hopWidth + kindWidth + 1)} ${legend.join(' · ')}`);
@@ -74,6 +83,7 @@ const BAR: Record<SpanKind, string> = {
   'hedge-delay': '░',
   gap: '·',
   error: '✕',
+  transit: '─',
 };
 
 /** Colours of the page's bars, by kind. */
@@ -88,6 +98,7 @@ const COLOR: Record<SpanKind, string> = {
   'hedge-delay': '#fab005',
   gap: '#dee2e6',
   error: '#c92a2a',
+  transit: '#ced4da',
 };
 
 const esc = (text: string) =>
@@ -106,8 +117,8 @@ export function renderWaterfallSvg(w: DeadlineWaterfall): string {
   const top = 18;
   const width = labelW + barsW + 70;
   const height = top + w.rows.length * rowH + 22;
-  const axisMs = waterfallAxisMs(w);
-  const x = (at: number) => labelW + (Math.max(0, at) / axisMs) * barsW;
+  const { fromMs, toMs } = waterfallAxis(w);
+  const x = (at: number) => labelW + ((Math.max(fromMs, at) - fromMs) / (toMs - fromMs)) * barsW;
   const parts: string[] = [];
   w.rows.forEach((row, i) => {
     const y = top + i * rowH;
@@ -137,8 +148,8 @@ export function renderWaterfallSvg(w: DeadlineWaterfall): string {
       ),
     );
   parts.push(
-    `<line x1="${labelW}" y1="${top - 4}" x2="${labelW}" y2="${bottom}" stroke="#ced4da"></line>`,
-    `<text x="${labelW}" y="11" font-size="10" fill="#495057">0</text><text x="${labelW + barsW}" y="11" font-size="10" text-anchor="end" fill="#495057">${ms(axisMs)}</text>`,
+    `<line x1="${x(0).toFixed(1)}" y1="${top - 4}" x2="${x(0).toFixed(1)}" y2="${bottom}" stroke="#ced4da"></line>`,
+    `<text x="${x(0).toFixed(1)}" y="11" font-size="10" fill="#495057">0</text><text x="${labelW + barsW}" y="11" font-size="10" text-anchor="end" fill="#495057">${ms(toMs)}</text>`,
   );
   return `<svg class="waterfall" data-rows="${w.rows.length}" data-config="${esc(w.config)}" data-pick="${w.pick}" width="${width}" height="${height}" role="img" aria-label="${esc(waterfallTitle(w))}">${parts.join('')}</svg>`;
 }

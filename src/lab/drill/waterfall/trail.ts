@@ -29,7 +29,9 @@ export const MAX_TRAIL_SPANS = 64;
  * - `gap`: time between two attempts of a client that does not say what it did then (naive, the
  *   peers): a backoff, or the client's own work — inferred, not measured;
  * - `error`: where prazo's client ended the call with an error (its code in `note`; no length) —
- *   at the call's start when it refused the call before sending anything.
+ *   at the call's start when it refused the call before sending anything;
+ * - `transit`: from the user's send to the gateway's arrival (the drill adds it: it knows how long
+ *   the user's deadline was when the request was sent).
  */
 export type SpanKind =
   | 'hop'
@@ -41,7 +43,8 @@ export type SpanKind =
   | 'retry-after'
   | 'hedge-delay'
   | 'gap'
-  | 'error';
+  | 'error'
+  | 'transit';
 
 const SPAN_KINDS: ReadonlySet<string> = new Set<SpanKind>([
   'hop',
@@ -54,6 +57,7 @@ const SPAN_KINDS: ReadonlySet<string> = new Set<SpanKind>([
   'hedge-delay',
   'gap',
   'error',
+  'transit',
 ]);
 
 /** One span of a trail. */

@@ -9,9 +9,9 @@ import {
 } from '../../../testing/test-dependency.js';
 import { createRandom } from '../../random.js';
 import { ledgerSpans } from './ledger-spans.js';
-import { formatWaterfallText, renderWaterfallSvg, renderWaterfallsHtml, waterfallAxisMs } from './render.js';
+import { formatWaterfallText, renderWaterfallSvg, renderWaterfallsHtml, waterfallAxis } from './render.js';
 import { joinTrail, parseTrail, type TrailSpan } from './trail.js';
-import { buildWaterfall, type DeadlineWaterfall, runWaterfalls } from './waterfall.js';
+import { buildWaterfall, type DeadlineWaterfall, runWaterfalls, withTransit } from './waterfall.js';
 
 /** A real ledger: inventory's call to the supplier answered 503, backed off, then answered 200. */
 async function retriedLedger() {
@@ -156,7 +156,7 @@ describe('the deadline waterfall of a /checkout', () => {
       phase: 'burst',
       tMs: 12_300,
     };
-    expect(waterfallAxisMs(w)).toBe(2_000);
+    expect(waterfallAxis(w)).toEqual({ fromMs: 0, toMs: 2_000 });
     const lines = formatWaterfallText(w, 40);
     expect(lines[0]).toBe(
       `prazo · failing /checkout: 504 after ${Math.round(w.elapsedMs)} ms (unhedged) · burst, +12.3 s · 1 of 42 failing · edge from prazo's ledger`,
@@ -206,6 +206,54 @@ describe('the deadline waterfall of a /checkout', () => {
     const html = renderWaterfallsHtml([w], ['naive', 'prazo']);
     expect(html.match(/<figure class="waterfall">/g)).toHaveLength(1);
     expect(renderWaterfallsHtml([], ['naive'])).toBe('');
+  });
+});
+
+describe('the time before the gateway received a /checkout', () => {
+  // A real shape: prazo's gateway received the /checkout with 133 ms of the user's 2 s left, and
+  // its pre-call check refused the call to orders at once.
+  const late: DeadlineWaterfall = {
+    config: 'prazo',
+    pick: 'failing',
+    variant: 'unhedged',
+    status: 504,
+    receivedAtMs: T0,
+    elapsedMs: 0.4,
+    userDeadlineMs: 133,
+    limitMs: 133,
+    source: 'attempts',
+    candidates: 589,
+    rows: [
+      { hop: 'gateway', kind: 'hop', startMs: 0, durationMs: 0.4, note: '133 ms left on arrival' },
+      { hop: 'gateway', kind: 'call', startMs: 0.1, durationMs: 0.2, note: '504 DEADLINE_INSUFFICIENT' },
+    ],
+  };
+
+  it('is a first row from the user’s send, when the deadline shows there was any', () => {
+    const w = withTransit(late, 2_000);
+    expect(w.rows[0]).toEqual({
+      hop: 'user',
+      kind: 'transit',
+      startMs: -1_867,
+      durationMs: 1_867,
+      note: 'sent, not yet received by the gateway',
+    });
+    expect(withTransit(w, 2_000)).toBe(w);
+    expect(withTransit({ ...late, userDeadlineMs: 1_999.5 }, 2_000)).toEqual({
+      ...late,
+      userDeadlineMs: 1_999.5,
+    });
+    expect(withTransit({ ...late, userDeadlineMs: null }, 2_000).rows).toHaveLength(2);
+  });
+
+  it('is drawn on the axis before the arrival, in a terminal and as SVG', () => {
+    const w = withTransit(late, 2_000);
+    expect(waterfallAxis(w)).toEqual({ fromMs: -1_867, toMs: 133 });
+    const lines = formatWaterfallText(w, 40);
+    expect(lines[1]).toMatch(/^ {2}user +transit +─{37}/);
+    expect(lines.at(-1)).toContain("axis -1 867 ms (the user's send) – 133 ms");
+    // 0 ms is at 150 + 1 867 / 2 000 × 420 px.
+    expect(renderWaterfallSvg(w)).toContain('<line x1="542.1"');
   });
 });
 

@@ -100,6 +100,26 @@ export function buildWaterfall(input: WaterfallInput): DeadlineWaterfall {
 }
 
 /**
+ * `w` with a first row for the time between the user's send and the gateway's arrival, when the
+ * user's deadline (`userDeadlineMs` long when sent) shows there was any: time in the load driver,
+ * on the network and in the gateway's accept and socket queues, which no service can measure.
+ * The user's clock reads whole milliseconds: less than one is no time at all.
+ */
+export function withTransit(w: DeadlineWaterfall, userDeadlineMs: number): DeadlineWaterfall {
+  if (w.userDeadlineMs === null || w.rows[0]?.kind === 'transit') return w;
+  const sentMs = tenth(w.userDeadlineMs - userDeadlineMs);
+  if (sentMs > -1) return w;
+  const transit: WaterfallRow = {
+    hop: 'user',
+    kind: 'transit',
+    startMs: sentMs,
+    durationMs: -sentMs,
+    note: 'sent, not yet received by the gateway',
+  };
+  return { ...w, rows: [transit, ...w.rows] };
+}
+
+/**
  * One failing and one slow waterfall per configuration for the whole run, from the phases' samples:
  * the slowest of the phases' slowest, and a failing one drawn among the phases' with a weight of the
  * failures each was chosen among — so that each failing /checkout of the run is equally likely, as if
