@@ -49,6 +49,20 @@ describe("a service's trail and the gateway's sampling", () => {
     expect(parseTrail(trail)[1]?.note).toBe('504 DEADLINE_INSUFFICIENT');
   });
 
+  it('says so when the edge’s client reported no attempt, rather than draw one', () => {
+    const trail = answerTrail(
+      'inventory',
+      true,
+      request(2_000),
+      { receivedMs: T0, slotMs: -1, callStartMs: T0 + 1, callEndMs: T0 + 3 },
+      { status: 502, body: '{"error":"BrokenCircuitError"}', spans: [] },
+    );
+    expect(parseTrail(trail).map((s) => [s.kind, s.startMs - T0, s.durationMs, s.note])).toEqual([
+      ['hop', 0, 3, ''],
+      ['error', 3, 0, '502 BrokenCircuitError; no attempt reported'],
+    ]);
+  });
+
   it('keeps the slowest 200 and a failing /checkout; a 200 after the user gave up is a failure', () => {
     const sampling = createCheckoutSampling('naive', 'gateway', () => 0.99);
     const offer = (status: number, elapsedMs: number) =>

@@ -65,6 +65,16 @@ export function ownSpans(
     });
   if (call !== null && times.callStartMs >= 0) {
     if (call.spans !== undefined && call.spans.length > 0) spans.push(...call.spans);
+    else if (call.spans !== undefined)
+      // A client that keeps a trace but reported no attempt: it refused the call itself (an open
+      // breaker), or an attempt it abandoned had not ended yet.
+      spans.push({
+        hop,
+        kind: 'error',
+        startMs: times.callEndMs,
+        durationMs: 0,
+        note: `${call.status}${errorCodeOf(call)}; no attempt reported`,
+      });
     else
       spans.push({
         hop,
@@ -77,10 +87,13 @@ export function ownSpans(
   return spans;
 }
 
-/** " DEADLINE_INSUFFICIENT" when a failed call's short body names a prazo error code, else ''. */
+/**
+ * " DEADLINE_INSUFFICIENT" when a failed call's short body names an error code (prazo's, or a
+ * peer's error name: `BrokenCircuitError`), else ''.
+ */
 function errorCodeOf(call: CallAccount): string {
   if (call.status < 500 || call.body === undefined || call.body.length > 200) return '';
-  const code = /"error":"([A-Z_]{3,40})"/.exec(call.body)?.[1];
+  const code = /"error":"([A-Za-z_]{3,40})"/.exec(call.body)?.[1];
   return code === undefined ? '' : ` ${code}`;
 }
 
