@@ -130,8 +130,25 @@ describe('the deadline waterfall of a /checkout', () => {
     const { error } = await settle(dep.request({ path: '/stock', deadline: 50 }));
     expect(isPrazoError(error, 'DEADLINE_INSUFFICIENT')).toBe(true);
     const ledger = (error as { ledger: Parameters<typeof ledgerSpans>[1] }).ledger;
-    expect(ledgerSpans('inventory', ledger, T0, 'DEADLINE_INSUFFICIENT')).toEqual([
+    const spans = ledgerSpans('inventory', ledger, T0, 'DEADLINE_INSUFFICIENT');
+    expect(spans).toEqual([
       { hop: 'inventory', kind: 'error', startMs: T0, durationMs: 0, note: 'DEADLINE_INSUFFICIENT' },
+    ]);
+    const w = buildWaterfall({
+      config: 'prazo',
+      pick: 'failing',
+      variant: 'hedged',
+      status: 504,
+      receivedAtMs: T0 - 2,
+      answeredAtMs: T0 + 1,
+      userDeadlineEpochMs: null,
+      limitEpochMs: T0 + 48,
+      spans,
+      candidates: 0,
+    });
+    expect(w.source).toBe('ledger');
+    expect(w.rows).toEqual([
+      { hop: 'inventory', kind: 'error', startMs: 2, durationMs: 0, note: 'DEADLINE_INSUFFICIENT' },
     ]);
     await dep.close();
   });

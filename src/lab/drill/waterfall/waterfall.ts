@@ -75,9 +75,13 @@ export function buildWaterfall(input: WaterfallInput): DeadlineWaterfall {
     .map((span, index) => ({ span, index }))
     .sort((a, b) => a.span.startMs - b.span.startMs || a.index - b.index)
     .slice(0, MAX_WATERFALL_ROWS);
-  // `ledgerSpans` ends every note with the time that was left; the edge's own measure of its one
-  // call (prazo's warm-up, before its client is calibrated) does not.
-  const usesLedger = input.spans.some((s) => s.kind === 'attempt' && s.note.endsWith(' left'));
+  // `ledgerSpans` ends every attempt's note with the time that was left — the edge's own measure
+  // of its one call (prazo's warm-up, before its client is calibrated) does not — and alone marks
+  // where prazo's client ended a call with an error, also one it refused before any attempt.
+  const usesLedger = input.spans.some(
+    (s) =>
+      (s.kind === 'attempt' && s.note.endsWith(' left')) || (input.config === 'prazo' && s.kind === 'error'),
+  );
   return {
     config: input.config,
     pick: input.pick,
