@@ -149,9 +149,20 @@ export function renderWaterfallSvg(w: DeadlineWaterfall): string {
     );
   parts.push(
     `<line x1="${x(0).toFixed(1)}" y1="${top - 4}" x2="${x(0).toFixed(1)}" y2="${bottom}" stroke="#ced4da"></line>`,
-    `<text x="${x(0).toFixed(1)}" y="11" font-size="10" fill="#495057">0</text><text x="${labelW + barsW}" y="11" font-size="10" text-anchor="end" fill="#495057">${ms(toMs)}</text>`,
+    axisLabels(fromMs, toMs, x(0), labelW, barsW),
   );
   return `<svg class="waterfall" data-rows="${w.rows.length}" data-config="${esc(w.config)}" data-pick="${w.pick}" width="${width}" height="${height}" role="img" aria-label="${esc(waterfallTitle(w))}">${parts.join('')}</svg>`;
+}
+
+/** The axis's labels: its end, its start when before the arrival, and 0 where it does not crowd them. */
+function axisLabels(fromMs: number, toMs: number, zeroX: number, labelW: number, barsW: number): string {
+  const label = (x: number, anchor: string, text: string) =>
+    `<text x="${x.toFixed(1)}" y="11" font-size="10" text-anchor="${anchor}" fill="#495057">${text}</text>`;
+  const labels = [label(labelW + barsW, 'end', ms(toMs))];
+  if (fromMs < 0) labels.push(label(labelW, 'start', ms(fromMs)));
+  const clear = zeroX < labelW + barsW - 50 && (fromMs === 0 || zeroX > labelW + 50);
+  if (clear || fromMs === 0) labels.push(label(zeroX, fromMs === 0 ? 'start' : 'middle', '0'));
+  return labels.join('');
 }
 
 /**

@@ -270,7 +270,12 @@ describe('the time before the gateway received a /checkout', () => {
     expect(lines[1]).toMatch(/^ {2}user +transit +─{37}/);
     expect(lines.at(-1)).toContain("axis -1 867 ms (the user's send) – 133 ms");
     // 0 ms is at 150 + 1 867 / 2 000 × 420 px.
-    expect(renderWaterfallSvg(w)).toContain('<line x1="542.1"');
+    const svg = renderWaterfallSvg(w);
+    expect(svg).toContain('<line x1="542.1"');
+    // The axis is labelled at both ends; 0, 28 px from its end, would crowd the end's label.
+    expect(svg).toContain('fill="#495057">-1 867 ms</text>');
+    expect(svg).toContain('fill="#495057">133 ms</text>');
+    expect(svg).not.toContain('fill="#495057">0</text>');
   });
 });
 
