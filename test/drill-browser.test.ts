@@ -75,6 +75,13 @@ describe.skipIf(skip)('the live dashboard in a real browser', () => {
       // The overload experiment: one bar per configuration.
       expect(await page.getAttribute('#summary svg.overload', 'data-bars')).toBe('3');
       expect(await page.textContent('#status')).toContain('Finished');
+      // Where the deadline went: a failing and a slow /checkout per configuration, drawn as SVG bars.
+      await page.waitForSelector('#waterfalls svg.waterfall', { timeout: 10_000 });
+      const waterfalls = await page.$$eval('#waterfalls svg.waterfall', (svgs) =>
+        svgs.map((s) => `${s.getAttribute('data-config')} ${Number(s.getAttribute('data-rows')) > 0}`),
+      );
+      expect(waterfalls).toContain('prazo true');
+      expect(waterfalls).toContain('naive true');
       expect(errors).toEqual([]);
       expect(external).toEqual([]);
     } finally {

@@ -121,6 +121,21 @@ describe('the drill', () => {
     expect(report.overload?.map((f) => f.config)).toEqual(['naive', 'prazo', 'prazo-protected']);
     for (const f of report.overload!) expect(f.capacityRps).toBe(320);
     expect(report.checks.filter((c) => c.name.startsWith('overload'))).toHaveLength(3);
+    // Where the deadline went: per configuration a failing and the slowest successful /checkout,
+    // each laid out from the gateway down to the edge's attempts (prazo's from its ledger).
+    for (const config of ['naive', 'prazo']) {
+      const own = report.waterfalls!.run.filter((w) => w.config === config);
+      expect(own.map((w) => w.pick).sort()).toEqual(['failing', 'slow']);
+      const slow = own.find((w) => w.pick === 'slow')!;
+      // The first bars: the time before the gateway received it (when there was any), then the gateway.
+      const gateway = slow.rows.findIndex((r) => r.hop === 'gateway' && r.kind === 'hop');
+      expect(gateway).toBeLessThanOrEqual(1);
+      expect(slow.rows[gateway]!.startMs).toBe(0);
+      if (gateway === 1) expect(slow.rows[0]).toMatchObject({ hop: 'user', kind: 'transit' });
+      expect(slow.rows.some((r) => r.hop === 'inventory' && r.kind === 'attempt')).toBe(true);
+      expect(slow.userDeadlineMs).toBeGreaterThan(0);
+    }
+    expect(report.waterfalls!.byPhase.length).toBeGreaterThanOrEqual(4);
     // Everything was stopped.
     for (const pid of pids) expect(alive(pid)).toBe(false);
   }, 120_000);

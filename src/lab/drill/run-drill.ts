@@ -32,6 +32,7 @@ import {
   type TierStats,
 } from './services/spec.js';
 import { type SupplierCounts, sumSuppliers } from './services/supplier.js';
+import { collectWaterfalls, runOf, type WaterfallLog } from './waterfall/collect.js';
 
 /** Where the drill is, for a progress display. */
 export interface DrillProgress {
@@ -71,6 +72,11 @@ export interface DrillContext {
   calibration: DrillReport['calibration'];
   /** The Prometheus metrics the services' clients publish (prazo's own `prazo_*` metrics), text format. */
   serviceMetrics(): Promise<string>;
+  /**
+   * The deadline waterfalls sampled so far (the gateways' samples are gathered as each phase ends):
+   * per configuration, a failing and the slowest successful /checkout of the run up to now.
+   */
+  waterfalls?: () => NonNullable<DrillReport['waterfalls']>['run'];
 }
 
 const SAMPLE_MS = 500;
@@ -95,6 +101,8 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
   const processes: Stoppable[] = [];
   const calibration: DrillReport['calibration'] = {};
   const edgeTail: Partial<Record<DrillConfig, Record<string, number>>> = {};
+  const waterfalls: WaterfallLog = { byPhase: [], seed: options.seed };
+  const phaseNameAt = (tMs: number) => phaseAt(phases, Math.max(0, tMs)).name;
   const startedAt = new Date();
   let trafficStart = 0;
   let cancelled = false;
@@ -154,6 +162,7 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
         );
         return texts.filter((t) => t !== '').join('\n');
       },
+      waterfalls: () => runOf(waterfalls, configs),
     };
 
     // One load driver per configuration, each in its own process (see LoadSpec).
@@ -253,6 +262,13 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
         );
       }
       recorder.mark(to.name, await read());
+      await collectWaterfalls(
+        waterfalls,
+        sets,
+        performance.timeOrigin + trafficStart,
+        phaseNameAt,
+        options.userDeadlineMs,
+      );
     };
 
     const scheduler = setInterval(() => {
@@ -312,6 +328,13 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     while (sampling) await new Promise((resolve) => setTimeout(resolve, 20));
     const final = await read();
     const loopDelays = await readLoopDelays(sets, loaders);
+    await collectWaterfalls(
+      waterfalls,
+      sets,
+      performance.timeOrigin + trafficStart,
+      phaseNameAt,
+      options.userDeadlineMs,
+    );
     recorder.sample(Math.max(nextSampleAt, totalMs), final);
     recorder.mark('recovery-end', final);
     recorder.mark('end', final);
@@ -329,7 +352,7 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
             ...(hooks.signal === undefined ? {} : { signal: hooks.signal }),
           });
     check();
-    return buildDrillReport(
+    const report = buildDrillReport(
       recorder,
       options,
       calibration,
@@ -339,6 +362,8 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
       overload,
       loopDelays,
     );
+    report.waterfalls = { run: runOf(waterfalls, configs), byPhase: waterfalls.byPhase };
+    return report;
   } finally {
     hooks.signal?.removeEventListener('abort', onAbort);
     for (const cleanup of cleanups) cleanup();

@@ -34,6 +34,8 @@ export interface DashboardData {
    * the supplier's capacity, and its rows ([label, one figure per configuration, what it means]).
    */
   overload?: { heading: string; configs: string[]; goodputShares: number[]; rows: string[][] } | null;
+  /** The deadline waterfalls sampled so far, drawn by the server (`renderWaterfallsHtml`). */
+  waterfallsHtml?: string;
 }
 
 /**
@@ -418,6 +420,8 @@ export function dashboardClient(initial: DashboardData | null, live: boolean, sc
         draw(svg, spec, data, config, panels[c]!, axis);
       });
     }
+    const waterfalls = document.getElementById('waterfalls');
+    if (waterfalls && data.waterfallsHtml !== undefined) waterfalls.innerHTML = data.waterfallsHtml;
     const summary = document.getElementById('summary');
     if (summary && data.summary) {
       // Rows are [label, one figure per column, what the row means].

@@ -19,6 +19,8 @@ td{vertical-align:top;white-space:nowrap}
 ul{padding-left:18px}
 li.pass{color:#2b8a3e}
 li.fail{color:#c92a2a}
+#waterfalls .row{grid-template-columns:1fr 1fr}
+svg.waterfall{max-width:100%;height:auto;display:block}
 `;
 
 /** Embeds JSON in a `<script>` element without letting `</script>` or `<!--` end it early. */
@@ -39,7 +41,7 @@ export function renderDashboardPage(data: DashboardData, live: boolean): string 
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${title}</title><style>${STYLE}</style></head>
-<body><h1 id="title">${title}</h1><div id="status"></div><div id="phases"></div><div id="summary"></div><div id="charts"></div>
+<body><h1 id="title">${title}</h1><div id="status"></div><div id="phases"></div><div id="summary"></div><div id="charts"></div><div id="waterfalls"></div>
 <script>(${dashboardClient.toString()})(${embedJson(data)}, ${live ? 'true' : 'false'}, ${chartScaleSource()});</script>
 </body></html>
 `;

@@ -7,6 +7,7 @@ import { fleetInstanceLabels, type Phase } from '../phase-plan.js';
 import type { DrillReport } from '../report/drill-report.js';
 import { reportRows } from '../report/table.js';
 import type { DrillContext } from '../run-drill.js';
+import { renderWaterfallsHtml } from '../waterfall/render.js';
 import type { DashboardData } from './client.js';
 import { createDrillMetrics, type DrillMetrics } from './drill-metrics.js';
 import { renderDashboardPage } from './page.js';
@@ -25,6 +26,7 @@ export function dashboardData(context: DrillContext, report: DrillReport | null)
     comparison: [],
     checks: null,
     overload: null,
+    waterfallsHtml: renderWaterfallsHtml(context.waterfalls?.() ?? [], columns),
   };
 }
 
@@ -44,6 +46,7 @@ export function reportDashboardData(report: DrillReport): DashboardData {
     summary: reportRows(report),
     comparison: report.peerComparison,
     checks: report.checks,
+    waterfallsHtml: renderWaterfallsHtml(report.waterfalls?.run ?? [], columns),
     overload:
       report.overload != null && report.overload.length > 0
         ? {

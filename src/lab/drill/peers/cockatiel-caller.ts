@@ -53,7 +53,7 @@ export function createCockatielCaller(options: PeerCallerOptions): CockatielCall
   );
 
   return {
-    async call(path, headers, tag = '') {
+    async call(path, headers, tag = '', trace) {
       let number = 0;
       return policy.execute(async ({ signal }): Promise<CallResult> => {
         number++;
@@ -69,12 +69,12 @@ export function createCockatielCaller(options: PeerCallerOptions): CockatielCall
           });
           const body = await response.body.text();
           const ok = response.statusCode < 500;
-          options.onAttempt?.(kind, performance.now() - startedAt, ok, tag);
+          options.onAttempt?.(kind, performance.now() - startedAt, ok, tag, trace);
           if (!ok) throw new UpstreamStatusError(response.statusCode, body);
           return { status: response.statusCode, body };
         } catch (error) {
           if (!(error instanceof UpstreamStatusError))
-            options.onAttempt?.(kind, performance.now() - startedAt, false, tag);
+            options.onAttempt?.(kind, performance.now() - startedAt, false, tag, trace);
           throw error;
         }
       });

@@ -1,6 +1,7 @@
 import type { Pool } from 'undici';
 import { undici } from '../../../transport/undici-module.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../../wire/attempt-header.js';
+import { type AttemptTrace, TRAIL_HEADER } from '../waterfall/trail.js';
 
 /** Options of {@link createNaiveCaller}: the settings a service gets when nobody calibrated them. */
 export interface NaiveCallerOptions {
@@ -14,23 +15,33 @@ export interface NaiveCallerOptions {
   attempts: number;
   /** Connections per instance. @default 256 */
   connections?: number;
-  /** Called after each attempt with its kind, duration in ms and whether it answered below 500. */
-  onAttempt?: (kind: AttemptKind, durationMs: number, ok: boolean, tag: string) => void;
+  /**
+   * Called after each attempt with its kind, duration in ms and whether it answered below 500, and
+   * the call's trace when the call was given one.
+   */
+  onAttempt?: (kind: AttemptKind, durationMs: number, ok: boolean, tag: string, trace?: AttemptTrace) => void;
 }
 
 /** What a call returned to the service that made it. */
 export interface CallResult {
   status: number;
   body: string;
+  /** The drill's trail the answer carried (`x-drill-trail`), when it carried one. */
+  trail?: unknown;
 }
 
 /** A plain undici client with fixed timeout and blind retries: the "naive" configuration of the drill. */
 export interface NaiveCaller {
   /**
    * GETs `path`, passing `headers` along; resolves with the last attempt's answer, or rejects.
-   * `tag` is handed back to `onAttempt`.
+   * `tag` and `trace` are handed back to `onAttempt`.
    */
-  call(path: string, headers: Record<string, string>, tag?: string): Promise<CallResult>;
+  call(
+    path: string,
+    headers: Record<string, string>,
+    tag?: string,
+    trace?: AttemptTrace,
+  ): Promise<CallResult>;
   /** Closes the connections: at once, or once the requests in flight have finished (`graceful`). */
   close(graceful?: boolean): Promise<void>;
 }
@@ -52,6 +63,7 @@ export function createNaiveCaller(options: NaiveCallerOptions): NaiveCaller {
     headers: Record<string, string>,
     number: number,
     tag: string,
+    trace: AttemptTrace | undefined,
   ): Promise<CallResult> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), options.timeoutMs);
@@ -65,10 +77,10 @@ export function createNaiveCaller(options: NaiveCallerOptions): NaiveCaller {
         signal: controller.signal,
       });
       const body = await response.body.text();
-      options.onAttempt?.(kind, performance.now() - startedAt, response.statusCode < 500, tag);
-      return { status: response.statusCode, body };
+      options.onAttempt?.(kind, performance.now() - startedAt, response.statusCode < 500, tag, trace);
+      return { status: response.statusCode, body, trail: response.headers[TRAIL_HEADER] };
     } catch (error) {
-      options.onAttempt?.(kind, performance.now() - startedAt, false, tag);
+      options.onAttempt?.(kind, performance.now() - startedAt, false, tag, trace);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -76,12 +88,12 @@ export function createNaiveCaller(options: NaiveCallerOptions): NaiveCaller {
   }
 
   return {
-    async call(path, headers, tag = '') {
+    async call(path, headers, tag = '', trace) {
       let last: unknown;
       for (let number = 1; number <= options.attempts; number++) {
         const pool = pools[next++ % pools.length]!;
         try {
-          const result = await attempt(pool, path, headers, number, tag);
+          const result = await attempt(pool, path, headers, number, tag, trace);
           if (result.status < 500 || number === options.attempts) return result;
           last = result;
         } catch (error) {

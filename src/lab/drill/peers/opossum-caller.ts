@@ -1,6 +1,7 @@
 import CircuitBreaker from 'opossum';
 import { undici } from '../../../transport/undici-module.js';
 import { ATTEMPT_HEADER, attemptHeaderValue } from '../../../wire/attempt-header.js';
+import type { AttemptTrace } from '../waterfall/trail.js';
 import type { CockatielCaller } from './cockatiel-caller.js';
 import type { CallResult } from './naive-caller.js';
 import { type PeerCallerOptions, UpstreamStatusError } from './settings.js';
@@ -34,7 +35,12 @@ export function createOpossumCaller(options: PeerCallerOptions): CockatielCaller
       new undici.Pool(origin, { connections: options.connections ?? 256, connectTimeout: options.connectMs }),
   );
   let next = 0;
-  const action = async (path: string, headers: Record<string, string>, tag: string): Promise<CallResult> => {
+  const action = async (
+    path: string,
+    headers: Record<string, string>,
+    tag: string,
+    trace?: AttemptTrace,
+  ): Promise<CallResult> => {
     const pool = pools[next++ % pools.length]!;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), options.readMs);
@@ -48,12 +54,12 @@ export function createOpossumCaller(options: PeerCallerOptions): CockatielCaller
       });
       const body = await response.body.text();
       const ok = response.statusCode < 500;
-      options.onAttempt?.('original', performance.now() - startedAt, ok, tag);
+      options.onAttempt?.('original', performance.now() - startedAt, ok, tag, trace);
       if (!ok) throw new UpstreamStatusError(response.statusCode, body);
       return { status: response.statusCode, body };
     } catch (error) {
       if (!(error instanceof UpstreamStatusError))
-        options.onAttempt?.('original', performance.now() - startedAt, false, tag);
+        options.onAttempt?.('original', performance.now() - startedAt, false, tag, trace);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -65,7 +71,7 @@ export function createOpossumCaller(options: PeerCallerOptions): CockatielCaller
   breaker.on('failure', () => {});
 
   return {
-    call: (path, headers, tag = '') => breaker.fire(path, headers, tag) as Promise<CallResult>,
+    call: (path, headers, tag = '', trace) => breaker.fire(path, headers, tag, trace) as Promise<CallResult>,
     breakerOpen: () => breaker.opened,
     async close(graceful = false) {
       breaker.shutdown();

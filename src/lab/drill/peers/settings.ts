@@ -2,6 +2,7 @@ import { calibrateTimeout } from '../../../policy/calibrate.js';
 import type { AttemptKind } from '../../../wire/attempt-header.js';
 import type { NormalizedDrillOptions } from '../drill-options.js';
 import { supplierService } from '../phase-plan.js';
+import type { AttemptTrace } from '../waterfall/trail.js';
 
 /** The alternatives the drill runs beside naive and prazo with `--peers`. */
 export type PeerConfig = 'cockatiel' | 'opossum' | 'undici-retry' | 'haproxy';
@@ -31,8 +32,17 @@ export interface PeerSettings {
   deadlineMs: number;
 }
 
-/** What one peer client reports of each attempt (the tier counts them like its own). */
-export type AttemptListener = (kind: AttemptKind, durationMs: number, ok: boolean, tag: string) => void;
+/**
+ * What one peer client reports of each attempt (the tier counts them like its own), with the call's
+ * trace when the call was given one (the drill's waterfall).
+ */
+export type AttemptListener = (
+  kind: AttemptKind,
+  durationMs: number,
+  ok: boolean,
+  tag: string,
+  trace?: AttemptTrace,
+) => void;
 
 /** Options of a peer's client in the drill. */
 export interface PeerCallerOptions extends PeerSettings {

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { undici } from '../../../transport/undici-module.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../../wire/attempt-header.js';
+import type { AttemptTrace } from '../waterfall/trail.js';
 import type { CallResult, NaiveCaller } from './naive-caller.js';
 import type { PeerCallerOptions } from './settings.js';
 
@@ -32,7 +33,7 @@ export function createUndiciRetryCaller(options: PeerCallerOptions): NaiveCaller
     const now = performance.now();
     // The retry handler dispatches again only after the previous attempt failed.
     if (record.number > 0)
-      options.onAttempt?.(kindOf(record.number), now - record.startedAt, false, record.tag);
+      options.onAttempt?.(kindOf(record.number), now - record.startedAt, false, record.tag, record.trace);
     record.number++;
     record.startedAt = now;
     const headers = {
@@ -59,12 +60,12 @@ export function createUndiciRetryCaller(options: PeerCallerOptions): NaiveCaller
   let next = 0;
 
   return {
-    async call(path, headers, tag = ''): Promise<CallResult> {
+    async call(path, headers, tag = '', trace): Promise<CallResult> {
       const origin = options.origins[next++ % options.origins.length]!;
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), options.deadlineMs);
       const own = { ...headers };
-      const record: CallRecord = { number: 0, startedAt: performance.now(), tag };
+      const record: CallRecord = { number: 0, startedAt: performance.now(), tag, trace };
       calls.set(own, record);
       try {
         const response = await client.request({
@@ -80,6 +81,7 @@ export function createUndiciRetryCaller(options: PeerCallerOptions): NaiveCaller
           performance.now() - record.startedAt,
           response.statusCode < 500,
           tag,
+          trace,
         );
         return { status: response.statusCode, body };
       } catch (error) {
@@ -88,6 +90,7 @@ export function createUndiciRetryCaller(options: PeerCallerOptions): NaiveCaller
           performance.now() - record.startedAt,
           false,
           tag,
+          trace,
         );
         throw error;
       } finally {
@@ -104,6 +107,8 @@ interface CallRecord {
   number: number;
   startedAt: number;
   tag: string;
+  /** The drill's trace of the call, when it was given one. */
+  trace: AttemptTrace | undefined;
 }
 
 const kindOf = (number: number): AttemptKind => (number === 1 ? 'original' : 'retry');

@@ -5,6 +5,7 @@ import type { NormalizedDrillOptions } from '../drill-options.js';
 import { comparePeers } from '../peers/comparison.js';
 import { burstRampStartMs, FLEET_ROLES, type Phase, type PhaseName } from '../phase-plan.js';
 import type { DrillConfig, PerConfig, TierMeasurement, TierPolicy } from '../services/spec.js';
+import type { DeadlineWaterfall } from '../waterfall/waterfall.js';
 import { type CapacityFigures, capacityChecks, capacityFigures, type LoopDelay } from './capacity-figures.js';
 import type { DrillRecorder, Mark, Sample } from './recorder.js';
 
@@ -124,6 +125,12 @@ export interface DrillReport {
    * overload protections (null when left out, `overloadMs: 0`).
    */
   overload: OverloadFigures[] | null;
+  /**
+   * Where the deadline went for sampled /checkouts (see docs/drill.md, "Where the deadline went"):
+   * `run`, per configuration a failing and the slowest successful one of the run; `byPhase`, the
+   * same per phase. Absent from reports made before the waterfalls existed.
+   */
+  waterfalls?: { run: DeadlineWaterfall[]; byPhase: DeadlineWaterfall[] };
 }
 
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;

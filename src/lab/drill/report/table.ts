@@ -3,6 +3,7 @@ import { textTable } from '../../text-table.js';
 import { budgetWindowMs } from '../calibrate-hop.js';
 import { SUPPLIER_INSTANCES } from '../phase-plan.js';
 import type { DrillConfig } from '../services/spec.js';
+import { formatWaterfallsText } from '../waterfall/render.js';
 import { capacityRows } from './capacity-rows.js';
 import type { ConfigFigures, DrillReport } from './drill-report.js';
 
@@ -172,5 +173,7 @@ export function formatReportTable(report: DrillReport): string {
     for (const sentence of report.peerComparison) out.push(`  ${sentence}`);
   }
   for (const skip of report.skipped ?? []) out.push('', `SKIPPED  ${skip.config}: ${skip.reason}`);
+  const waterfalls = formatWaterfallsText(report.waterfalls?.run);
+  if (waterfalls.length > 0) out.push('', ...waterfalls);
   return `${out.join('\n')}\n`;
 }

@@ -107,6 +107,7 @@ async function dispatch(method: string, params: unknown): Promise<unknown> {
     if (method === 'stats') return tier.stats();
     if (method === 'measured') return tier.measured();
     if (method === 'take-call-p99') return tier.takeCallP99();
+    if (method === 'take-waterfalls') return tier.takeWaterfalls();
     if (method === 'metrics') return tier.metrics();
     if (method === 'reset-measurements') return tier.resetMeasurements();
     if (method === 'configure') return tier.configure(params as never);

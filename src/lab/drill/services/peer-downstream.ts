@@ -17,7 +17,8 @@ export function createPeerDownstream(spec: TierSpec, peer: PeerSettings, hooks: 
   const options: PeerCallerOptions = {
     ...peer,
     origins: spec.downstream,
-    onAttempt: (kind, durationMs, ok, variant) => hooks.onAttempt(kind, variant, durationMs, ok),
+    onAttempt: (kind, durationMs, ok, variant, trace) =>
+      hooks.onAttempt(kind, variant, durationMs, ok, trace),
   };
   const caller: NaiveCaller =
     spec.config === 'cockatiel'
@@ -31,8 +32,9 @@ export function createPeerDownstream(spec: TierSpec, peer: PeerSettings, hooks: 
               origins: spec.downstream,
               timeoutMs: peer.deadlineMs,
               attempts: 1,
-              onAttempt: (kind, durationMs, ok, variant) => hooks.onAttempt(kind, variant, durationMs, ok),
+              onAttempt: (kind, durationMs, ok, variant, trace) =>
+                hooks.onAttempt(kind, variant, durationMs, ok, trace),
             });
   // HAProxy's `timeout server` is the same per-attempt read timeout.
-  return callerDownstream(caller, peer.readMs);
+  return callerDownstream(caller, peer.readMs, spec.name);
 }

@@ -3,9 +3,12 @@ import type { Dependency } from '../../../client/dependency.js';
 import { dependency } from '../../../client/dependency.js';
 import { callWithDeadline } from '../../../deadline/call-with-deadline.js';
 import type { Deadline } from '../../../deadline/deadline.js';
+import type { DeadlineLedger } from '../../../engine/ledger.js';
 import { createRetryBudget } from '../../../policy/retry-budget.js';
 import { type DeadlineIncomingMessage, withDeadlineHandler } from '../../../server/http.js';
 import { undici } from '../../../transport/undici-module.js';
+import { ledgerSpans } from '../waterfall/ledger-spans.js';
+import { epochNow, TRAIL_HEADER } from '../waterfall/trail.js';
 import { type Downstream, type DownstreamHooks, failure } from './downstream.js';
 import type { TierPolicy, TierSpec } from './spec.js';
 
@@ -48,7 +51,11 @@ function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHoo
           p99Ms,
           run: async ({ signal, headers }) => {
             const response = await pool.request({ path, method: 'GET', headers, signal });
-            return { status: response.statusCode, body: await response.body.text() };
+            return {
+              status: response.statusCode,
+              body: await response.body.text(),
+              trail: response.headers[TRAIL_HEADER],
+            };
           },
         });
         hooks.onAttempt('original', variant, performance.now() - startedAt, result.status < 500);
@@ -107,11 +114,18 @@ function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: Downstr
   return {
     async call(path, incoming, variant) {
       const client = clients[variant] ?? clients['hedged']!;
+      // The call's deadline ledger, laid out from here, is the edge's part of the drill's waterfall.
+      const startedMs = epochNow();
       try {
         const response = await client.request({ path, deadline: deadlineOf(incoming) });
-        return { status: response.status, body: await response.body.text() };
+        const body = await response.body.text();
+        return { status: response.status, body, spans: ledgerSpans(spec.name, response.ledger, startedMs) };
       } catch (error) {
-        return failure(error);
+        const result = failure(error);
+        const { ledger, code } = (error ?? {}) as { ledger?: DeadlineLedger; code?: unknown };
+        if (ledger === undefined) return result;
+        const spans = ledgerSpans(spec.name, ledger, startedMs, typeof code === 'string' ? code : 'error');
+        return { ...result, spans };
       }
     },
     timeoutMs: () => clients['hedged']!.policy().readMs,

@@ -4,6 +4,10 @@ import { LatencyHistogram } from '../../../latency/histogram.js';
 import { createSlicedWindow, type SlicedWindow } from '../../../latency/sliced-window.js';
 import type { AttemptKind } from '../../../wire/attempt-header.js';
 import { createServer } from '../../http-module.js';
+import { createCheckoutSampling } from '../waterfall/checkout-sampling.js';
+import { answerTrail } from '../waterfall/hop-trail.js';
+import type { WaterfallSamples } from '../waterfall/sampler.js';
+import { epochNow, TRAIL_HEADER } from '../waterfall/trail.js';
 import { createNaiveDownstream, type Downstream, type DownstreamHooks } from './downstream.js';
 import { createPrazoDownstream, wrapPrazoHandler } from './prazo-downstream.js';
 import { createSlotPool, type SlotPool } from './slot-pool.js';
@@ -21,6 +25,11 @@ export interface TierService {
   resetMeasurements(): void;
   /** Edge only: p99 of the whole supplier call by variant since the last call, in ms; then starts over. */
   takeCallP99(): Record<string, number>;
+  /**
+   * The shop only: the failing and the slowest successful /checkout sampled since the last call
+   * (their deadline waterfalls); then starts over.
+   */
+  takeWaterfalls(): WaterfallSamples | null;
   /** Switches to the calibrated policy (prazo configuration only; the naive one keeps its settings). */
   configure(policy: TierPolicy): Promise<void>;
   close(): Promise<void>;
@@ -44,8 +53,11 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
   const warmup: SlicedWindow = createSlicedWindow({ slices: 600, sliceMs: 1000 });
   const live: SlicedWindow = createSlicedWindow({ slices: LIVE_SLICES, sliceMs: 1000 });
 
+  // The shop samples /checkout waterfalls; the other services answer with their trail.
+  const sampling = spec.shop ? createCheckoutSampling(spec.config, spec.name) : null;
   const hooks: DownstreamHooks = {
-    onAttempt(kind: AttemptKind, variant: string, durationMs: number, ok: boolean) {
+    onAttempt(kind: AttemptKind, variant: string, durationMs: number, ok: boolean, trace) {
+      trace?.attempts.push({ kind, endMs: epochNow(), durationMs, ok });
       attempts[kind]++;
       const v = byVariant[variant] ?? { original: 0, retry: 0, hedge: 0 };
       byVariant[variant] = v;
@@ -66,6 +78,10 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const variant = url.searchParams.get('variant') ?? 'hedged';
+    // When it got here and how far (epoch ms, -1 where it did not get): numbers, not an object, so
+    // that the shop's hot path allocates nothing for the waterfall it rarely samples.
+    const receivedMs = epochNow();
+    let slotMs = -1;
     let release: (() => void) | undefined;
     try {
       if (pool) {
@@ -76,7 +92,10 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
         req.once('close', onClose);
         const slot = await pool.acquire(abandoned.signal);
         req.off('close', onClose);
+        slotMs = epochNow();
         if (typeof slot === 'string') {
+          if (url.pathname === spec.path)
+            sampling?.ended(req, variant, 503, { receivedMs, slotMs, callStartMs: -1, callEndMs: -1 }, null);
           reply(res, 503, { error: 'pool', reason: slot });
           return;
         }
@@ -94,6 +113,16 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
       const query = variant === 'hedged' ? '' : `?variant=${encodeURIComponent(variant)}`;
       const callStartedAt = performance.now();
       const outcome = await downstream.call(`${spec.downstreamPath}${query}`, req, variant);
+      const callEndMs = epochNow();
+      const callStartMs = performance.timeOrigin + callStartedAt;
+      // What the user got: prazo's adapter may have answered 504 at the deadline already.
+      const status = res.headersSent ? res.statusCode : outcome.status;
+      if (sampling) sampling.offer(req, variant, status, receivedMs, slotMs, callStartMs, callEndMs, outcome);
+      else if (!res.headersSent)
+        res.setHeader(
+          TRAIL_HEADER,
+          answerTrail(spec.name, spec.edge, req, { receivedMs, slotMs, callStartMs, callEndMs }, outcome),
+        );
       if (spec.edge) {
         let histogram = callLatency.get(variant);
         if (!histogram) {
@@ -160,7 +189,9 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
       warmup.reset();
       live.reset();
       callLatency.clear();
+      sampling?.reset();
     },
+    takeWaterfalls: () => sampling?.take() ?? null,
     takeCallP99() {
       const result: Record<string, number> = {};
       for (const [variant, histogram] of callLatency) {
