@@ -239,6 +239,35 @@ describe('dependency() attempts', () => {
     await dep.close();
   });
 
+  it('sends no hedge copy while most attempts outlast the read timeout (the dependency is slow as a whole)', async () => {
+    const { dep, clock, transport } = setup({ attempts: 1, hedge: { at: 'p95' } });
+    const slowCall = async (): Promise<number> => {
+      const before = transport.exchanges.length;
+      const pending = settle(dep.request({ path: '/slow' }));
+      await advance(clock, 200);
+      await pending;
+      return transport.exchanges.length - before;
+    };
+    // Nothing answers within the 140 ms read timeout: at first every try is hedged at the p95…
+    expect(await slowCall()).toBe(2);
+    let sent = 2;
+    for (let i = 0; i < 10 && sent === 2; i++) sent = await slowCall();
+    // …until most recent attempts outlasted it: a copy would only wait in the same queue.
+    expect(sent).toBe(1);
+    // Answers within the read timeout again: once they are most of the recent attempts, a slow
+    // try is hedged again.
+    for (let i = 0; i < 30; i++) {
+      const pending = settle(dep.request({ path: '/quick' }));
+      await advance(clock, 10);
+      transport.pending()[0]!.respond(200);
+      expect((await pending).value?.status).toBe(200);
+    }
+    expect(await slowCall()).toBe(2);
+    clock.advance(5);
+    expect(clock.pendingTimers()).toBe(0);
+    await dep.close();
+  });
+
   it('ends the attempt at the deadline with DEADLINE_EXCEEDED when the deadline comes before the read timeout', async () => {
     const { dep, clock } = setup();
     const pending = settle(dep.request({ path: '/', deadline: { limitMs: START + 120 } }));

@@ -68,7 +68,9 @@ export interface DependencyContext {
   /**
    * The share of the recent attempts that took longer than the read timeout (answered late or
    * timed out): an exponentially weighted average over about the last {@link SLOW_SHARE_SPAN}
-   * attempts, 0 … 1. Kept only with `lastAttempt: 'deadline'` (see `retryCouldFollow`).
+   * attempts, 0 … 1. From one half up the dependency is slow as a whole: no hedge copy is sent (it
+   * would wait in the same queue), and with `lastAttempt: 'deadline'` no retry follows a read
+   * timeout (see `retryCouldFollow`).
    */
   slowShare: number;
   /** The adaptive concurrency limit's slots, or null when `concurrency` is off. */

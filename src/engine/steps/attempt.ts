@@ -365,7 +365,7 @@ function attemptAnswered(
   attempt.status = status;
   attempt.serverTiming = res.headers[SERVER_TIMING_HEADER];
   ctx.live.record(durationMs, status >= 500, end);
-  if (ctx.lastAttempt === 'deadline') noteSlow(ctx, durationMs > ctx.policy.readMs);
+  noteSlow(ctx, durationMs > ctx.policy.readMs);
   if (attempt.picked)
     ctx.balancer.finished(
       instance,
@@ -446,7 +446,7 @@ function attemptFailed(
     if (timedOut || abandoned) gate.abandon(timedOut, durationMs, attempt.startMs, end, ctx.policy.readMs);
   }
   if (!abandoned) {
-    if (ctx.lastAttempt === 'deadline') noteSlow(ctx, timeout === 'read' || attempt.byDeadline);
+    noteSlow(ctx, timeout === 'read' || attempt.byDeadline);
     call.noteFailure(instance);
     // A timeout cut by prazo says nothing about the latency distribution, only that it failed.
     ctx.live.record(undefined, true, end);

@@ -25,6 +25,9 @@ export function hedgeStep(ctx: DependencyContext): TryStep {
   return (next) => (call, plan, nowMs) => {
     // One instance: no other instance to send a copy to.
     if (ctx.hedge === false || !call.hedgeable || ctx.sole !== -1) return next(call, plan, nowMs);
+    // Hedging is for the tail of one slow instance or call; when most attempts outlast the read
+    // timeout the dependency is slow as a whole, and a copy would wait in the same queue.
+    if (ctx.slowShare >= 0.5) return next(call, plan, nowMs);
     const delay = hedgeDelayMs(ctx.hedge, ctx.live.p95Ms);
     const remaining = call.limitMs - nowMs;
     const tryMs = Math.min(remaining, ctx.policy.readMs);
