@@ -185,7 +185,7 @@ class InterceptedCall implements BodySink, CallHandle {
       this.#fail(asError(error));
       return;
     }
-    engine.requestRead(request, headers === null ? null : headers.pairs, this).then(
+    engine.requestPrepared(request, headers === null ? null : headers.pairs, this).then(
       (response) => this.#respond(response),
       (error: unknown) =>
         this.#fail(this.aborted && this.reason !== undefined ? this.reason : asError(error)),

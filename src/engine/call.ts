@@ -80,7 +80,7 @@ const IDEMPOTENCY_KEY_NAME = 'Idempotency-Key';
 
 /**
  * An abort handle made for one call alone: an entry point's per-request object (the undici
- * interceptor's controller), given with `Engine.requestRead` in place of a caller's `signal`.
+ * interceptor's controller), given with `Engine.requestPrepared` in place of a caller's `signal`.
  * The call adds one listener to it and never removes it: the handle keeps that one listener and
  * drops it itself once the call has answered or failed. A caller's `signal`, which many calls may
  * share, is followed through one shared listener instead, and left when the call settles — which
@@ -143,7 +143,7 @@ export class Call {
   /**
    * Reads and checks the caller's options: every unusable one throws `INVALID_OPTION` naming it,
    * none is ignored. `clock` turns a `deadline` in ms from now into an instant. An entry point that
-   * read the request itself (`Engine.requestRead`) gives `readPairs`, the caller's headers
+   * read the request itself (`Engine.requestPrepared`) gives `readPairs`, the caller's headers
    * already as flat pairs (prazo's own removed, string values; null: none), in place of
    * `options.headers`, and `handle`, in place of `options.signal`.
    */

@@ -72,7 +72,7 @@ export interface EngineOptions {
 /**
  * The engine of one dependency: the context its steps share and the steps of a call, composed once
  * in their order. Every entry point starts its calls here: `dependency().request()` (and its
- * `fetch()`) with {@link Engine.request}, the undici interceptor with {@link Engine.requestRead},
+ * `fetch()`) with {@link Engine.request}, the undici interceptor with {@link Engine.requestPrepared},
  * which takes the request as the interceptor already read it. Past the {@link Call} either makes,
  * the engine knows nothing of how the call was asked for.
  */
@@ -100,7 +100,7 @@ export interface Engine {
    * are in place of `options.headers`; and `handle`, the call's own abort handle, in place of
    * `options.signal` (see {@link CallHandle}).
    */
-  requestRead(
+  requestPrepared(
     options: RequestOptions,
     headerPairs: string[] | null,
     handle: CallHandle,
@@ -331,7 +331,7 @@ export function createEngine(
       }
       return send(call);
     },
-    requestRead(options, headerPairs, handle) {
+    requestPrepared(options, headerPairs, handle) {
       let call: Call;
       try {
         call = new Call(nextId++, options, clock, autoKey, headerPairs, handle);

@@ -48,7 +48,7 @@ describe('the caller signal', () => {
   it('made for one call only, is listened to directly, and left to drop its listener itself', async () => {
     const { dep, engine, transport } = setup();
     const handle = singleCallHandle();
-    const answered = engine.requestRead({ path: '/' }, null, handle);
+    const answered = engine.requestPrepared({ path: '/' }, null, handle);
     await flush();
     expect(handle.added).toBe(1);
     transport.pending()[0]!.respond(200);
@@ -58,7 +58,7 @@ describe('the caller signal', () => {
     expect(handle.removed).toBe(0);
 
     const other = singleCallHandle();
-    const cancelled = engine.requestRead({ path: '/' }, null, other).catch((e) => e);
+    const cancelled = engine.requestPrepared({ path: '/' }, null, other).catch((e) => e);
     await flush();
     other.abort(new Error('caller gone'));
     expect(isPrazoError(await cancelled, 'CANCELLED')).toBe(true);
