@@ -314,6 +314,20 @@ export function createEngine(
     }
   };
 
+  const start = (
+    options: RequestOptions,
+    headerPairs: string[] | null | undefined,
+    handle: CallHandle | undefined,
+  ): Promise<DependencyResponse> => {
+    let call: Call;
+    try {
+      call = new Call(nextId++, options, clock, autoKey, headerPairs, handle);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return send(call);
+  };
+
   return {
     ctx,
     window,
@@ -322,24 +336,9 @@ export function createEngine(
     get origins() {
       return origins;
     },
-    request(options) {
-      let call: Call;
-      try {
-        call = new Call(nextId++, options, clock, autoKey);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return send(call);
-    },
-    requestPrepared(options, headerPairs, handle) {
-      let call: Call;
-      try {
-        call = new Call(nextId++, options, clock, autoKey, headerPairs, handle);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return send(call);
-    },
+    // Only `options`: a caller of `dependency().request()` cannot hand in pairs or a handle.
+    request: (options) => start(options, undefined, undefined),
+    requestPrepared: start,
     send,
     policy: snapshot,
     setPolicy(policy) {
