@@ -6,7 +6,7 @@
  *
  *   node --expose-gc --import tsx bench/client-overhead.bench.ts
  */
-import { dependency } from '../src/client/dependency.js';
+import { dependencyOver } from '../src/testing/test-dependency.js';
 import type { Transport, TransportResponse } from '../src/transport/transport.js';
 import { type BenchVariant, cpuPerCallRounds } from './support/cpu-rounds.js';
 
@@ -64,9 +64,9 @@ const variants: BenchVariant[] = [
   {
     name: 'prazo, one instance, no listener',
     make() {
-      const dep = dependency(
+      const dep = dependencyOver(
         { name: 'o', origins: ['http://127.0.0.1:1'], latency: { p99Ms: 500 }, userDeadlineMs: 5_000 },
-        { transport },
+        transport,
       );
       return {
         call: async () => void (await (await dep.request({ path: '/' })).body.text()),
@@ -77,7 +77,7 @@ const variants: BenchVariant[] = [
   {
     name: 'prazo, two instances, hedge armed, request-end listener',
     make() {
-      const dep = dependency(
+      const dep = dependencyOver(
         {
           name: 'o',
           origins: ['http://127.0.0.1:1', 'http://127.0.0.1:2'],
@@ -85,7 +85,7 @@ const variants: BenchVariant[] = [
           userDeadlineMs: 5_000,
           hedge: { at: 'p95' },
         },
-        { transport },
+        transport,
       );
       dep.on('request-end', () => {});
       return {

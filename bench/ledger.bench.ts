@@ -12,7 +12,8 @@
  *   node --expose-gc --import tsx bench/ledger.bench.ts
  *   PRAZO_BENCH_BASELINE=/tmp/prazo-before/dist/index.js node --expose-gc --import tsx bench/ledger.bench.ts
  */
-import { dependency } from '../src/client/dependency.js';
+import type { dependency } from '../src/client/dependency.js';
+import { dependencyOver } from '../src/testing/test-dependency.js';
 import { IncomingBody } from '../src/transport/incoming-body.js';
 import type { OutgoingRequest, Transport, TransportResponse } from '../src/transport/transport.js';
 import { type BenchVariant, cpuPerCallRounds } from './support/cpu-rounds.js';
@@ -53,7 +54,8 @@ const transport = (o: { origins: readonly string[] }): Transport => ({
   close: async () => {},
 });
 
-type MakeDependency = typeof dependency;
+/** A baseline build's `dependency()`, which took its transport as a second argument then. */
+type MakeDependency = (...args: [...Parameters<typeof dependency>, unknown]) => ReturnType<typeof dependency>;
 const options = {
   name: 'o',
   origins: ['http://127.0.0.1:1'],
@@ -75,7 +77,7 @@ const variants: BenchVariant[] = [
   {
     name: 'prazo, ledger unread',
     make() {
-      const dep = dependency(options, { transport });
+      const dep = dependencyOver(options, transport);
       return {
         async call() {
           await (await dep.request({ path: '/' })).body.text();
@@ -87,7 +89,7 @@ const variants: BenchVariant[] = [
   {
     name: 'prazo, ledger read (entries + summary)',
     make() {
-      const dep = dependency(options, { transport });
+      const dep = dependencyOver(options, transport);
       return {
         async call() {
           const res = await dep.request({ path: '/' });

@@ -138,6 +138,57 @@ describe('the interceptor and the older handler API', () => {
     }
   });
 
+  it('hands the headers as received to an older-API handler it passes through, too', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, [
+        ['X-Stock-Source', 'Warehouse'],
+        ['Set-Cookie', 'a=1'],
+        ['set-cookie', 'b=2'],
+        ['Content-Length', '2'],
+      ]);
+      res.end('{}');
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const agent = new Agent();
+    // Governs another origin only: this request passes through, adapted where it enters.
+    const interceptor = prazoInterceptor({ dependencies: [options('http://127.0.0.1:1')] });
+    const dispatch = interceptor(agent.dispatch.bind(agent) as never);
+    try {
+      const headers = await new Promise<string[]>((resolve, reject) => {
+        let raw: string[] = [];
+        dispatch(
+          { origin, path: '/x', method: 'GET' },
+          {
+            onConnect() {},
+            onHeaders(_status: number, lines: Buffer[]) {
+              raw = lines.map(String);
+              return true;
+            },
+            onData: () => true,
+            onComplete: () => resolve(raw),
+            onError: reject,
+          },
+        );
+      });
+      expect(headers.slice(0, 8)).toEqual([
+        'X-Stock-Source',
+        'Warehouse',
+        'Set-Cookie',
+        'a=1',
+        'set-cookie',
+        'b=2',
+        'Content-Length',
+        '2',
+      ]);
+    } finally {
+      await interceptor.close();
+      await agent.destroy();
+      server.close();
+    }
+  });
+
   it('refuses to be composed onto a second dispatcher', () => {
     const interceptor = prazoInterceptor({ dependencies: [options('http://127.0.0.1:1')] });
     interceptor((() => true) as never);

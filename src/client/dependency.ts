@@ -1,16 +1,19 @@
 import type { InstanceSnapshot } from '../balancer/balancer.js';
-import { Call, type DependencyResponse, type RequestOptions } from '../engine/call.js';
-import { createEngine } from '../engine/engine.js';
+import type { DependencyResponse, RequestOptions } from '../engine/call.js';
+import { createEngine, type Engine } from '../engine/engine.js';
 import type { DependencyEventName, DependencyListener } from '../engine/events.js';
 import type { PolicySnapshot } from '../engine/live-latency.js';
 import { InvalidOptionError } from '../errors.js';
 import type { SlicedWindow } from '../latency/sliced-window.js';
 import { type CalibratedPolicy, calibrateTimeout } from '../policy/calibrate.js';
 import type { RetryBudgetState } from '../policy/retry-budget.js';
-import { createPoolTransport } from '../transport/pool-transport.js';
-import type { Transport } from '../transport/transport.js';
+import { createPoolTransport, type PoolTransportOptions } from '../transport/pool-transport.js';
 import { type FetchRoute, fetchThrough } from './fetch.js';
-import { type DependencyOptions, normalizeDependencyOptions } from './options.js';
+import {
+  type DependencyOptions,
+  type NormalizedDependencyOptions,
+  normalizeDependencyOptions,
+} from './options.js';
 import type { OverloadSnapshot } from './overload-snapshot.js';
 import { overloadSnapshot } from './overload-snapshot.js';
 
@@ -66,17 +69,6 @@ export interface Dependency {
   close(): Promise<void>;
 }
 
-/** Test seam: build a dependency over another transport (a fake, in unit tests). */
-export interface DependencyInternals {
-  transport?: (options: {
-    origins: readonly string[];
-    connections: number;
-    connectTimeoutMs: number;
-    tls?: object;
-    allowH2?: boolean;
-  }) => Transport;
-}
-
 /**
  * Creates a {@link Dependency}.
  *
@@ -92,32 +84,46 @@ export interface DependencyInternals {
  * const res = await inventory.request({ path: '/stock/42' });
  * const stock = await res.body.json();
  */
-export function dependency(options: DependencyOptions, internals: DependencyInternals = {}): Dependency {
+export function dependency(options: DependencyOptions): Dependency {
   const o = normalizeDependencyOptions(options);
-  const clock = o.clock;
-  const calibrate = (p99Ms: number): CalibratedPolicy =>
-    calibrateTimeout(
-      {
-        p99Ms,
-        userDeadlineMs: o.userDeadlineMs,
-        attempts: o.attempts,
-        ...(o.latency.connectP99Ms === undefined ? {} : { connectP99Ms: o.latency.connectP99Ms }),
-      },
-      o.calibration,
-    );
-  const initial = calibrate(o.latency.p99Ms);
-  const transportFactory = internals.transport ?? createPoolTransport;
-  const engine = createEngine(o, initial, () =>
-    transportFactory({
-      origins: o.origins,
-      connections: o.connections,
-      connectTimeoutMs: initial.connectMs,
-      timeoutMs: initial.readMs,
-      ...(o.lookup === undefined ? {} : { lookup: o.lookup }),
-      ...(o.tls === undefined ? {} : { tls: o.tls }),
-      ...(o.http2 ? { allowH2: true } : {}),
-    }),
+  const initial = calibratePolicy(o, o.latency.p99Ms);
+  const engine = createEngine(o, initial, () => createPoolTransport(poolOptions(o, initial)));
+  return dependencyOf(o, engine);
+}
+
+/** The options of `dependency()`'s pools for the options `o` and the policy first in force. */
+export function poolOptions(o: NormalizedDependencyOptions, initial: CalibratedPolicy): PoolTransportOptions {
+  return {
+    origins: o.origins,
+    connections: o.connections,
+    connectTimeoutMs: initial.connectMs,
+    timeoutMs: initial.readMs,
+    ...(o.lookup === undefined ? {} : { lookup: o.lookup }),
+    ...(o.tls === undefined ? {} : { tls: o.tls }),
+    ...(o.http2 ? { allowH2: true } : {}),
+  };
+}
+
+/** The policy the options `o` calibrate for a healthy p99 of `p99Ms`. */
+export function calibratePolicy(o: NormalizedDependencyOptions, p99Ms: number): CalibratedPolicy {
+  return calibrateTimeout(
+    {
+      p99Ms,
+      userDeadlineMs: o.userDeadlineMs,
+      attempts: o.attempts,
+      ...(o.latency.connectP99Ms === undefined ? {} : { connectP99Ms: o.latency.connectP99Ms }),
+    },
+    o.calibration,
   );
+}
+
+/**
+ * The {@link Dependency} API over an engine built from the options `o` (`createEngine()`, with
+ * {@link calibratePolicy}'s policy for `o.latency.p99Ms` in force): `dependency()`'s over its own
+ * pools, and the undici interceptor's over the dispatcher it is composed onto.
+ */
+export function dependencyOf(o: NormalizedDependencyOptions, engine: Engine): Dependency {
+  const clock = o.clock;
   const { ctx, gate, throttle } = engine;
   const transport = ctx.transport;
   const events = ctx.events;
@@ -129,20 +135,10 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
     passThrough: o.passThroughFetch,
   };
 
-  const autoKey = o.idempotencyKey === 'auto';
-  let nextId = 1;
   let closing: Promise<void> | undefined;
   const dep: Dependency = {
     name: o.name,
-    request(requestOptions) {
-      let call: Call;
-      try {
-        call = new Call(nextId++, requestOptions, clock, autoKey);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return engine.send(call);
-    },
+    request: engine.request,
     fetch(input, init) {
       return fetchThrough(dep, input, init, route);
     },
@@ -169,7 +165,7 @@ export function dependency(options: DependencyOptions, internals: DependencyInte
       engine.setPolicy(policy);
     },
     recalibrate(p99Ms) {
-      const policy = calibrate(p99Ms);
+      const policy = calibratePolicy(o, p99Ms);
       dep.setPolicy(policy);
       return policy;
     },

@@ -1,5 +1,5 @@
-import { type DependencyResponse, HEADER_PAIRS, type TrustedRequestOptions } from '../engine/call.js';
-import { SINGLE_CALL_SIGNAL } from '../engine/steps/cancel-step.js';
+import type { CallHandle, DependencyResponse, RequestOptions } from '../engine/call.js';
+import { createEngine, type Engine } from '../engine/engine.js';
 import { InvalidOptionError } from '../errors.js';
 import {
   createDispatchTransport,
@@ -10,9 +10,9 @@ import type { BodySink, IncomingBody } from '../transport/incoming-body.js';
 import type { RequestBody } from '../transport/transport.js';
 import { ATTEMPT_HEADER } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER, parseDeadlineHeader } from '../wire/deadline-header.js';
-import { type Dependency, dependency } from './dependency.js';
-import { BilingualHandler, isLegacyHandler, type LegacyHandler, rawHeaders } from './legacy-handler.js';
-import type { DependencyOptions } from './options.js';
+import { calibratePolicy, type Dependency, dependencyOf } from './dependency.js';
+import { isLegacyHandler, LegacyHandlerAdapter, speaksOlderApi } from './legacy-handler.js';
+import { type DependencyOptions, normalizeDependencyOptions } from './options.js';
 
 export type { DispatchFunction, DispatchOptions } from '../transport/dispatch-transport.js';
 
@@ -45,8 +45,8 @@ export interface PrazoInterceptor {
  * `Retry-After`, hedging, instance choice among its origins, events — and every attempt is
  * dispatched to the dispatcher the interceptor was composed onto (its pools, its connections). The
  * answer streams back to the caller's handler, which may speak undici's controller-based API
- * (`onRequestStart`, `onResponseStart` …) or the older one (`onConnect`, `onHeaders` …). Other
- * origins, upgrades and `CONNECT` pass through untouched.
+ * (`onRequestStart`, `onResponseStart` …) or the older one (`onConnect`, `onHeaders` …: adapted
+ * where it enters, once). Other origins, upgrades and `CONNECT` pass through untouched.
  *
  * Duck-typed on undici's handler contract: prazo imports nothing from undici for it, so the
  * application's undici (7 or 8) runs the requests.
@@ -66,28 +66,27 @@ export function prazoInterceptor(options: PrazoInterceptorOptions): PrazoInterce
   let inner: DispatchFunction | null = null;
   const current = (): DispatchFunction => inner!;
   const byName = new Map<string, Dependency>();
-  const byOrigin = new Map<string, Dependency>();
+  const byOrigin = new Map<string, Engine>();
+  // Each dependency's engine, as dependency() builds it, over a transport that dispatches every
+  // attempt to the dispatcher this interceptor is composed onto.
   for (const entry of list) {
-    let origins: readonly string[] = [];
-    const dep = dependency(entry, {
-      transport: (t) => {
-        origins = t.origins;
-        return createDispatchTransport(t.origins, current);
-      },
-    });
-    if (byName.has(dep.name))
-      throw new InvalidOptionError('dependencies', 'dependencies with distinct names', dep.name);
-    byName.set(dep.name, dep);
-    for (const origin of origins) {
+    const o = normalizeDependencyOptions(entry);
+    if (byName.has(o.name))
+      throw new InvalidOptionError('dependencies', 'dependencies with distinct names', o.name);
+    const engine = createEngine(o, calibratePolicy(o, o.latency.p99Ms), () =>
+      createDispatchTransport(o.origins, current),
+    );
+    byName.set(o.name, dependencyOf(o, engine));
+    for (const origin of o.origins) {
       if (byOrigin.has(origin))
         throw new InvalidOptionError('dependencies', 'each origin in one dependency only', origin);
-      byOrigin.set(origin, dep);
+      byOrigin.set(origin, engine);
     }
   }
   // Raw origins as dispatchers see them (`http://h:80`, a URL's string …) → their dependency, or
   // null: bounded, so a crawler's endless origins cannot grow it.
-  const seen = new Map<string, Dependency | null>();
-  const lookup = (origin: unknown): Dependency | undefined => {
+  const seen = new Map<string, Engine | null>();
+  const lookup = (origin: unknown): Engine | undefined => {
     const key = typeof origin === 'string' ? origin : origin instanceof URL ? origin.origin : undefined;
     if (key === undefined) return undefined;
     const direct = byOrigin.get(key);
@@ -112,15 +111,18 @@ export function prazoInterceptor(options: PrazoInterceptorOptions): PrazoInterce
       );
     inner = dispatch;
     return function prazoDispatch(opts: DispatchOptions, handler: object): boolean {
-      const dep =
+      const engine =
         opts.upgrade != null || opts.method === 'CONNECT' || typeof handler !== 'object' || handler === null
           ? undefined
           : lookup(opts.origin);
-      // Passed through: an older-style handler (Node's bundled fetch) also gets the newer API, which
-      // an undici 8 dispatcher requires.
-      if (dep === undefined)
-        return dispatch(opts, isLegacyHandler(handler) ? new BilingualHandler(handler) : handler);
-      new InterceptedCall(handler as AnyHandler).start(dep, opts);
+      // The edge: a handler of undici's older API (Node's bundled fetch, undici 7's request()) is
+      // adapted here, once, to the controller-based API — the only one past this point, and the only
+      // one an undici 8 dispatcher takes. Passed through, undici 7's own wrapper is left as it is.
+      if (engine === undefined)
+        return dispatch(opts, isLegacyHandler(handler) ? new LegacyHandlerAdapter(handler) : handler);
+      new InterceptedCall(
+        speaksOlderApi(handler) ? new LegacyHandlerAdapter(handler) : (handler as ControllerHandler),
+      ).start(engine, opts);
       return true;
     };
   }) as PrazoInterceptor;
@@ -131,7 +133,7 @@ export function prazoInterceptor(options: PrazoInterceptorOptions): PrazoInterce
   return interceptor;
 }
 
-/** undici's controller-based handler (undici 7 and 8). */
+/** undici's controller-based handler (undici 7 and 8): what every governed call's handler speaks. */
 interface ControllerHandler {
   onRequestStart?(controller: InterceptedCall, context: unknown): void;
   onResponseStart?(
@@ -145,51 +147,45 @@ interface ControllerHandler {
   onResponseError?(controller: InterceptedCall, error: Error): void;
 }
 
-type AnyHandler = ControllerHandler & LegacyHandler;
-
 /**
- * One request the interceptor governs. It is at once the controller handed to a controller-based
- * handler, the abort handle of the prazo call (the caller's abort cancels it) and the sink its
- * response body streams into.
+ * One request the interceptor governs. It is at once the controller handed to the caller's handler,
+ * the prazo call's own abort handle (`CallHandle`: the caller's abort cancels the call) and the sink
+ * its response body streams into.
  */
-class InterceptedCall implements BodySink {
-  readonly [SINGLE_CALL_SIGNAL] = true;
+class InterceptedCall implements BodySink, CallHandle {
   aborted = false;
   reason: Error | undefined = undefined;
   paused = false;
   /** The caller's handler; {@link FINISHED} once the call has ended (see `#forget`). */
-  #handler: AnyHandler;
-  readonly #legacy: boolean;
+  #handler: ControllerHandler;
   #listener: (() => void) | null = null;
   #body: IncomingBody | null = null;
   /** The body streams into this call (`data`, `end`, `error`). */
   #piping = false;
   #done = false;
 
-  constructor(handler: AnyHandler) {
+  constructor(handler: ControllerHandler) {
     this.#handler = handler;
-    this.#legacy =
-      (typeof handler.onRequestStart !== 'function' && typeof handler.onResponseStart !== 'function') ||
-      isLegacyWrapper(handler);
   }
 
-  start(dep: Dependency, opts: DispatchOptions): void {
-    const handler = this.#handler;
+  start(engine: Engine, opts: DispatchOptions): void {
     try {
-      if (this.#legacy) handler.onConnect?.((reason) => this.abort(reason), {});
-      else handler.onRequestStart?.(this, {});
+      this.#handler.onRequestStart?.(this, {});
     } catch (error) {
       this.#fail(asError(error));
       return;
     }
-    let request: TrustedRequestOptions;
+    let headers: CallerHeaders | null;
+    let request: RequestOptions;
     try {
-      request = requestOf(opts, this);
+      // No headers (undici's request() without any): nothing to read, and none for the call to send.
+      headers = opts.headers == null ? null : new CallerHeaders(opts.headers);
+      request = requestOf(opts, headers);
     } catch (error) {
       this.#fail(asError(error));
       return;
     }
-    dep.request(request).then(
+    engine.requestPrepared(request, headers === null ? null : headers.pairs, this).then(
       (response) => this.#respond(response),
       (error: unknown) =>
         this.#fail(this.aborted && this.reason !== undefined ? this.reason : asError(error)),
@@ -222,15 +218,16 @@ class InterceptedCall implements BodySink {
     if (this.#piping) this.#body!.unpause();
   }
 
+  /** The response's header lines as the connection received them, while it starts (else null). */
+  get rawHeaders(): Buffer[] | null {
+    return (this.#body?.rawHeaders as Buffer[] | null | undefined) ?? null;
+  }
+
   // --- the prazo call's abort handle (one listener: the cancel step's, dropped once the call has
   // answered or failed) ----------------------------------------------------------------------------
 
   addEventListener(_type: 'abort', listener: () => void): void {
     this.#listener = listener;
-  }
-
-  removeEventListener(_type: 'abort', listener: () => void): void {
-    if (this.#listener === listener) this.#listener = null;
   }
 
   // --- the response, back to the caller's handler ----------------------------------------------
@@ -245,20 +242,8 @@ class InterceptedCall implements BodySink {
       return;
     }
     this.#body = body;
-    const handler = this.#handler;
     try {
-      if (this.#legacy) {
-        handler.onResponseStarted?.();
-        const more = handler.onHeaders?.(
-          response.status,
-          (body.rawHeaders as Buffer[] | null) ?? rawHeaders(response.headers),
-          () => this.resume(),
-          '',
-        );
-        if (more === false) this.paused = true;
-      } else {
-        handler.onResponseStart?.(this, response.status, response.headers, '');
-      }
+      this.#handler.onResponseStart?.(this, response.status, response.headers, '');
     } catch (error) {
       this.abort(asError(error));
       return;
@@ -270,13 +255,8 @@ class InterceptedCall implements BodySink {
 
   data(chunk: Buffer): boolean {
     if (this.#done) return false;
-    const handler = this.#handler;
     try {
-      if (this.#legacy) {
-        if (handler.onData?.(chunk) === false) this.paused = true;
-      } else {
-        handler.onResponseData?.(this, chunk);
-      }
+      this.#handler.onResponseData?.(this, chunk);
     } catch (error) {
       this.abort(asError(error));
       return false;
@@ -289,8 +269,7 @@ class InterceptedCall implements BodySink {
     this.#done = true;
     const handler = this.#handler;
     this.#forget();
-    if (this.#legacy) handler.onComplete?.([]);
-    else handler.onResponseEnd?.(this, {});
+    handler.onResponseEnd?.(this, {});
   }
 
   error(error: Error): void {
@@ -303,8 +282,7 @@ class InterceptedCall implements BodySink {
     this.#listener = null;
     const handler = this.#handler;
     this.#forget();
-    if (this.#legacy) handler.onError?.(error);
-    else handler.onResponseError?.(this, error);
+    handler.onResponseError?.(this, error);
   }
 
   /**
@@ -323,36 +301,10 @@ class InterceptedCall implements BodySink {
 }
 
 /** The handler of a finished call: nothing left to tell. */
-const FINISHED: AnyHandler = {};
-
-/**
- * undici 7's wrapper that gives a handler of the older API (its own `request()`, `stream()` …) the
- * controller-based one: its older methods reach the wrapped handler unchanged, so prazo calls them
- * and hands over the headers as received, where the wrapper would write the parsed headers back out
- * for the handler to parse again.
- */
-function isLegacyWrapper(handler: AnyHandler): boolean {
-  // Every request of one caller comes with a handler of the same class: the verdict on the last
-  // class is kept, as reading a class's `name` costs more than the rest of this check.
-  const type = (handler as { constructor?: unknown }).constructor;
-  if (type === lastHandlerType) return lastVerdict;
-  lastHandlerType = type;
-  lastVerdict =
-    (type as { name?: unknown } | undefined)?.name === 'WrapHandler' &&
-    typeof handler.onConnect === 'function' &&
-    typeof handler.onHeaders === 'function' &&
-    typeof handler.onData === 'function' &&
-    typeof handler.onComplete === 'function';
-  return lastVerdict;
-}
-
-let lastHandlerType: unknown = null;
-let lastVerdict = false;
+const FINISHED: ControllerHandler = {};
 
 /** The prazo call for undici dispatch options; the deadline header a request carries only tightens. */
-function requestOf(opts: DispatchOptions, signal: InterceptedCall): TrustedRequestOptions {
-  // No headers (undici's request() without any): nothing to read, and none for the call to send.
-  const headers = opts.headers == null ? null : new CallerHeaders(opts.headers);
+function requestOf(opts: DispatchOptions, headers: CallerHeaders | null): RequestOptions {
   const carried = headers?.deadline;
   let deadline: { limitMs: number } | undefined;
   if (carried !== undefined) {
@@ -363,11 +315,9 @@ function requestOf(opts: DispatchOptions, signal: InterceptedCall): TrustedReque
   return {
     method: opts.method,
     path: opts.path,
-    [HEADER_PAIRS]: headers === null ? null : headers.pairs,
     body: (opts.body ?? null) as RequestBody | null,
-    signal: signal as unknown as AbortSignal,
     deadline,
-  } as TrustedRequestOptions;
+  } as RequestOptions;
 }
 
 // The header alone decides here; the dependency's deadline step caps it at its local maximum.

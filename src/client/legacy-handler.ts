@@ -1,6 +1,9 @@
 import type { ResponseHeaders } from '../transport/response-body.js';
 
-/** undici's older handler callbacks (Node's bundled `fetch` on undici 6 and 7 dispatches these). */
+/**
+ * undici's older handler callbacks: Node's bundled `fetch` on undici 6 and 7 dispatches these, and
+ * so do undici 7's own `request()`, `stream()` … (wrapped by its `compose()` in a `WrapHandler`).
+ */
 export interface LegacyHandler {
   onConnect?(abort: (reason?: Error) => void, context: unknown): void;
   onResponseStarted?(): void;
@@ -16,14 +19,46 @@ export interface LegacyHandler {
   onUpgrade?(statusCode: number, rawHeaders: Buffer[], socket: unknown): void;
 }
 
-/** What an adapted handler uses of undici's controller. */
+/**
+ * What an adapted handler uses of undici's controller, or of the interceptor's: `rawHeaders`, the
+ * response's header lines as the connection received them, where the controller keeps them (undici
+ * 7 and 8 do, and so does the interceptor for a governed call).
+ */
 interface Controller {
   abort(reason: Error): void;
   pause(): void;
   resume(): void;
+  readonly rawHeaders?: unknown;
 }
 
-/** Whether `handler` speaks only undici's older API. */
+/**
+ * Whether `handler` must be adapted to undici's controller-based API: it speaks only the older one,
+ * or it is undici 7's `WrapHandler` around such a handler (which `compose()` puts around every
+ * handler of its own `request()`, `stream()` …). The wrapper's older methods reach the wrapped
+ * handler unchanged, so adapted here it gets the headers as received, where the wrapper would write
+ * the parsed headers back out for the handler to parse again.
+ */
+export function speaksOlderApi(handler: object): boolean {
+  if (isLegacyHandler(handler)) return true;
+  // Every request of one caller comes with a handler of the same class: the verdict on the last
+  // class is kept, as reading a class's `name` costs more than the rest of this check.
+  const type = (handler as { constructor?: unknown }).constructor;
+  if (type === lastHandlerType) return lastVerdict;
+  const older = handler as LegacyHandler;
+  lastHandlerType = type;
+  lastVerdict =
+    (type as { name?: unknown } | undefined)?.name === 'WrapHandler' &&
+    typeof older.onConnect === 'function' &&
+    typeof older.onHeaders === 'function' &&
+    typeof older.onData === 'function' &&
+    typeof older.onComplete === 'function';
+  return lastVerdict;
+}
+
+let lastHandlerType: unknown = null;
+let lastVerdict = false;
+
+/** Whether `handler` has none of undici's controller-based callbacks. */
 export function isLegacyHandler(handler: object): boolean {
   return (
     typeof (handler as { onRequestStart?: unknown }).onRequestStart !== 'function' &&
@@ -32,21 +67,25 @@ export function isLegacyHandler(handler: object): boolean {
 }
 
 /**
- * An older-style handler that a dispatcher of any undici can take: undici 7 and 8 call its
- * controller-based methods, adapted here to the older callbacks; undici 6 calls the older callbacks,
- * passed on as they are. The interceptor wraps a handler in it only when passing a request through
- * (Node's bundled `fetch` on undici 6 dispatching to an undici 8 Agent, which takes only the newer API).
+ * The one adapter of undici's older handler API, put around a caller's handler where it enters
+ * prazo (the interceptor's `dispatch`): everything past it — the governed call, or the dispatcher
+ * a request passes through to — sees undici's controller-based API (`onRequestStart`,
+ * `onResponseStart`, `onResponseData`, `onResponseEnd`, `onResponseError`), the only one undici 8
+ * has. Its older methods pass on unchanged, for an undici 6 dispatcher (Node's bundled one, created
+ * by the global `fetch` before any newer copy loaded) that calls only those.
  */
-export class BilingualHandler {
+export class LegacyHandlerAdapter {
   readonly #handler: LegacyHandler;
 
   constructor(handler: LegacyHandler) {
     this.#handler = handler;
   }
 
-  // --- undici 7 and 8 ---
+  // --- undici's controller-based API, adapted -------------------------------------------------
+
   onRequestStart(controller: Controller, context: unknown): void {
-    this.#handler.onConnect?.((reason) => controller.abort(reason ?? new Error('aborted')), context);
+    // The reason as the handler gives it: a governed call, like undici, makes one if there is none.
+    this.#handler.onConnect?.((reason) => controller.abort(reason as Error), context);
   }
 
   onResponseStart(
@@ -55,10 +94,11 @@ export class BilingualHandler {
     headers: ResponseHeaders,
     statusMessage?: string,
   ): void {
-    this.#handler.onResponseStarted?.();
-    const more = this.#handler.onHeaders?.(
+    const handler = this.#handler;
+    handler.onResponseStarted?.();
+    const more = handler.onHeaders?.(
       statusCode,
-      rawHeaders(headers),
+      headerLines(controller, headers),
       () => controller.resume(),
       statusMessage ?? '',
     );
@@ -69,8 +109,8 @@ export class BilingualHandler {
     if (this.#handler.onData?.(chunk) === false) controller.pause();
   }
 
-  onResponseEnd(_controller: Controller, trailers: ResponseHeaders): void {
-    this.#handler.onComplete?.(rawHeaders(trailers ?? {}));
+  onResponseEnd(_controller: Controller, trailers: ResponseHeaders | null | undefined): void {
+    this.#handler.onComplete?.(trailers == null ? [] : rawHeaders(trailers));
   }
 
   onResponseError(_controller: Controller | null | undefined, error: Error): void {
@@ -78,15 +118,16 @@ export class BilingualHandler {
   }
 
   onRequestUpgrade(
-    _controller: Controller,
+    controller: Controller,
     statusCode: number,
     headers: ResponseHeaders,
     socket: unknown,
   ): void {
-    this.#handler.onUpgrade?.(statusCode, rawHeaders(headers), socket);
+    this.#handler.onUpgrade?.(statusCode, headerLines(controller, headers), socket);
   }
 
-  // --- undici 6 ---
+  // --- the older API, passed on (an undici 6 dispatcher) ----------------------------------------
+
   onConnect(abort: (reason?: Error) => void, context: unknown): void {
     this.#handler.onConnect?.(abort, context);
   }
@@ -116,8 +157,14 @@ export class BilingualHandler {
   }
 }
 
+/** The header lines as received, where the controller keeps them; else written out from `headers`. */
+function headerLines(controller: Controller | null | undefined, headers: ResponseHeaders): Buffer[] {
+  const raw = controller?.rawHeaders;
+  return Array.isArray(raw) ? (raw as Buffer[]) : rawHeaders(headers ?? {});
+}
+
 /** Headers as the older handler API hands them: a flat list of buffers. */
-export function rawHeaders(headers: ResponseHeaders): Buffer[] {
+function rawHeaders(headers: ResponseHeaders): Buffer[] {
   const raw: Buffer[] = [];
   for (const name of Object.keys(headers)) {
     const value = headers[name];

@@ -202,7 +202,6 @@ export interface NormalizedDependencyOptions extends EngineOptions {
   tls: DependencyTlsOptions | undefined;
   http2: boolean;
   passThroughFetch: FetchFunction | undefined;
-  idempotencyKey: 'auto' | false;
 }
 
 /**

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { dependency } from '../client/dependency.js';
 import { Deadline } from '../deadline/deadline.js';
 import { isPrazoError } from '../errors.js';
 import { createFakeClock } from '../testing/fake-clock.js';
 import { createFakeTransport, type FakeTransport } from '../testing/fake-transport.js';
+import { dependencyOver } from '../testing/test-dependency.js';
 
 const START = 1_800_000_000_000;
 
 function answering200() {
   const clock = createFakeClock(START);
   let transport: FakeTransport | undefined;
-  const dep = dependency(
+  const dep = dependencyOver(
     {
       name: 'inventory',
       origins: ['http://10.0.0.1:80'],
@@ -18,11 +18,9 @@ function answering200() {
       userDeadlineMs: 2_000,
       clock,
     },
-    {
-      transport: (o) => {
-        transport = createFakeTransport(o.origins, (e) => e.respond(200));
-        return transport;
-      },
+    (o) => {
+      transport = createFakeTransport(o.origins, (e) => e.respond(200));
+      return transport;
     },
   );
   return { clock, dep, transport: transport! };

@@ -79,17 +79,17 @@ const OWN_HEADERS = new Set([DEADLINE_HEADER, ATTEMPT_HEADER]);
 const IDEMPOTENCY_KEY_NAME = 'Idempotency-Key';
 
 /**
- * The caller's headers already as flat pairs (`[name, value, …]`, without prazo's own headers and
- * with string values), from an entry point that read them itself (the undici interceptor, which
- * gets them in any of undici's forms): the call takes the list as it is instead of a record it would
- * copy again. null: the request has none.
- * @internal
+ * An abort handle made for one call alone: an entry point's per-request object (the undici
+ * interceptor's controller), given with `Engine.requestPrepared` in place of a caller's `signal`.
+ * The call adds one listener to it and never removes it: the handle keeps that one listener and
+ * drops it itself once the call has answered or failed. A caller's `signal`, which many calls may
+ * share, is followed through one shared listener instead, and left when the call settles — which
+ * takes a `WeakMap` entry, a `Set`, a promise, a reaction and three closures per call.
  */
-export const HEADER_PAIRS: unique symbol = Symbol('prazo.headerPairs');
-
-/** {@link RequestOptions} as an entry point inside prazo may give them. @internal */
-export interface TrustedRequestOptions extends RequestOptions {
-  [HEADER_PAIRS]?: string[] | null;
+export interface CallHandle {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void): void;
 }
 
 /**
@@ -111,7 +111,10 @@ export class Call {
   /** The body can be sent again (absent, string or bytes). */
   readonly replayable: boolean;
   readonly explicitLimitMs: number | undefined;
+  /** The caller's signal (given in `options.signal`), or undefined. */
   readonly signal: AbortSignal | undefined;
+  /** The call's own abort handle, from an entry point that made one ({@link CallHandle}), or undefined. */
+  readonly handle: CallHandle | undefined;
 
   /** Absolute limit of the call, epoch ms, and its header form. */
   limitMs = 0;
@@ -139,9 +142,19 @@ export class Call {
 
   /**
    * Reads and checks the caller's options: every unusable one throws `INVALID_OPTION` naming it,
-   * none is ignored. `clock` turns a `deadline` in ms from now into an instant.
+   * none is ignored. `clock` turns a `deadline` in ms from now into an instant. An entry point that
+   * read the request itself (`Engine.requestPrepared`) gives `readPairs`, the caller's headers
+   * already as flat pairs (prazo's own removed, string values; null: none), in place of
+   * `options.headers`, and `handle`, in place of `options.signal`.
    */
-  constructor(id: number, options: RequestOptions, clock: Clock, autoKey = false) {
+  constructor(
+    id: number,
+    options: RequestOptions,
+    clock: Clock,
+    autoKey = false,
+    readPairs?: string[] | null,
+    handle?: CallHandle,
+  ) {
     if (typeof options !== 'object' || options === null)
       throw new InvalidOptionError('request', 'an object with a path', options);
     checkKnownOptions(options);
@@ -161,7 +174,7 @@ export class Call {
       throw new InvalidOptionError('path', 'a string starting with "/"', path);
     this.path = options.query === undefined ? path : withQuery(path, options.query);
     const headers = options.headers;
-    const pairs = (options as TrustedRequestOptions)[HEADER_PAIRS];
+    const pairs = readPairs;
     // The ambient criticality (x-criticality) travels like the deadline.
     let headerPairs = withAmbientCriticality(
       pairs !== undefined ? pairs : headers === undefined ? null : flattenHeaders(headers),
@@ -208,6 +221,7 @@ export class Call {
     if (signal !== undefined && (typeof signal !== 'object' || typeof signal.aborted !== 'boolean'))
       throw new InvalidOptionError('signal', 'an AbortSignal', signal);
     this.signal = signal;
+    this.handle = handle;
   }
 
   /** Every attempt of the call so far, in order: the history its response or error carries. */

@@ -17,7 +17,7 @@ import {
 import type { CalibratedPolicy } from '../policy/calibrate.js';
 import { createRetryBudget, type RetryBudget, type RetryBudgetOptions } from '../policy/retry-budget.js';
 import type { Transport } from '../transport/transport.js';
-import type { Call, DependencyResponse } from './call.js';
+import { Call, type CallHandle, type DependencyResponse, type RequestOptions } from './call.js';
 import { EventHub } from './events.js';
 import { closedError, withHistory } from './history.js';
 import { instanceEventName } from './instance-report.js';
@@ -65,12 +65,16 @@ export interface EngineOptions {
   throttle: NormalizedAdaptiveThrottleOptions | false;
   clock: Clock;
   random: () => number;
+  /** `'auto'`: a call that is not GET, HEAD or OPTIONS and carries no key gets one minted. */
+  idempotencyKey: 'auto' | false;
 }
 
 /**
  * The engine of one dependency: the context its steps share and the steps of a call, composed once
- * in their order. Whatever sends calls (`dependency()` and the entry points built on it) hands it a
- * {@link Call} and gets the response; the engine knows nothing of how the call was asked for.
+ * in their order. Every entry point starts its calls here: `dependency().request()` (and its
+ * `fetch()`) with {@link Engine.request}, the undici interceptor with {@link Engine.requestPrepared},
+ * which takes the request as the interceptor already read it. Past the {@link Call} either makes,
+ * the engine knows nothing of how the call was asked for.
  */
 export interface Engine {
   /** What the steps share: the clock, the transport, the balancer, the timer, the events … */
@@ -83,6 +87,24 @@ export interface Engine {
   readonly throttle: AdaptiveThrottle | null;
   /** The origins calls may go to now: the static ones, or the last set the resolver answered. */
   readonly origins: readonly string[];
+  /**
+   * Starts one call of `options`: reads and checks them (an unusable one rejects with
+   * `INVALID_OPTION`, naming it), then sends the call ({@link Engine.send}).
+   */
+  request(options: RequestOptions): Promise<DependencyResponse>;
+  /**
+   * Starts one call whose request an entry point read itself (the undici interceptor, from undici's
+   * dispatch options), as {@link Engine.request} does but for two things the caller of this
+   * method already holds: `headerPairs`, the caller's headers as the call sends them (a flat
+   * `[name, value, …]` list of strings, prazo's own headers removed; null: none), taken as they
+   * are in place of `options.headers`; and `handle`, the call's own abort handle, in place of
+   * `options.signal` (see {@link CallHandle}).
+   */
+  requestPrepared(
+    options: RequestOptions,
+    headerPairs: string[] | null,
+    handle: CallHandle,
+  ): Promise<DependencyResponse>;
   /**
    * Sends `call` through every step. Always a promise: a dependency closed before the call rejects
    * with `CANCELLED` and its history, and so does a step that throws instead of rejecting.
@@ -281,6 +303,31 @@ export function createEngine(
     retryStep(ctx)(hedgeStep(ctx)(attemptHandler(ctx))),
   );
 
+  const autoKey = o.idempotencyKey === 'auto';
+  let nextId = 1;
+  const send = (call: Call): Promise<DependencyResponse> => {
+    if (ctx.closed) return Promise.reject(withHistory(closedError(o.name), call, o.name));
+    try {
+      return handler(call, clock.now());
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+
+  const start = (
+    options: RequestOptions,
+    headerPairs: string[] | null | undefined,
+    handle: CallHandle | undefined,
+  ): Promise<DependencyResponse> => {
+    let call: Call;
+    try {
+      call = new Call(nextId++, options, clock, autoKey, headerPairs, handle);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return send(call);
+  };
+
   return {
     ctx,
     window,
@@ -289,14 +336,10 @@ export function createEngine(
     get origins() {
       return origins;
     },
-    send(call) {
-      if (ctx.closed) return Promise.reject(withHistory(closedError(o.name), call, o.name));
-      try {
-        return handler(call, clock.now());
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    },
+    // Only `options`: a caller of `dependency().request()` cannot hand in pairs or a handle.
+    request: (options) => start(options, undefined, undefined),
+    requestPrepared: start,
+    send,
     policy: snapshot,
     setPolicy(policy) {
       ctx.policy = Object.freeze({ ...policy });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { dependency } from '../client/dependency.js';
 import type { DependencyOptions } from '../client/options.js';
 import { isPrazoError } from '../errors.js';
 import { createFakeClock } from '../testing/fake-clock.js';
 import { createFakeTransport, type FakeTransport } from '../testing/fake-transport.js';
+import { dependencyOver } from '../testing/test-dependency.js';
 import { parseIdempotencyKey } from '../wire/idempotency-key-header.js';
 
 const START = 1_800_000_000_000;
@@ -13,7 +13,7 @@ function failingThen201(failures: number, extra: Partial<DependencyOptions> = {}
   const clock = createFakeClock(START);
   let transport: FakeTransport | undefined;
   let seen = 0;
-  const dep = dependency(
+  const dep = dependencyOver(
     {
       name: 'orders',
       origins: ['http://10.0.0.1:80', 'http://10.0.0.2:80'],
@@ -23,11 +23,9 @@ function failingThen201(failures: number, extra: Partial<DependencyOptions> = {}
       clock,
       ...extra,
     },
-    {
-      transport: (o) => {
-        transport = createFakeTransport(o.origins, (e) => e.respond(seen++ < failures ? 503 : 201));
-        return transport;
-      },
+    (o) => {
+      transport = createFakeTransport(o.origins, (e) => e.respond(seen++ < failures ? 503 : 201));
+      return transport;
     },
   );
   /** Awaits a call, moving the fake clock through its retry delays (bounded). */

@@ -1,5 +1,8 @@
-import { type Dependency, dependency } from '../client/dependency.js';
-import type { DependencyOptions } from '../client/options.js';
+import { calibratePolicy, type Dependency, dependencyOf, poolOptions } from '../client/dependency.js';
+import { type DependencyOptions, normalizeDependencyOptions } from '../client/options.js';
+import { createEngine } from '../engine/engine.js';
+import type { PoolTransportOptions } from '../transport/pool-transport.js';
+import type { Transport } from '../transport/transport.js';
 import { createFakeClock, type FakeClock } from './fake-clock.js';
 import { createFakeTransport, type FakeExchange, type FakeTransport } from './fake-transport.js';
 
@@ -24,7 +27,7 @@ export function createTestDependency(
 ): TestDependency {
   const clock = createFakeClock(TEST_START_MS);
   let transport: FakeTransport | undefined;
-  const dep = dependency(
+  const dep = dependencyOver(
     {
       name: 'inventory',
       origins: ['http://10.0.0.1:80', 'http://10.0.0.2:80'],
@@ -34,14 +37,29 @@ export function createTestDependency(
       random: () => 0.5,
       ...options,
     },
-    {
-      transport: (o) => {
-        transport = createFakeTransport(o.origins, onRequest);
-        return transport;
-      },
+    (o) => {
+      transport = createFakeTransport(o.origins, onRequest);
+      return transport;
     },
   );
   return { clock, dep, transport: transport! };
+}
+
+/**
+ * A dependency of `options` as `dependency()` builds it — its engine, its API — over the transport
+ * `open` returns for the options of the pools it would have opened (a fake transport, or pools that
+ * fail in a chosen way) in their place.
+ */
+export function dependencyOver(
+  options: DependencyOptions,
+  open: (pools: PoolTransportOptions) => Transport,
+): Dependency {
+  const o = normalizeDependencyOptions(options);
+  const initial = calibratePolicy(o, o.latency.p99Ms);
+  return dependencyOf(
+    o,
+    createEngine(o, initial, () => open(poolOptions(o, initial))),
+  );
 }
 
 /** Resolves with the value or the error of `promise`, never rejects. */

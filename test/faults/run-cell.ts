@@ -6,6 +6,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dependency } from '../../src/client/dependency.js';
 import { type DoubleGroup, type DoubleStats, startDoubles } from '../../src/lab/index.js';
+import { dependencyOver } from '../../src/testing/test-dependency.js';
 import { type FaultRow, MATRIX_CLIENT, type RequestKind } from './matrix.js';
 import { UNRESOLVABLE_HOST, unresolvableTransport } from './unresolvable-transport.js';
 
@@ -53,17 +54,15 @@ async function runCell(row: FaultRow, kind: RequestKind, hedge: boolean, group: 
   const urls = group.urls;
   const origins = [...urls];
   if (row.unresolvable) origins[0] = `http://${UNRESOLVABLE_HOST}:${new URL(urls[0]!).port}`;
-  const dep = dependency(
-    {
-      name: `matrix-${row.id}`,
-      origins,
-      latency: { p99Ms: MATRIX_CLIENT.p99Ms },
-      userDeadlineMs: row.userDeadlineMs ?? MATRIX_CLIENT.userDeadlineMs,
-      attempts: MATRIX_CLIENT.attempts,
-      hedge: hedge ? { at: MATRIX_CLIENT.hedgeAtMs } : false,
-    },
-    row.unresolvable ? { transport: unresolvableTransport } : {},
-  );
+  const options = {
+    name: `matrix-${row.id}`,
+    origins,
+    latency: { p99Ms: MATRIX_CLIENT.p99Ms },
+    userDeadlineMs: row.userDeadlineMs ?? MATRIX_CLIENT.userDeadlineMs,
+    attempts: MATRIX_CLIENT.attempts,
+    hedge: hedge ? { at: MATRIX_CLIENT.hedgeAtMs } : (false as const),
+  };
+  const dep = row.unresolvable ? dependencyOver(options, unresolvableTransport) : dependency(options);
   const method = kind === 'GET' ? 'GET' : 'POST';
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();

@@ -1,32 +1,29 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { dependency } from '../../client/dependency.js';
+import { calibratePolicy, dependencyOf } from '../../client/dependency.js';
+import { normalizeDependencyOptions } from '../../client/options.js';
 import { isPrazoError } from '../../errors.js';
 import { createFakeClock } from '../../testing/fake-clock.js';
 import { createFakeTransport, type FakeTransport } from '../../testing/fake-transport.js';
 import { advance, createTestDependency, settle, TEST_START_MS } from '../../testing/test-dependency.js';
-import { SINGLE_CALL_SIGNAL } from './cancel-step.js';
+import { createEngine } from '../engine.js';
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function setup() {
   let transport: FakeTransport | undefined;
-  const dep = dependency(
-    {
-      name: 'inventory',
-      origins: ['http://10.0.0.1:80', 'http://10.0.0.2:80'],
-      latency: { p99Ms: 100 },
-      userDeadlineMs: 1_000,
-      clock: createFakeClock(1_800_000_000_000),
-    },
-    {
-      transport: (o) => {
-        transport = createFakeTransport(o.origins);
-        return transport;
-      },
-    },
-  );
-  return { dep, transport: transport! };
+  const o = normalizeDependencyOptions({
+    name: 'inventory',
+    origins: ['http://10.0.0.1:80', 'http://10.0.0.2:80'],
+    latency: { p99Ms: 100 },
+    userDeadlineMs: 1_000,
+    clock: createFakeClock(1_800_000_000_000),
+  });
+  const engine = createEngine(o, calibratePolicy(o, o.latency.p99Ms), () => {
+    transport = createFakeTransport(o.origins);
+    return transport;
+  });
+  return { dep: dependencyOf(o, engine), engine, transport: transport! };
 }
 
 describe('the caller signal', () => {
@@ -49,9 +46,9 @@ describe('the caller signal', () => {
   });
 
   it('made for one call only, is listened to directly, and left to drop its listener itself', async () => {
-    const { dep, transport } = setup();
+    const { dep, engine, transport } = setup();
     const handle = singleCallHandle();
-    const answered = dep.request({ path: '/', signal: handle as unknown as AbortSignal });
+    const answered = engine.requestPrepared({ path: '/' }, null, handle);
     await flush();
     expect(handle.added).toBe(1);
     transport.pending()[0]!.respond(200);
@@ -61,7 +58,7 @@ describe('the caller signal', () => {
     expect(handle.removed).toBe(0);
 
     const other = singleCallHandle();
-    const cancelled = dep.request({ path: '/', signal: other as unknown as AbortSignal }).catch((e) => e);
+    const cancelled = engine.requestPrepared({ path: '/' }, null, other).catch((e) => e);
     await flush();
     other.abort(new Error('caller gone'));
     expect(isPrazoError(await cancelled, 'CANCELLED')).toBe(true);
@@ -130,7 +127,6 @@ describe('the caller signal', () => {
 function singleCallHandle() {
   let listener: (() => void) | null = null;
   return {
-    [SINGLE_CALL_SIGNAL]: true as const,
     aborted: false,
     reason: undefined as unknown,
     added: 0,

@@ -13,20 +13,6 @@ interface SignalWatch {
 // flight, and Node warns (MaxListenersExceededWarning) past 10.
 const watches = new WeakMap<AbortSignal, SignalWatch>();
 
-/**
- * Marks an abort handle made for one call only (the interceptor's per-request controller): the call
- * listens to it directly, without the sharing above (which would fill and empty a `WeakMap` and a
- * `Set` on every call), and does not stop listening when it settles — such a handle holds one
- * listener and drops it itself once the call has answered or failed. Removing it would take a
- * promise, a reaction, three closures and one more turn of the microtask queue on every call.
- * @internal
- */
-export const SINGLE_CALL_SIGNAL: unique symbol = Symbol('prazo.singleCallSignal');
-
-function isSingleCall(signal: AbortSignal): boolean {
-  return (signal as { [SINGLE_CALL_SIGNAL]?: true })[SINGLE_CALL_SIGNAL] === true;
-}
-
 function follow(signal: AbortSignal, onAbort: () => void): () => void {
   let watch = watches.get(signal);
   if (watch === undefined) {
@@ -53,14 +39,16 @@ function follow(signal: AbortSignal, onAbort: () => void): () => void {
 }
 
 /**
- * Follows the caller's `signal`: when it aborts, what the call waits on is interrupted (every
- * attempt in flight is aborted, a retry delay or a queue ends) and the call fails with `CANCELLED` (never `DEADLINE_EXCEEDED`: the caller gave up, time did not run out).
- * Costs nothing when no signal is given; the call stops following the signal when it settles (a
- * {@link SINGLE_CALL_SIGNAL} excepted), and calls sharing one signal share one listener on it.
+ * Follows the caller's `signal`, or the call's own abort handle: when it aborts, what the call waits
+ * on is interrupted (every attempt in flight is aborted, a retry delay or a queue ends) and the call
+ * fails with `CANCELLED` (never `DEADLINE_EXCEEDED`: the caller gave up, time did not run out).
+ * Costs nothing when neither is given. The call stops following a signal when it settles, and calls
+ * sharing one signal share one listener on it; a handle made for the call alone (`CallHandle`) is
+ * listened to directly, and drops the listener itself.
  */
 export function cancelStep(ctx: DependencyContext): Step {
   return (next) => (call, nowMs) => {
-    const signal = call.signal;
+    const signal = call.handle ?? call.signal;
     if (signal === undefined) return next(call, nowMs);
     if (signal.aborted)
       return Promise.reject(
@@ -76,11 +64,11 @@ export function cancelStep(ctx: DependencyContext): Step {
       });
       call.cancel(error);
     };
-    if (isSingleCall(signal)) {
-      signal.addEventListener('abort', onAbort);
+    if (call.handle !== undefined) {
+      call.handle.addEventListener('abort', onAbort);
       return next(call, nowMs);
     }
-    const unfollow = follow(signal, onAbort);
+    const unfollow = follow(signal as AbortSignal, onAbort); // no handle: the caller's signal
     // `.then()` with a handler per outcome rather than `.finally()`, which makes two more promises
     // and a closure per call and settles the caller's promise two turns later.
     return next(call, nowMs).then(
