@@ -36,9 +36,6 @@ export interface NormalizedConcurrencyOptions {
   readonly maxQueued: number;
 }
 
-/** Share of the limit a hedge copy may go beyond it (see `ConcurrencyGate.tryAcquireHedge`). */
-export const HEDGE_HEADROOM = 0.1;
-
 /** Default bound of the wait queue. */
 export const CONCURRENCY_MAX_QUEUED_DEFAULT = 1000;
 
@@ -148,21 +145,6 @@ export class ConcurrencyGate implements TimerEntry {
   /** Takes a slot if one is free and no call waits for one. */
   tryAcquire(): boolean {
     if (this.queued !== 0 || this.inFlight + this.abandoned >= this.#limit.limit()) return false;
-    this.inFlight++;
-    return true;
-  }
-
-  /**
-   * Takes a slot for a hedge copy: within the limit plus a headroom of {@link HEDGE_HEADROOM} of
-   * it (at least one slot), whether or not calls wait. A copy backs up a call already past the
-   * dependency's p95 and is paid from the retry budget, which bounds such copies to its ratio of the
-   * calls; held to the limit itself, a client whose limit is in use — as it is whenever calls
-   * wait — would never hedge.
-   */
-  tryAcquireHedge(): boolean {
-    const limit = this.#limit.limit();
-    if (this.inFlight + this.abandoned >= limit + Math.max(1, Math.ceil(limit * HEDGE_HEADROOM)))
-      return false;
     this.inFlight++;
     return true;
   }

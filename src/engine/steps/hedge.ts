@@ -88,9 +88,9 @@ export class HedgedTry implements TimerEntry {
     const firstAttempt = this.#first.attempt;
     const instance = ctx.balancer.pickHedge(firstAttempt === null ? -1 : firstAttempt.instance, now);
     if (instance === -1) return;
-    // A copy needs a slot of its own, within the concurrency limit's hedge headroom (docs/overload.md).
+    // A copy needs a slot of the concurrency limit of its own: none free, no copy (docs/overload.md).
     const gate = ctx.concurrency;
-    if (gate !== null && !gate.tryAcquireHedge()) {
+    if (gate !== null && !gate.tryAcquire()) {
       ctx.balancer.finished(instance, 'neutral', 0, now);
       return;
     }

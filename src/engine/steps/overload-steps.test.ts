@@ -127,31 +127,24 @@ describe('adaptive concurrency limit (concurrency step)', () => {
     await dep.close();
   });
 
-  it('sends a hedge copy within the limit plus its hedge headroom (one slot at least), never waiting for one', async () => {
-    // Limit 1 (the probe's floor): the one call in flight fills it; its copy takes the headroom,
-    // although another call waits for a slot; that call's own copy would need a third slot.
-    const { dep, transport, clock } = createTestDependency({
-      hedge: { at: 20 },
-      concurrency: { minLimit: 1 },
-    });
-    const first = settle(dep.request({ path: '/a' }));
-    await flush();
-    const second = settle(dep.request({ path: '/b' }));
-    await advance(clock, 40);
-    expect(transport.exchanges.map((e) => e.path)).toEqual(['/a', '/a']);
-    expect(dep.overload().concurrency).toMatchObject({ inFlight: 2, queued: 1 });
-    transport.pending()[0]!.respond(200);
-    expect((await first).value?.status).toBe(200);
-    await flush();
-    // The waiting call starts once the limit allows (the losing copy's slot is held for a while as
-    // abandoned work), and every slot is given back in the end.
-    await advance(clock, 200);
-    for (const e of transport.pending()) e.respond(200);
-    expect((await second).value?.status).toBe(200);
-    await flush();
-    await advance(clock, 500);
-    expect(dep.overload().concurrency).toMatchObject({ inFlight: 0, queued: 0 });
-    await dep.close();
+  it('sends a hedge copy only when a slot is free, without waiting for one', async () => {
+    for (const [minLimit, copies] of [
+      [1, 1],
+      [2, 2],
+    ] as const) {
+      const { dep, transport, clock } = createTestDependency({
+        hedge: { at: 20 },
+        concurrency: { minLimit },
+      });
+      const call = settle(dep.request({ path: '/' }));
+      await advance(clock, 40);
+      expect(transport.exchanges, `minLimit ${minLimit}`).toHaveLength(copies);
+      for (const e of transport.pending()) e.respond(200);
+      expect((await call).value?.status).toBe(200);
+      await flush();
+      expect(dep.overload().concurrency?.inFlight).toBe(0);
+      await dep.close();
+    }
   });
 
   it('learns the limit from the calls’ latency (the first windows are a probe at the floor)', async () => {
