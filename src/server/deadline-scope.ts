@@ -245,7 +245,7 @@ export function openDeadlineScope(
     if (res.headersSent) dropLateWrites(req, res, options.onLateWrite);
   };
   const onClose = (): void => {
-    if (!res.writableFinished) {
+    if (!res.writableFinished && !runsOnAfterDisconnect.has(res)) {
       const reason = new CancelledError('The client disconnected before the response was sent.');
       cancelDeadline(deadline, reason);
       if (answerBy !== deadline) cancelDeadline(answerBy, reason);
@@ -268,6 +268,20 @@ export function openDeadlineScope(
       else then = callback;
     },
   };
+}
+
+/** Responses whose handler is not cancelled when the client disconnects (see {@link runOnAfterDisconnect}). */
+const runsOnAfterDisconnect = new WeakSet<ServerResponse>();
+
+/**
+ * The handler of `res` runs on when its client disconnects: its deadline's signal then aborts at the
+ * limit only, not with `CANCELLED`. For the first execution of a request with an idempotency key: its
+ * client will ask again with the same key for the answer of the execution it started (a retry after
+ * a read timeout waits for it), so that answer must not be a cancellation.
+ * @internal Used by the idempotency layer.
+ */
+export function runOnAfterDisconnect(res: ServerResponse): void {
+  runsOnAfterDisconnect.add(res);
 }
 
 /** Tallies of the responses in flight, for the admission step that lets a request through. */

@@ -5,21 +5,22 @@ import type { TierMeasurement, TierPolicy } from './services/spec.js';
 
 /**
  * The policy a prazo hop gets from what warm-up measured: the p99/p95 of its downstream (the least
- * remaining time worth starting a call with, and the hedge trigger), and at the edge the per-attempt
- * timeouts and attempts {@link calibrateTimeout} fits into the gateway's deadline.
+ * remaining time worth starting a call with, and the hedge trigger), and for a `retried` hop (the edge,
+ * and the gateway's order write, which carries an idempotency key) the per-attempt timeouts and
+ * attempts {@link calibrateTimeout} fits into the gateway's deadline.
  * A hop that measured nothing (no traffic reached it) falls back to the supplier's nominal p99.
  */
 export function calibrateHop(
   measured: TierMeasurement,
   options: NormalizedDrillOptions,
-  edge: boolean,
+  retried: boolean,
 ): TierPolicy {
   const p99Ms = Number.isFinite(measured.p99Ms) && measured.p99Ms > 0 ? measured.p99Ms : options.healthyP99Ms;
   const p95Ms = Number.isFinite(measured.p95Ms) && measured.p95Ms > 0 ? measured.p95Ms : p99Ms;
   const policy = calibrateTimeout({
     p99Ms,
     userDeadlineMs: options.gatewayDeadlineMs,
-    attempts: edge ? options.prazoAttempts : 1,
+    attempts: retried ? options.prazoAttempts : 1,
   });
   return {
     p99Ms,

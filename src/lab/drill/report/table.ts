@@ -67,6 +67,16 @@ export function reportRows(report: DrillReport): ReportRow[] {
       (c) => pct(c.checkout.successRate),
     ),
     row(
+      'orders written (checkouts with an order)',
+      `Checkouts for which the orders service created an order, counted by the service over the timeline — also those whose answer came too late for the user. The shop’s call to orders is the order write, a POST carrying the checkout’s id. prazo sends it with \`idempotencyKey: 'auto'\` and retries it (timeout, reset, 502/503/504) within the deadline and its retry budget; the orders service runs prazo’s idempotency layer (in-memory store). Naive retries it blindly, like its GETs, with a ${o.userDeadlineMs / 1000} s timeout. The peers send it once: their libraries sit at the edge.`,
+      (c) => (c.orders === null ? '–' : String(c.orders.written)),
+    ),
+    row(
+      'orders created twice (duplicate side effects)',
+      'Orders created beyond the first for the same checkout (in brackets, the checkouts affected). A retry of a POST after a timeout is a second order when the first attempt went on and completed; with a key the orders service runs it once and replays or waits for the rest.',
+      (c) => (c.orders === null ? '–' : `${c.orders.duplicates} (${c.orders.duplicatedCheckouts})`),
+    ),
+    row(
       '/checkout success, one instance sick, one slow',
       `Checkouts sent while one of the ${SUPPLIER_INSTANCES} supplier instances answered 503 to ${Math.round(o.fleetSickShare * 100)} % of its requests and another answered ${o.fleetSlowExtraMs} ms later than the healthy one, that got a 200 before the user gave up. Naive and the libraries take the instances in turn; prazo balances by latency and ejects the sick one; HAProxy balances by its own configuration, with health checks.`,
       (c) => pct(c.byPhase.fleet?.checkout.successRate ?? null),

@@ -4,7 +4,11 @@ import { dependency } from '../../../client/dependency.js';
 import { callWithDeadline } from '../../../deadline/call-with-deadline.js';
 import type { Deadline } from '../../../deadline/deadline.js';
 import { createRetryBudget } from '../../../policy/retry-budget.js';
-import { type DeadlineIncomingMessage, withDeadlineHandler } from '../../../server/http.js';
+import {
+  createIdempotency,
+  type DeadlineIncomingMessage,
+  withDeadlineHandler,
+} from '../../../server/http.js';
 import { undici } from '../../../transport/undici-module.js';
 import { type Downstream, type DownstreamHooks, failure } from './downstream.js';
 import type { TierPolicy, TierSpec } from './spec.js';
@@ -24,6 +28,8 @@ export function wrapPrazoHandler(handler: TierHandler, spec: TierSpec): TierHand
     defaultMs: spec.deadline.defaultMs,
     maxMs: spec.deadline.maxMs,
     trust: 'all',
+    // The orders service deduplicates the order write by its key: one process, the in-memory store.
+    ...(spec.orders ? { idempotency: createIdempotency() } : {}),
   });
 }
 
@@ -39,7 +45,7 @@ function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHoo
   const pools = spec.downstream.map((origin) => new undici.Pool(origin, { connections: 256, pipelining: 1 }));
   let next = 0;
   return {
-    async call(path, incoming, variant) {
+    async call(path, incoming, variant, body) {
       const pool = pools[next++ % pools.length]!;
       const startedAt = performance.now();
       try {
@@ -47,7 +53,11 @@ function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHoo
           name: spec.downstreamName,
           p99Ms,
           run: async ({ signal, headers }) => {
-            const response = await pool.request({ path, method: 'GET', headers, signal });
+            const response = await pool.request(
+              body === undefined
+                ? { path, method: 'GET', headers, signal }
+                : { path, method: 'POST', headers: { ...headers, ...JSON_TYPE }, body, signal },
+            );
             return { status: response.statusCode, body: await response.body.text() };
           },
         });
@@ -62,6 +72,66 @@ function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHoo
     close: async (graceful) => {
       await Promise.all(pools.map((pool) => (graceful ? pool.close() : pool.destroy())));
     },
+  };
+}
+
+const JSON_TYPE = { 'content-type': 'application/json' } as const;
+
+/**
+ * The order write's read timeout, as a factor of the healthy p99 (calibration's `slack`; 1.4 by
+ * default, 3 at most). A retry after a read timeout does not speed a keyed write up — it waits at the
+ * orders service for the execution already running — so an early cut buys nothing but a spent retry
+ * token, and when many attempts reach it at once (a capacity drop, the slow tail) those the budget then
+ * refuses a retry fail at once instead of waiting for their answer. The retries that help come fast:
+ * after a reset (the answer lost), or a 503 (the layer gives the key back: not processed). 2.5 keeps
+ * two attempts within the gateway's deadline; with the default 1.4 the drill's tail and recovery
+ * phases lost most of their checkouts that way.
+ */
+const WRITE_SLACK = 2.5;
+
+/**
+ * The gateway's order write in the prazo configuration once warm-up has been measured: prazo's client
+ * with `idempotencyKey: 'auto'` — one key per checkout's write, sent on every attempt — which makes
+ * the `POST` retryable after a timeout, a reset or a 502/503/504 under its own retry budget, within
+ * the propagated deadline; the orders service's idempotency layer runs it once and replays or waits
+ * for the rest. No hedging and none of the edge's overload settings: the write hop only retries, and
+ * its last attempt waits for the answer instead of abandoning the order at a read timeout.
+ */
+function createWriteDownstream(spec: TierSpec, policy: TierPolicy, hooks: DownstreamHooks): Downstream {
+  const client = dependency({
+    name: spec.downstreamName,
+    origins: spec.downstream,
+    latency: { p99Ms: policy.p99Ms, p95Ms: policy.p95Ms },
+    userDeadlineMs: policy.userDeadlineMs,
+    attempts: policy.attempts,
+    calibration: { slack: WRITE_SLACK },
+    connections: 256,
+    retryBudget: createRetryBudget({ windowMs: policy.budgetWindowMs }),
+    hedge: false,
+    idempotencyKey: 'auto',
+    // An attempt no retry can follow keeps waiting until the deadline: the orders service goes on
+    // with the write either way, and its answer is what the user waits for.
+    lastAttempt: 'deadline',
+  });
+  // Counted under one label: the checkout variants only matter at the edge (hedging).
+  client.on('attempt-end', (event) => {
+    hooks.onAttempt(event.kind, 'write', event.durationMs, event.outcome === 'success');
+  });
+  return {
+    async call(path, incoming, _variant, body) {
+      try {
+        const response = await client.request({
+          path,
+          deadline: deadlineOf(incoming),
+          ...(body === undefined ? {} : { method: 'POST', headers: JSON_TYPE, body }),
+        });
+        return { status: response.status, body: await response.body.text() };
+      } catch (error) {
+        return failure(error);
+      }
+    },
+    timeoutMs: () => client.policy().readMs,
+    close: () => client.close(),
   };
 }
 
@@ -160,6 +230,7 @@ export function createPrazoDownstream(
   policy: TierPolicy | null,
   hooks: DownstreamHooks,
 ): Downstream {
+  if (policy !== null && spec.write) return createWriteDownstream(spec, policy, hooks);
   if (policy === null || !spec.edge)
     return createHopDownstream(spec, policy?.p99Ms ?? spec.startP99Ms, hooks);
   return createEdgeDownstream(spec, policy, hooks);
