@@ -245,7 +245,7 @@ export function openDeadlineScope(
     if (res.headersSent) dropLateWrites(req, res, options.onLateWrite);
   };
   const onClose = (): void => {
-    if (!res.writableFinished && !runsOnAfterDisconnect.has(res)) {
+    if (!res.writableFinished && (res as { [RUNS_ON]?: true })[RUNS_ON] !== true) {
       const reason = new CancelledError('The client disconnected before the response was sent.');
       cancelDeadline(deadline, reason);
       if (answerBy !== deadline) cancelDeadline(answerBy, reason);
@@ -270,8 +270,12 @@ export function openDeadlineScope(
   };
 }
 
-/** Responses whose handler is not cancelled when the client disconnects (see {@link runOnAfterDisconnect}). */
-const runsOnAfterDisconnect = new WeakSet<ServerResponse>();
+/**
+ * Marks a response whose handler is not cancelled when the client disconnects (see
+ * {@link runOnAfterDisconnect}): a property of that one response, not a WeakSet, whose ephemeron
+ * entries cost the collector on every keyed request.
+ */
+const RUNS_ON = Symbol('prazo.runsOnAfterDisconnect');
 
 /**
  * The handler of `res` runs on when its client disconnects: its deadline's signal then aborts at the
@@ -281,7 +285,7 @@ const runsOnAfterDisconnect = new WeakSet<ServerResponse>();
  * @internal Used by the idempotency layer.
  */
 export function runOnAfterDisconnect(res: ServerResponse): void {
-  runsOnAfterDisconnect.add(res);
+  (res as ServerResponse & { [RUNS_ON]?: true })[RUNS_ON] = true;
 }
 
 /** Tallies of the responses in flight, for the admission step that lets a request through. */
