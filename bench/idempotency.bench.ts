@@ -3,7 +3,8 @@
  * same keyed `POST /orders` (a small JSON body, a fresh `Idempotency-Key` per request, as a client
  * minting keys sends it) served by the adapter alone, and by the adapter with `createIdempotency()`
  * on its default in-memory store (claim, body digest, response capture, completion), and on a store
- * held to 100 records; then the same POST without a key, against the adapter alone and with the
+ * held to 100 records; two parts of the layer alone (the capture's pass-through wrappers; a record
+ * per request held in the store); then the same POST without a key, against the adapter alone and with the
  * layer (which lets it through). The harness is bench/support/server-cpu.ts: one child process per
  * server (pinned to CPU 1 when `taskset` is there) running the built package (`npm run build`
  * first), the closed-loop undici client here (CPU 0), the server's CPU time per request (`process.cpuUsage()` around each measurement); rounds alternate the
