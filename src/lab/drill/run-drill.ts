@@ -449,8 +449,8 @@ async function calibrate(
       for (const tier of [set.gateway, set.orders, set.inventory]) {
         const measured = await tier.call<TierMeasurement>('measured');
         // The edge and the gateway's order write (sent with a key) are retried; the other hop is not.
-        const retried = tier === set.inventory || tier === set.gateway;
-        const policy: TierPolicy = calibrateHop(measured, options, retried);
+        const hop = tier === set.inventory ? 'edge' : tier === set.gateway ? 'write' : 'internal';
+        const policy: TierPolicy = calibrateHop(measured, options, hop);
         if (set.config === 'prazo') calibration[tier.name.split('/')[1]!] = { measured, policy };
         await tier.call('configure', policy);
       }

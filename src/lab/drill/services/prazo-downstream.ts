@@ -10,6 +10,7 @@ import {
   withDeadlineHandler,
 } from '../../../server/http.js';
 import { undici } from '../../../transport/undici-module.js';
+import { WRITE_CALIBRATION } from '../calibrate-hop.js';
 import { type Downstream, type DownstreamHooks, failure } from './downstream.js';
 import type { TierPolicy, TierSpec } from './spec.js';
 
@@ -78,18 +79,6 @@ function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHoo
 const JSON_TYPE = { 'content-type': 'application/json' } as const;
 
 /**
- * The order write's read timeout, as a factor of the healthy p99 (calibration's `slack`; 1.4 by
- * default, 3 at most). A retry after a read timeout does not speed a keyed write up — it waits at the
- * orders service for the execution already running — so an early cut buys nothing but a spent retry
- * token, and when many attempts reach it at once (a capacity drop, the slow tail) those the budget then
- * refuses a retry fail at once instead of waiting for their answer. The retries that help come fast:
- * after a reset (the answer lost), or a 503 (the layer gives the key back: not processed). 2.5 keeps
- * two attempts within the gateway's deadline; with the default 1.4 the drill's tail and recovery
- * phases lost most of their checkouts that way.
- */
-const WRITE_SLACK = 2.5;
-
-/**
  * The gateway's order write in the prazo configuration once warm-up has been measured: prazo's client
  * with `idempotencyKey: 'auto'` — one key per checkout's write, sent on every attempt — which makes
  * the `POST` retryable after a timeout, a reset or a 502/503/504 under its own retry budget, within
@@ -104,7 +93,7 @@ function createWriteDownstream(spec: TierSpec, policy: TierPolicy, hooks: Downst
     latency: { p99Ms: policy.p99Ms, p95Ms: policy.p95Ms },
     userDeadlineMs: policy.userDeadlineMs,
     attempts: policy.attempts,
-    calibration: { slack: WRITE_SLACK },
+    calibration: WRITE_CALIBRATION,
     connections: 256,
     retryBudget: createRetryBudget({ windowMs: policy.budgetWindowMs }),
     hedge: false,
