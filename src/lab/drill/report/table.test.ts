@@ -127,6 +127,14 @@ describe('the drill report rows', () => {
     ]);
   });
 
+  it('show "–" for the orders of a report saved before the order write', () => {
+    const old = structuredClone(report);
+    delete (old.configs.naive as Partial<ConfigFigures>).orders;
+    const rows = new Map(reportRows(old).map((r) => [r[0], r]));
+    expect(rows.get('orders written (checkouts with an order)')?.slice(1, 3)).toEqual(['–', '1400']);
+    expect(rows.get('orders created twice (duplicate side effects)')?.[1]).toBe('–');
+  });
+
   it('print amplification with three decimals, and the bound it is checked against', () => {
     const amplification = rowsByLabel().get('supplier load amplification, error burst (plateau)')!;
     expect(amplification.slice(1, 3)).toEqual(['2.877× (1.099×)', '1.101× (1.099×)']);
