@@ -3,22 +3,25 @@
  * same keyed `POST /orders` (a small JSON body, a fresh `Idempotency-Key` per request, as a client
  * minting keys sends it) served by the adapter alone, and by the adapter with `createIdempotency()`
  * on its default in-memory store (claim, body digest, response capture, completion), and on a store
- * held to 100 records; then the same POST without a key, against the adapter alone and with the
+ * held to 100 records; two parts of the layer alone (the capture's pass-through wrappers; a record
+ * per request held in the store); then the same POST without a key, against the adapter alone and with the
  * layer (which lets it through). The harness is bench/support/server-cpu.ts: one child process per
  * server (pinned to CPU 1 when `taskset` is there) running the built package (`npm run build`
  * first), the closed-loop undici client here (CPU 0), the server's CPU time per request (`process.cpuUsage()` around each measurement); rounds alternate the
  * order; medians of the rounds, and each layer's median as a ratio to the adapter's under the same
- * requests. Last, what minting a key costs: `crypto.randomUUID()` against a time-ordered UUIDv7
- * built from `Date.now()` and random bytes.
+ * requests. Then the layer's parts without HTTP, in this process: the in-memory store's claim and
+ * completion with 10 000 records held, the body's fingerprint, SHA-256 of a body. Last, what minting
+ * a key costs: `crypto.randomUUID()` against a time-ordered UUIDv7 built from `Date.now()` and random
+ * bytes.
  *
  *   node --import tsx bench/idempotency.bench.ts [--rounds 7] [--seconds 2] [--concurrency 32] [--no-pin]
  *     [--keys 1000000] [--prof-dir DIR] [--server-flag --trace-gc]
  *   (--prof-dir: a CPU profile of each server process, written when it exits; --server-flag: a Node
  *   flag for every server process, repeatable)
  */
-import { getRandomValues, randomUUID } from 'node:crypto';
+import { createHash, getRandomValues, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer } from 'node:http';
+import { createServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { importBuilt } from './support/load.js';
@@ -35,6 +38,11 @@ const SERVERS = [
   'adapter',
   'adapter + idempotency (memory)',
   'adapter + idempotency (memory, 100 records)',
+  // Two parts of the layer alone, to locate its cost: the response's writeHead/write/end replaced by
+  // pass-through wrappers as the capture installs them, and a record per request held in the
+  // in-memory store (claim, then complete with a stored response) by the handler itself.
+  'adapter + pass-through wrappers only',
+  'adapter + store records only',
 ] as const;
 type Server = (typeof SERVERS)[number];
 /** Each server with the request it is loaded with: a keyed POST, or the same POST without a key. */
@@ -42,10 +50,24 @@ const VARIANTS: readonly (readonly [Server, 'key' | 'no key'])[] = [
   ['adapter', 'key'],
   ['adapter + idempotency (memory)', 'key'],
   ['adapter + idempotency (memory, 100 records)', 'key'],
+  ['adapter + pass-through wrappers only', 'key'],
+  ['adapter + store records only', 'key'],
   ['adapter', 'no key'],
   ['adapter + idempotency (memory)', 'no key'],
 ];
 const BODY = '{"item":42,"quantity":2}';
+
+const WRAPPED = Symbol('wrapped');
+const proto = ServerResponse.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
+function passWriteHead(this: ServerResponse, ...args: unknown[]): unknown {
+  return proto.writeHead!.apply(this, args);
+}
+function passWrite(this: ServerResponse, ...args: unknown[]): unknown {
+  return proto.write!.apply(this, args);
+}
+function passEnd(this: ServerResponse, ...args: unknown[]): unknown {
+  return proto.end!.apply(this, args);
+}
 
 async function serve(server: Server): Promise<number> {
   // The built package, what users run: the source through a TypeScript loader carries its helpers
@@ -53,29 +75,46 @@ async function serve(server: Server): Promise<number> {
   const { createIdempotency, createMemoryIdempotencyStore, withDeadlineHandler } =
     await importBuilt<typeof import('../src/server/http.js')>('http');
   const options = { defaultMs: 1000, maxMs: 5000 };
+  const records = server === 'adapter + store records only' ? createMemoryIdempotencyStore() : null;
+  const stored = { status: 201, headers: { 'content-type': 'application/json' }, body: new Uint8Array(12) };
+  const listener = withDeadlineHandler(
+    async (req, res) => {
+      let body = '';
+      for await (const chunk of req) body += chunk;
+      const payload = JSON.stringify({ order: body.length });
+      if (records !== null) {
+        const key = String(req.headers['idempotency-key']);
+        records.claim(key, 'owner', 'POST /orders', 31_000);
+        records.complete(key, 'owner', `POST /orders =${body}`, stored, 31_000);
+      }
+      res.writeHead(201, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(payload),
+      });
+      res.end(payload);
+    },
+    server !== 'adapter + idempotency (memory)' && server !== 'adapter + idempotency (memory, 100 records)'
+      ? options
+      : {
+          ...options,
+          idempotency: createIdempotency(
+            server === 'adapter + idempotency (memory)'
+              ? {}
+              : { store: createMemoryIdempotencyStore({ maxEntries: 100 }) },
+          ),
+        },
+  );
   const http = createServer(
-    withDeadlineHandler(
-      async (req, res) => {
-        let body = '';
-        for await (const chunk of req) body += chunk;
-        const payload = JSON.stringify({ order: body.length });
-        res.writeHead(201, {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(payload),
-        });
-        res.end(payload);
-      },
-      server === 'adapter'
-        ? options
-        : {
-            ...options,
-            idempotency: createIdempotency(
-              server === 'adapter + idempotency (memory)'
-                ? {}
-                : { store: createMemoryIdempotencyStore({ maxEntries: 100 }) },
-            ),
-          },
-    ),
+    server === 'adapter + pass-through wrappers only'
+      ? (req, res) => {
+          const methods = res as unknown as Record<string | symbol, unknown>;
+          methods[WRAPPED] = res;
+          methods.writeHead = passWriteHead;
+          methods.write = passWrite;
+          methods.end = passEnd;
+          return listener(req, res);
+        }
+      : listener,
   );
   http.listen(0, '127.0.0.1');
   await once(http, 'listening');
@@ -116,6 +155,58 @@ else {
     const us = median(run.cpuUs);
     const ratio = server === 'adapter' ? '' : `${(us / median(peer.cpuUs)).toFixed(3)}×`;
     console.log(`| ${server} | ${key} | ${median(run.rates).toFixed(0)} | ${us.toFixed(1)} | ${ratio} |`);
+  }
+
+  // The layer's parts without HTTP, in this process: what a keyed request cannot do without.
+  const { createMemoryIdempotencyStore } = await importBuilt<typeof import('../src/server/http.js')>('http');
+  const partRounds = (run: (n: number) => number, n: number): number => {
+    const samples: number[] = [];
+    let sink = 0;
+    for (let round = 0; round < 5; round++) {
+      const t0 = performance.now();
+      sink += run(n);
+      samples.push(((performance.now() - t0) * 1e6) / n);
+    }
+    if (sink === -1) console.log('');
+    return median(samples);
+  };
+  const store = createMemoryIdempotencyStore();
+  const response = {
+    status: 201,
+    headers: { 'content-type': 'application/json' },
+    body: new Uint8Array(12),
+  };
+  let sequence = 0;
+  const storeOps = (n: number): number => {
+    for (let i = 0; i < n; i++) {
+      // The bench's lifetime: the adapter's default 1 s deadline plus the 30 s grace.
+      const key = `"bench-${sequence++}"`;
+      store.claim(key, 'owner', 'POST /orders', 31_000);
+      store.complete(key, 'owner', 'POST /orders =body', response, 31_000);
+    }
+    return store.size().entries;
+  };
+  const small = Buffer.from(BODY);
+  const kib = Buffer.alloc(1024, 'x');
+  const inline = (n: number): number => {
+    let length = 0;
+    for (let i = 0; i < n; i++) length += `=${small.toString('base64')}`.length;
+    return length;
+  };
+  const sha = (body: Buffer) => (n: number) => {
+    let length = 0;
+    for (let i = 0; i < n; i++) length += createHash('sha256').update(body).digest('base64url').length;
+    return length;
+  };
+  storeOps(20_000); // the store full and warm
+  console.log('\n| part, without HTTP (this process) | ns per request (median of 5) |\n| --- | ---: |');
+  for (const [name, run] of [
+    ['memory store: claim + complete, 10 000 records held (31 s lifetime)', storeOps],
+    [`body fingerprint, ${small.length} B (its own bytes, base64)`, inline],
+    [`SHA-256 of a ${small.length} B body`, sha(small)],
+    ['SHA-256 of a 1 KiB body', sha(kib)],
+  ] as const) {
+    console.log(`| ${name} | ${partRounds(run, 100_000).toFixed(0)} |`);
   }
 
   // Minting one key per call: random (what prazo sends) against time-ordered.

@@ -228,6 +228,73 @@ describe('a repeat that waits', () => {
   });
 });
 
+describe('a keyed request whose client goes away', () => {
+  it('runs on instead of being cancelled, so that the retry after a read timeout gets its order', async () => {
+    // The handler's own work honours the deadline's signal, as a call passed `req.deadline` does;
+    // the order is made once that work has succeeded.
+    const signals: Array<{ key: string | undefined; signal: AbortSignal }> = [];
+    let orders = 0;
+    let proceed!: () => void;
+    const held = new Promise<void>((resolve) => {
+      proceed = resolve;
+    });
+    const idempotency = createIdempotency();
+    const server = createServer(
+      withDeadlineHandler(
+        async (req, res) => {
+          for await (const _ of req);
+          const { signal } = req.deadline;
+          signals.push({ key: req.headers['idempotency-key'] as string | undefined, signal });
+          try {
+            await new Promise<void>((resolve, reject) => {
+              signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+              held.then(resolve);
+            });
+          } catch {
+            res.writeHead(502).end('cancelled');
+            return;
+          }
+          orders++;
+          res.writeHead(201, { 'content-type': 'text/plain' });
+          res.end(`order ${orders}`);
+        },
+        { defaultMs: 2_000, maxMs: 5_000, idempotency },
+      ),
+    );
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const gone = async (key?: string) => {
+      const client = new AbortController();
+      const headers: Record<string, string> = key === undefined ? {} : { 'idempotency-key': key };
+      const pending = request(`${url}/orders`, { method: 'POST', body: 'a', headers, signal: client.signal });
+      while (signals.length === 0 || signals[signals.length - 1]!.key !== key)
+        await new Promise((r) => setTimeout(r, 5));
+      client.abort();
+      await pending.catch(() => {});
+      return signals[signals.length - 1]!.signal;
+    };
+    try {
+      // Without a key the handler is cancelled as before.
+      const keyless = await gone();
+      while (!keyless.aborted) await new Promise((r) => setTimeout(r, 5));
+      expect((keyless.reason as { code?: string }).code).toBe('CANCELLED');
+      // With a key it runs on; the retry waits for it and gets its order.
+      const keyed = await gone('"k-gone"');
+      const retry = post(url, 'a', '"k-gone"');
+      await new Promise((r) => setTimeout(r, 50));
+      expect(keyed.aborted).toBe(false);
+      proceed();
+      expect(await retry).toMatchObject({ status: 201, text: 'order 1' });
+      expect(orders).toBe(1);
+      expect(idempotency.stats()).toMatchObject({ executed: 1, waited: 1 });
+    } finally {
+      proceed();
+      server.close();
+    }
+  });
+});
+
 describe('the in-memory store', () => {
   it('holds at most maxEntries records, evicting the oldest', async () => {
     const store = createMemoryIdempotencyStore({ maxEntries: 2 });

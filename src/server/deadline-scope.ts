@@ -245,7 +245,7 @@ export function openDeadlineScope(
     if (res.headersSent) dropLateWrites(req, res, options.onLateWrite);
   };
   const onClose = (): void => {
-    if (!res.writableFinished) {
+    if (!res.writableFinished && (res as { [RUNS_ON]?: true })[RUNS_ON] !== true) {
       const reason = new CancelledError('The client disconnected before the response was sent.');
       cancelDeadline(deadline, reason);
       if (answerBy !== deadline) cancelDeadline(answerBy, reason);
@@ -268,6 +268,24 @@ export function openDeadlineScope(
       else then = callback;
     },
   };
+}
+
+/**
+ * Marks a response whose handler is not cancelled when the client disconnects (see
+ * {@link runOnAfterDisconnect}): a property of that one response, not a WeakSet, whose ephemeron
+ * entries cost the collector on every keyed request.
+ */
+const RUNS_ON = Symbol('prazo.runsOnAfterDisconnect');
+
+/**
+ * The handler of `res` runs on when its client disconnects: its deadline's signal then aborts at the
+ * limit only, not with `CANCELLED`. For the first execution of a request with an idempotency key: its
+ * client will ask again with the same key for the answer of the execution it started (a retry after
+ * a read timeout waits for it), so that answer must not be a cancellation.
+ * @internal Used by the idempotency layer.
+ */
+export function runOnAfterDisconnect(res: ServerResponse): void {
+  (res as ServerResponse & { [RUNS_ON]?: true })[RUNS_ON] = true;
 }
 
 /** Tallies of the responses in flight, for the admission step that lets a request through. */

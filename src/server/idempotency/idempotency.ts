@@ -5,6 +5,7 @@ import type { Deadline } from '../../deadline/deadline.js';
 import { InvalidOptionError } from '../../errors.js';
 import { DEADLINE_HEADER, GRPC_TIMEOUT_HEADER, parseDeadlineHeaderWith } from '../../wire/deadline-header.js';
 import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from '../../wire/idempotency-key-header.js';
+import { runOnAfterDisconnect } from '../deadline-scope.js';
 import { type BodyTap, tapBody } from './body-tap.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
 import { createMemoryIdempotencyStore } from './memory-store.js';
@@ -271,6 +272,8 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
       }
       stats.executed++;
       captureResponse(res, o.maxResponseBytes, this);
+      // Its client, gone after a read timeout, comes back with the same key for this execution's answer.
+      runOnAfterDisconnect(res);
       run();
     }
 

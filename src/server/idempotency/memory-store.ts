@@ -25,10 +25,12 @@ export interface MemoryIdempotencyStore extends IdempotencyStore {
 }
 
 interface Entry {
-  key: string;
+  readonly key: string;
   record: IdempotencyRecord;
   expiresAt: number;
   bytes: number;
+  /** Its latest write's number: a copy in the write order with another number is stale. */
+  written: number;
 }
 
 /**
@@ -59,11 +61,14 @@ export function createMemoryIdempotencyStore(
   // Lookup in a Map; the write order in an array with a moving head, oldest first. Not the Map's own
   // order: V8 leaves a deleted Map entry as a hole that every iteration from the front walks over until
   // the table is rebuilt, so evicting from the front of a full Map costs O(capacity) per write (≈ 30 µs
-  // per request at 10 000 records). An entry rewritten (claim, then complete) is in the array twice;
-  // the stale copy is skipped when it comes up.
+  // per request at 10 000 records). An entry rewritten (claim, then complete) is updated in place and
+  // is in the array twice, with its write number beside each copy (`written`, a parallel array of
+  // small integers: no object per write); the stale copy is skipped when it comes up.
   const entries = new Map<string, Entry>();
   const order: Entry[] = [];
+  const writes: number[] = [];
   let head = 0;
+  let writeCount = 0;
   let bytes = 0;
   let evicted = 0;
 
@@ -80,25 +85,32 @@ export function createMemoryIdempotencyStore(
     entries.delete(entry.key);
     bytes -= entry.bytes;
   };
-  /** Writes `entry` over `replaced` (the key's live entry, which the caller already looked up). */
-  const put = (entry: Entry, now: number, replaced: Entry | undefined): void => {
-    // A rewritten key's entry is replaced where it is: a delete would leave a hole in the Map's table,
-    // two per request with the claim's, and a full table is rebuilt (10 000 records copied) when the
-    // holes fill it.
-    if (replaced !== undefined) bytes -= replaced.bytes;
-    entries.set(entry.key, entry);
+  /** Whether the write at `index` of the write order is still the entry's latest, in the Map. */
+  const current = (index: number): boolean => {
+    const entry = order[index]!;
+    return entry.written === writes[index] && entries.get(entry.key) === entry;
+  };
+  /**
+   * Records a write of `entry` (new, or updated in place: a delete and a new entry would leave a hole
+   * in the Map's table, and a full table is rebuilt, 10 000 records copied, when the holes fill it),
+   * then evicts beyond the bounds and sweeps a few expired records.
+   */
+  const wrote = (entry: Entry, now: number): void => {
+    entry.written = ++writeCount;
     order.push(entry);
+    writes.push(entry.written);
     bytes += entry.bytes;
     while ((entries.size > maxEntries || bytes > maxBytes) && head < order.length) {
-      const oldest = order[head++]!;
-      if (entries.get(oldest.key) !== oldest) continue;
+      const index = head++;
+      if (!current(index)) continue;
+      const oldest = order[index]!;
       if (oldest.expiresAt > now) evicted++;
       remove(oldest);
     }
     // A few expired records at the front go on every write, so that memory follows the lifetimes.
     for (let swept = 0; swept < 4 && head < order.length; ) {
-      const oldest = order[head]!;
-      if (entries.get(oldest.key) === oldest) {
+      if (current(head)) {
+        const oldest = order[head]!;
         if (oldest.expiresAt > now) break;
         remove(oldest);
         swept++;
@@ -107,6 +119,7 @@ export function createMemoryIdempotencyStore(
     }
     if (head > 1024 && head * 2 > order.length) {
       order.splice(0, head);
+      writes.splice(0, head);
       head = 0;
     }
   };
@@ -116,16 +129,15 @@ export function createMemoryIdempotencyStore(
       const now = clock.now();
       const entry = live(key, now);
       if (entry !== undefined) return entry.record;
-      put(
-        {
-          key,
-          record: { state: 'running', owner, request },
-          expiresAt: now + ttlMs,
-          bytes: 64 + key.length,
-        },
-        now,
-        undefined,
-      );
+      const claimed: Entry = {
+        key,
+        record: { state: 'running', owner, request },
+        expiresAt: now + ttlMs,
+        bytes: 64 + key.length,
+        written: 0,
+      };
+      entries.set(key, claimed);
+      wrote(claimed, now);
       return null;
     },
     complete(key, owner, fingerprint, response, ttlMs) {
@@ -133,16 +145,11 @@ export function createMemoryIdempotencyStore(
       const entry = live(key, now);
       if (entry === undefined || entry.record.owner !== owner || entry.record.state !== 'running')
         return false;
-      put(
-        {
-          key,
-          record: { state: 'done', owner, request: entry.record.request, fingerprint, response },
-          expiresAt: now + ttlMs,
-          bytes: 128 + key.length + sizeOf(response),
-        },
-        now,
-        entry,
-      );
+      bytes -= entry.bytes;
+      entry.record = { state: 'done', owner, request: entry.record.request, fingerprint, response };
+      entry.expiresAt = now + ttlMs;
+      entry.bytes = 128 + key.length + sizeOf(response);
+      wrote(entry, now);
       return true;
     },
     release(key, owner) {

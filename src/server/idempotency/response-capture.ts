@@ -64,7 +64,9 @@ export class ResponseCapture {
     const chunks = this.#chunks;
     if (chunks === null) return null;
     const headers: Record<string, string | string[]> = {};
-    addHeaders(headers, this.#res.getHeaders());
+    // getHeaders() names are lower-case already.
+    const set = this.#res.getHeaders();
+    for (const name of Object.keys(set)) putLower(headers, name, set[name]);
     if (this.#headHeaders !== undefined) addHeaders(headers, this.#headHeaders);
     return {
       status: this.#res.statusCode,
@@ -178,9 +180,12 @@ function addHeaders(
 }
 
 function put(into: Record<string, string | string[]>, name: string, value: unknown): void {
-  const lower = name.toLowerCase();
+  putLower(into, name.toLowerCase(), value);
+}
+
+function putLower(into: Record<string, string | string[]>, lower: string, value: unknown): void {
   if (NOT_REPLAYED.has(lower) || value === undefined || value === null) return;
-  into[lower] = Array.isArray(value) ? value.map(String) : String(value);
+  into[lower] = Array.isArray(value) ? value.map(String) : typeof value === 'string' ? value : String(value);
 }
 
 /**
