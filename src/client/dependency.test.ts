@@ -268,6 +268,29 @@ describe('dependency() attempts', () => {
     await dep.close();
   });
 
+  it("with lastAttempt 'deadline', takes the retry from the budget when it cuts an attempt, so attempts timing out together are not cut for retries the budget then refuses", async () => {
+    // A budget with one retry left, which says yes to every "could you?" (as a shared budget does
+    // until one of the calls asking it spends the last retry).
+    let left = 1;
+    const budget = {
+      ...createRetryBudget(),
+      canConsume: () => true,
+      tryConsume: () => (left > 0 ? (left--, true) : false),
+    };
+    const { dep, clock, transport } = setup({ lastAttempt: 'deadline', attempts: 2, retryBudget: budget });
+    const a = settle(dep.request({ path: '/a' }));
+    const b = settle(dep.request({ path: '/b' }));
+    await advance(clock, 400);
+    // One attempt was cut and retried; the other, with no retry left for it, kept waiting.
+    expect(transport.exchanges.map((e) => e.path).sort()).toEqual(['/a', '/a', '/b']);
+    for (const e of transport.pending()) e.respond(200);
+    expect((await a).value?.status).toBe(200);
+    expect((await b).value?.status).toBe(200);
+    clock.advance(5);
+    expect(clock.pendingTimers()).toBe(0);
+    await dep.close();
+  });
+
   it('ends the attempt at the deadline with DEADLINE_EXCEEDED when the deadline comes before the read timeout', async () => {
     const { dep, clock } = setup();
     const pending = settle(dep.request({ path: '/', deadline: { limitMs: START + 120 } }));

@@ -144,7 +144,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
       !this.byDeadline &&
       this.plan.kind !== 'hedge' &&
       this.plan.lastSent === this &&
-      !retryCouldFollow(this.ctx, this, nowMs)
+      !(retryCouldFollow(this.ctx, this, nowMs) && reserveRetry(this.ctx, this.call))
     ) {
       // Abandoned, this attempt would still load the dependency, and nothing could be sent in its
       // place: it keeps waiting, until the deadline. A hedged try (two copies, an extra the budget
@@ -194,6 +194,17 @@ export function retryCouldFollow(ctx: DependencyContext, attempt: Attempt, nowMs
   // this instance or this call, and a retry would wait in the same queue behind this attempt's work.
   if (ctx.slowShare >= 0.5) return false;
   return ctx.budget.canConsume?.() ?? true;
+}
+
+/**
+ * Takes the retry that will follow an attempt cut at its read timeout from the budget now (see
+ * `Call.retryReserved`); false when the budget refuses it (the attempt then keeps waiting).
+ */
+function reserveRetry(ctx: DependencyContext, call: Call): boolean {
+  if (call.retryReserved) return true;
+  if (!ctx.budget.tryConsume()) return false;
+  call.retryReserved = true;
+  return true;
 }
 
 /** Counts one finished attempt into {@link DependencyContext.slowShare}. */

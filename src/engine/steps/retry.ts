@@ -8,6 +8,7 @@ import {
 } from '../../errors.js';
 import { classify, type ErrorVerdict, judgeError } from '../../policy/classify.js';
 import { planRetry } from '../../policy/plan-retry.js';
+import type { RetryBudget } from '../../policy/retry-budget.js';
 import { type AttemptInFlight, AttemptPlan } from '../attempt-plan.js';
 import type { Call, DependencyResponse } from '../call.js';
 import { closedError, withHistory } from '../history.js';
@@ -160,13 +161,16 @@ async function retryLoop(
         'not retried: the dependency is past its concurrency limit.',
       );
     }
+    // A retry the attempt step reserved when it cut the attempt (lastAttempt 'deadline') is spent.
+    const reserved = call.retryReserved;
+    call.retryReserved = false;
     const plan = planRetry({
       classification,
       attemptsMade: call.tries,
       maxAttempts: ctx.policy.attempts,
       remainingMs: call.limitMs - now,
       p99Ms: ctx.live.p99Ms,
-      budget: ctx.budget,
+      budget: reserved ? reservedBudget(ctx.budget) : ctx.budget,
       random: ctx.random,
     });
     if (!plan.retry) {
@@ -291,4 +295,13 @@ const EXPLANATIONS: Readonly<Record<string, string>> = {
 
 function explain(reason: string): string {
   return EXPLANATIONS[reason] ?? `${reason}.`;
+}
+
+/** The budget as seen by a retry it already granted (`Call.retryReserved`): it grants it again. */
+function reservedBudget(budget: RetryBudget): RetryBudget {
+  return {
+    recordOriginal: (nowMs) => budget.recordOriginal(nowMs),
+    tryConsume: () => true,
+    state: () => budget.state(),
+  };
 }
