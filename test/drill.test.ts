@@ -110,11 +110,6 @@ describe('the drill', () => {
       });
     }
     expect(report.calibration['inventory']?.policy.readMs).toBeGreaterThan(0);
-    // The order write: prazo retries it with a key and never creates an order twice (naive's count
-    // is measured, not judged: over phases this short its 2 s timeout may not fire).
-    expect(prazo.orders?.written).toBeGreaterThan(0);
-    expect(prazo.orders?.duplicates).toBe(0);
-    expect(naive.orders?.written).toBeGreaterThan(0);
     // The supplier has finite capacity: its queue, every process's event-loop delay, and each
     // phase's success against the load it cost are measured for both columns.
     for (const f of [naive, prazo]) {

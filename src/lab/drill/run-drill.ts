@@ -26,7 +26,6 @@ import { type ServiceSet, type Stoppable, startServiceSet } from './services/set
 import {
   DRILL_CONFIGS,
   type DrillConfig,
-  type OrderCounts,
   type PerConfig,
   type TierMeasurement,
   type TierPolicy,
@@ -336,7 +335,6 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
       phaseNameAt,
       options.userDeadlineMs,
     );
-    const orders = await readOrders(sets);
     recorder.sample(Math.max(nextSampleAt, totalMs), final);
     recorder.mark('recovery-end', final);
     recorder.mark('end', final);
@@ -363,7 +361,6 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
       skipped,
       overload,
       loopDelays,
-      orders,
     );
     report.waterfalls = { run: runOf(waterfalls, configs), byPhase: waterfalls.byPhase };
     return report;
@@ -385,18 +382,6 @@ function columnProcesses(
       process,
     })),
   );
-}
-
-/** The orders each column's orders service created over the timeline (see `OrderCounts`). */
-async function readOrders(sets: readonly ServiceSet[]): Promise<Partial<Record<DrillConfig, OrderCounts>>> {
-  const result: Partial<Record<DrillConfig, OrderCounts>> = {};
-  await Promise.all(
-    sets.map(async (set) => {
-      const stats = await set.orders.call<TierStats>('stats').catch(() => null);
-      if (stats?.orders) result[set.config] = stats.orders;
-    }),
-  );
-  return result;
 }
 
 /** Each column's processes' event-loop delay over the timeline (p99 and max, ms). */
@@ -473,9 +458,8 @@ async function calibrate(
     sets.map(async (set) => {
       for (const tier of [set.gateway, set.orders, set.inventory]) {
         const measured = await tier.call<TierMeasurement>('measured');
-        // The edge and the gateway's order write (sent with a key) are retried; the other hop is not.
-        const hop = tier === set.inventory ? 'edge' : tier === set.gateway ? 'write' : 'internal';
-        const policy: TierPolicy = calibrateHop(measured, options, hop);
+        const edge = tier === set.inventory;
+        const policy: TierPolicy = calibrateHop(measured, options, edge);
         if (set.config === 'prazo') calibration[tier.name.split('/')[1]!] = { measured, policy };
         await tier.call('configure', policy);
       }

@@ -34,15 +34,13 @@ export interface CallResult {
 export interface NaiveCaller {
   /**
    * GETs `path`, passing `headers` along; resolves with the last attempt's answer, or rejects.
-   * `tag` and `trace` are handed back to `onAttempt`. With a `body` (the naive caller only: the
-   * order write), the call is a `POST` of that JSON, retried like a GET.
+   * `tag` and `trace` are handed back to `onAttempt`.
    */
   call(
     path: string,
     headers: Record<string, string>,
     tag?: string,
     trace?: AttemptTrace,
-    body?: string,
   ): Promise<CallResult>;
   /** Closes the connections: at once, or once the requests in flight have finished (`graceful`). */
   close(graceful?: boolean): Promise<void>;
@@ -50,7 +48,7 @@ export interface NaiveCaller {
 
 /**
  * Creates the naive client: what a service looks like with a 30 s timeout, 3 attempts, no budget,
- * no deadline and no hedging — and no notion of which requests may be sent twice. The attempt header is sent so the double can tell retries apart; it
+ * no deadline and no hedging. The attempt header is sent so the double can tell retries apart; it
  * changes nothing in the call.
  */
 export function createNaiveCaller(options: NaiveCallerOptions): NaiveCaller {
@@ -66,7 +64,6 @@ export function createNaiveCaller(options: NaiveCallerOptions): NaiveCaller {
     number: number,
     tag: string,
     trace: AttemptTrace | undefined,
-    write: string | undefined,
   ): Promise<CallResult> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), options.timeoutMs);
@@ -75,13 +72,8 @@ export function createNaiveCaller(options: NaiveCallerOptions): NaiveCaller {
     try {
       const response = await pool.request({
         path,
-        method: write === undefined ? 'GET' : 'POST',
-        headers: {
-          ...headers,
-          ...(write === undefined ? {} : { 'content-type': 'application/json' }),
-          [ATTEMPT_HEADER]: attemptHeaderValue(number, kind),
-        },
-        ...(write === undefined ? {} : { body: write }),
+        method: 'GET',
+        headers: { ...headers, [ATTEMPT_HEADER]: attemptHeaderValue(number, kind) },
         signal: controller.signal,
       });
       const body = await response.body.text();
@@ -96,13 +88,12 @@ export function createNaiveCaller(options: NaiveCallerOptions): NaiveCaller {
   }
 
   return {
-    async call(path, headers, tag = '', trace, body) {
+    async call(path, headers, tag = '', trace) {
       let last: unknown;
       for (let number = 1; number <= options.attempts; number++) {
         const pool = pools[next++ % pools.length]!;
         try {
-          // Blind: a POST is retried like a GET, whether or not the first attempt was applied.
-          const result = await attempt(pool, path, headers, number, tag, trace, body);
+          const result = await attempt(pool, path, headers, number, tag, trace);
           if (result.status < 500 || number === options.attempts) return result;
           last = result;
         } catch (error) {

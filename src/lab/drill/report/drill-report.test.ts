@@ -24,7 +24,6 @@ const figures = (over: Partial<ConfigFigures>): ConfigFigures =>
     burstAmplification: 1,
     burstAmplificationBound: 1.1025,
     afterDeadline: 0,
-    orders: { written: 900, duplicates: 0, duplicatedCheckouts: 0 },
     tail: {
       hedgedP99Ms: 100,
       unhedgedP99Ms: 300,
@@ -109,21 +108,6 @@ describe('the drill report', () => {
       slowShare: null,
       amplification: null,
     });
-  });
-
-  it('fails the order check when prazo created an order twice, or none, and names both columns', () => {
-    const check = (prazo: Partial<ConfigFigures>) =>
-      acceptanceChecks({
-        naive: figures({ orders: { written: 880, duplicates: 140, duplicatedCheckouts: 95 } }),
-        prazo: figures(prazo),
-      }).find((c) => c.name.startsWith('no order created twice'))!;
-    expect(check({})).toMatchObject({
-      pass: true,
-      detail: 'prazo 0 duplicates of 900 orders; naive 140 of 880',
-    });
-    expect(check({ orders: { written: 900, duplicates: 1, duplicatedCheckouts: 1 } }).pass).toBe(false);
-    expect(check({ orders: { written: 0, duplicates: 0, duplicatedCheckouts: 0 } }).pass).toBe(false);
-    expect(check({ orders: null })).toMatchObject({ pass: false, detail: 'prazo n/a' });
   });
 
   it('compares the exact amplification with the bound, never a rounded one, and shows three decimals', () => {

@@ -4,7 +4,7 @@ import { budgetWindowMs } from '../calibrate-hop.js';
 import type { NormalizedDrillOptions } from '../drill-options.js';
 import { comparePeers } from '../peers/comparison.js';
 import { burstRampStartMs, FLEET_ROLES, type Phase, type PhaseName } from '../phase-plan.js';
-import type { DrillConfig, OrderCounts, PerConfig, TierMeasurement, TierPolicy } from '../services/spec.js';
+import type { DrillConfig, PerConfig, TierMeasurement, TierPolicy } from '../services/spec.js';
 import type { DeadlineWaterfall } from '../waterfall/waterfall.js';
 import { type CapacityFigures, capacityChecks, capacityFigures, type LoopDelay } from './capacity-figures.js';
 import type { DrillRecorder, Mark, Sample } from './recorder.js';
@@ -68,12 +68,6 @@ export interface ConfigFigures {
   edgeTimeoutMs: number | null;
   /** The fleet phase: one supplier instance sick (503), one slow, the others healthy. */
   fleet: FleetFigures;
-  /**
-   * The checkout's order write, counted by the orders service over the timeline: checkouts with an
-   * order, and orders created beyond the first for the same checkout (duplicate side effects). Null
-   * when it was not read.
-   */
-  orders: OrderCounts | null;
   /**
    * What the supplier's finite capacity shows: the trigger phase, the event-loop delay of the
    * column's processes, and each phase's success against the supplier load it cost.
@@ -260,7 +254,6 @@ export function buildDrillReport(
   skipped: DrillReport['skipped'] = [],
   overload: OverloadFigures[] | null = null,
   loopDelays: Partial<Record<DrillConfig, LoopDelay[]>> = {},
-  orders: Partial<Record<DrillConfig, OrderCounts>> = {},
 ): DrillReport {
   const capacity = capacityFigures(recorder, options, loopDelays);
   const phases = [...recorder.phases];
@@ -345,7 +338,6 @@ export function buildDrillReport(
       },
       edgeTimeoutMs: last?.timeoutMs ?? null,
       fleet: fleetFigures(marks, afterFleet),
-      orders: orders[config] ?? null,
       capacity: capacity[config]!,
     };
   }
@@ -472,14 +464,6 @@ export function acceptanceChecks(configs: PerConfig<ConfigFigures>): DrillCheck[
       prazo.fleet.sickShare <= 0.15 &&
       prazo.fleet.sickShare < naive.fleet.sickShare,
     `prazo ${pct(prazo.fleet.sickShare)}, naive ${pct(naive.fleet.sickShare)}`,
-  );
-  // The order write: retried with a key, never applied twice (read at the end of the run).
-  add(
-    'no order created twice with prazo (the write retried with an idempotency key)',
-    prazo.orders !== null && prazo.orders.duplicates === 0 && prazo.orders.written > 0,
-    prazo.orders === null
-      ? 'prazo n/a'
-      : `prazo ${prazo.orders.duplicates} duplicates of ${prazo.orders.written} orders; naive ${naive.orders === null ? 'n/a' : `${naive.orders.duplicates} of ${naive.orders.written}`}`,
   );
   add(
     'hedging costs ≤ 10 % extra attempts',

@@ -51,7 +51,6 @@ const config = (over: Partial<ConfigFigures>): ConfigFigures => ({
     slowShare: 0.16,
     amplification: 1.02,
   },
-  orders: { written: 1400, duplicates: 0, duplicatedCheckouts: 0 },
   capacity: capacity(),
   ...over,
 });
@@ -62,7 +61,6 @@ const report = {
   phases: planPhases(normalizeDrillOptions().phases),
   configs: {
     naive: config({
-      orders: { written: 1500, duplicates: 260, duplicatedCheckouts: 170 },
       burstAmplification: 2.8765,
       burstAmplificationBound: null,
       fleet: {
@@ -116,23 +114,6 @@ describe('the drill report rows', () => {
     ]);
     expect(rows.get('share sent to the slow instance')?.slice(1, 3)).toEqual(['28.57 %', '16.00 %']);
     expect(rows.get('/checkout success, one instance sick, one slow')![3]).toContain('answered 503 to 100 %');
-  });
-
-  it('count the orders written and the orders created twice, with the checkouts affected', () => {
-    const rows = rowsByLabel();
-    expect(rows.get('orders written (checkouts with an order)')?.slice(1, 3)).toEqual(['1500', '1400']);
-    expect(rows.get('orders created twice (duplicate side effects)')?.slice(1, 3)).toEqual([
-      '260 (170)',
-      '0 (0)',
-    ]);
-  });
-
-  it('show "–" for the orders of a report saved before the order write', () => {
-    const old = structuredClone(report);
-    delete (old.configs.naive as Partial<ConfigFigures>).orders;
-    const rows = new Map(reportRows(old).map((r) => [r[0], r]));
-    expect(rows.get('orders written (checkouts with an order)')?.slice(1, 3)).toEqual(['–', '1400']);
-    expect(rows.get('orders created twice (duplicate side effects)')?.[1]).toBe('–');
   });
 
   it('print amplification with three decimals, and the bound it is checked against', () => {

@@ -2,7 +2,7 @@ import { formatOverloadTable } from '../../overload/overload-table.js';
 import { textTable } from '../../text-table.js';
 import { budgetWindowMs } from '../calibrate-hop.js';
 import { SUPPLIER_INSTANCES } from '../phase-plan.js';
-import type { DrillConfig, OrderCounts } from '../services/spec.js';
+import type { DrillConfig } from '../services/spec.js';
 import { formatWaterfallsText } from '../waterfall/render.js';
 import { capacityRows } from './capacity-rows.js';
 import type { ConfigFigures, DrillReport } from './drill-report.js';
@@ -12,9 +12,6 @@ const ms = (v: number | null) => (v === null ? '–' : `${Math.round(v)} ms`);
 const times = (v: number | null) => (v === null ? '–' : `${v.toFixed(3)}×`);
 const ratio = (v: number | null) => (v === null ? '–' : v.toFixed(3));
 const at = (v: number | null) => (v === null ? 'never' : `+${(v / 1000).toFixed(1)} s`);
-/** An order-write figure, or "–" when the report has none (one saved before the order write). */
-const ordersOf = (c: ConfigFigures, f: (orders: OrderCounts) => string): string =>
-  c.orders === null || c.orders === undefined ? '–' : f(c.orders);
 /** Shown where a figure does not apply to a configuration (naive never hedges). */
 const NOT_APPLICABLE = '—';
 
@@ -69,17 +66,6 @@ export function reportRows(report: DrillReport): ReportRow[] {
       '/checkout success, whole run',
       'Checkouts over the whole run that got a 200 before the user gave up, every phase together.',
       (c) => pct(c.checkout.successRate),
-    ),
-    row(
-      'orders written (checkouts with an order)',
-      `Checkouts for which the orders service created an order, counted by the service over the timeline — also those whose answer came too late for the user. The shop’s call to orders is the order write, a POST carrying the checkout’s id. prazo sends it with \`idempotencyKey: 'auto'\` and retries it (timeout, reset, 502/503/504) within the deadline and its retry budget; the orders service runs prazo’s idempotency layer (in-memory store). Naive retries it blindly, like its GETs, with a ${o.userDeadlineMs / 1000} s timeout. The peers send it once: their libraries sit at the edge.`,
-      // A report saved before the order write has no `orders`.
-      (c) => ordersOf(c, (o) => String(o.written)),
-    ),
-    row(
-      'orders created twice (duplicate side effects)',
-      'Orders created beyond the first for the same checkout (in brackets, the checkouts affected). A retry of a POST after a timeout is a second order when the first attempt went on and completed; with a key the orders service runs it once and replays or waits for the rest.',
-      (c) => ordersOf(c, (o) => `${o.duplicates} (${o.duplicatedCheckouts})`),
     ),
     row(
       '/checkout success, one instance sick, one slow',

@@ -20,11 +20,8 @@ export interface TierCallResult extends CallResult {
 
 /** How a service of the chain calls the next one. */
 export interface Downstream {
-  /**
-   * Calls `path` on behalf of the incoming request; never rejects (failures become a 5xx result).
-   * With a `body`, the call is the order write: a `POST` of that JSON.
-   */
-  call(path: string, incoming: IncomingMessage, variant: string, body?: string): Promise<TierCallResult>;
+  /** Calls `path` on behalf of the incoming request; never rejects (failures become a 5xx result). */
+  call(path: string, incoming: IncomingMessage, variant: string): Promise<TierCallResult>;
   /** The per-attempt timeout in force, in ms. */
   timeoutMs(): number;
   /** The client's own Prometheus metrics (text format), when it publishes any. */
@@ -41,21 +38,15 @@ export interface Downstream {
  * can count the requests that arrive after the user has gone; no service of this configuration reads it.
  */
 export function createNaiveDownstream(spec: TierSpec, hooks: DownstreamHooks): Downstream {
-  // The naive gateway's order write is retried (see `orderWriteNaive`); a peer's internal hops,
-  // the write included, make one attempt: the peers' libraries sit at the edge.
-  const settings =
-    spec.write && spec.config === 'naive'
-      ? spec.write.naive
-      : { timeoutMs: spec.naive.timeoutMs, attempts: spec.edge ? spec.naive.attempts : 1 };
   const caller = createNaiveCaller({
     name: spec.downstreamName,
     origins: spec.downstream,
-    timeoutMs: settings.timeoutMs,
-    attempts: settings.attempts,
+    timeoutMs: spec.naive.timeoutMs,
+    attempts: spec.edge ? spec.naive.attempts : 1,
     onAttempt: (kind, durationMs, ok, variant, trace) =>
       hooks.onAttempt(kind, variant, durationMs, ok, trace),
   });
-  return callerDownstream(caller, settings.timeoutMs, spec.edge ? spec.name : null);
+  return callerDownstream(caller, spec.naive.timeoutMs, spec.edge ? spec.name : null);
 }
 
 /**
@@ -70,14 +61,14 @@ export function callerDownstream(
   traceAs: string | null = null,
 ): Downstream {
   return {
-    async call(path, incoming, variant, body) {
+    async call(path, incoming, variant) {
       const headers: Record<string, string> = {};
       const deadline = incoming.headers[DEADLINE_HEADER];
       if (typeof deadline === 'string') headers[DEADLINE_HEADER] = deadline;
       const trace: AttemptTrace | undefined = traceAs === null ? undefined : { attempts: [] };
       let result: TierCallResult;
       try {
-        result = await caller.call(path, headers, variant, trace, body);
+        result = await caller.call(path, headers, variant, trace);
       } catch (error) {
         result = failure(error);
       }

@@ -5,13 +5,8 @@ import { callWithDeadline } from '../../../deadline/call-with-deadline.js';
 import type { Deadline } from '../../../deadline/deadline.js';
 import type { DeadlineLedger } from '../../../engine/ledger.js';
 import { createRetryBudget } from '../../../policy/retry-budget.js';
-import {
-  createIdempotency,
-  type DeadlineIncomingMessage,
-  withDeadlineHandler,
-} from '../../../server/http.js';
+import { type DeadlineIncomingMessage, withDeadlineHandler } from '../../../server/http.js';
 import { undici } from '../../../transport/undici-module.js';
-import { WRITE_CALIBRATION } from '../calibrate-hop.js';
 import { ledgerSpans } from '../waterfall/ledger-spans.js';
 import { epochNow, TRAIL_HEADER } from '../waterfall/trail.js';
 import { type Downstream, type DownstreamHooks, failure } from './downstream.js';
@@ -32,8 +27,6 @@ export function wrapPrazoHandler(handler: TierHandler, spec: TierSpec): TierHand
     defaultMs: spec.deadline.defaultMs,
     maxMs: spec.deadline.maxMs,
     trust: 'all',
-    // The orders service deduplicates the order write by its key: one process, the in-memory store.
-    ...(spec.orders ? { idempotency: createIdempotency() } : {}),
   });
 }
 
@@ -49,7 +42,7 @@ function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHoo
   const pools = spec.downstream.map((origin) => new undici.Pool(origin, { connections: 256, pipelining: 1 }));
   let next = 0;
   return {
-    async call(path, incoming, variant, body) {
+    async call(path, incoming, variant) {
       const pool = pools[next++ % pools.length]!;
       const startedAt = performance.now();
       try {
@@ -57,11 +50,7 @@ function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHoo
           name: spec.downstreamName,
           p99Ms,
           run: async ({ signal, headers }) => {
-            const response = await pool.request(
-              body === undefined
-                ? { path, method: 'GET', headers, signal }
-                : { path, method: 'POST', headers: { ...headers, ...JSON_TYPE }, body, signal },
-            );
+            const response = await pool.request({ path, method: 'GET', headers, signal });
             return {
               status: response.statusCode,
               body: await response.body.text(),
@@ -80,55 +69,6 @@ function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHoo
     close: async (graceful) => {
       await Promise.all(pools.map((pool) => (graceful ? pool.close() : pool.destroy())));
     },
-  };
-}
-
-const JSON_TYPE = { 'content-type': 'application/json' } as const;
-
-/**
- * The gateway's order write in the prazo configuration once warm-up has been measured: prazo's client
- * with `idempotencyKey: 'auto'` — one key per checkout's write, sent on every attempt — which makes
- * the `POST` retryable after a timeout, a reset or a 502/503/504 under its own retry budget, within
- * the propagated deadline; the orders service's idempotency layer runs it once and replays or waits
- * for the rest. No hedging and none of the edge's overload settings: the write hop only retries, and
- * its last attempt waits for the answer instead of abandoning the order at a read timeout.
- */
-function createWriteDownstream(spec: TierSpec, policy: TierPolicy, hooks: DownstreamHooks): Downstream {
-  const client = dependency({
-    name: spec.downstreamName,
-    origins: spec.downstream,
-    latency: { p99Ms: policy.p99Ms, p95Ms: policy.p95Ms },
-    userDeadlineMs: policy.userDeadlineMs,
-    attempts: policy.attempts,
-    calibration: WRITE_CALIBRATION,
-    connections: 256,
-    retryBudget: createRetryBudget({ windowMs: policy.budgetWindowMs }),
-    hedge: false,
-    idempotencyKey: 'auto',
-    // An attempt no retry can follow keeps waiting until the deadline: the orders service goes on
-    // with the write either way, and its answer is what the user waits for.
-    lastAttempt: 'deadline',
-  });
-  // Counted under one label: the checkout variants only matter at the edge (hedging).
-  client.on('attempt-end', (event) => {
-    hooks.onAttempt(event.kind, 'write', event.durationMs, event.outcome === 'success');
-  });
-  return {
-    async call(path, incoming, _variant, body) {
-      try {
-        const response = await client.request({
-          path,
-          deadline: deadlineOf(incoming),
-          ...(body === undefined ? {} : { method: 'POST', headers: JSON_TYPE, body }),
-        });
-        const trail = response.headers[TRAIL_HEADER];
-        return { status: response.status, body: await response.body.text(), trail };
-      } catch (error) {
-        return failure(error);
-      }
-    },
-    timeoutMs: () => client.policy().readMs,
-    close: () => client.close(),
   };
 }
 
@@ -234,7 +174,6 @@ export function createPrazoDownstream(
   policy: TierPolicy | null,
   hooks: DownstreamHooks,
 ): Downstream {
-  if (policy !== null && spec.write) return createWriteDownstream(spec, policy, hooks);
   if (policy === null || !spec.edge)
     return createHopDownstream(spec, policy?.p99Ms ?? spec.startP99Ms, hooks);
   return createEdgeDownstream(spec, policy, hooks);

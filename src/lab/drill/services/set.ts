@@ -3,7 +3,7 @@ import { type HaproxySidecar, startHaproxy } from '../peers/haproxy-sidecar.js';
 import { peerSettings } from '../peers/settings.js';
 import { SUPPLIER_INSTANCES, supplierBehaviour } from '../phase-plan.js';
 import { type ServiceProcess, startServiceProcess } from './process.js';
-import { type DrillConfig, orderWriteNaive, type TierSpec } from './spec.js';
+import type { DrillConfig, TierSpec } from './spec.js';
 
 /** What the drill stops at the end: a service process or the HAProxy sidecar. */
 export type Stoppable = Pick<ServiceProcess, 'pid' | 'stop' | 'kill'>;
@@ -101,10 +101,10 @@ export async function startServiceSet(
       true,
     ),
   );
-  const orders = await started('orders', {
-    ...tier('orders', '/orders', 'inventory', [inventory.url], '/reserve', false),
-    orders: true,
-  });
+  const orders = await started(
+    'orders',
+    tier('orders', '/orders', 'inventory', [inventory.url], '/reserve', false),
+  );
   const gateway = await started('gateway', {
     ...tier('gateway', '/checkout', 'orders', [orders.url], '/orders', false),
     shop: {
@@ -115,7 +115,6 @@ export async function startServiceSet(
       },
       catalogWorkMs: 2,
     },
-    write: { naive: orderWriteNaive(options) },
   });
   const all: Stoppable[] = [gateway, orders, inventory, ...(sidecar ? [sidecar] : []), ...suppliers];
   return {

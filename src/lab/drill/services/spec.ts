@@ -58,41 +58,6 @@ export interface TierSpec {
   deadline: { defaultMs: number; maxMs: number };
   /** Shop only: the shared pool and the independent route's work. */
   shop?: { pool: Required<Omit<SlotPoolOptions, 'clock'>>; catalogWorkMs: number };
-  /**
-   * Gateway only: its call downstream is the checkout's order write, `POST` with the checkout's id in
-   * the body. `naive` is how the naive configuration's hand-rolled client sends it (see
-   * {@link orderWriteNaive}); prazo sends it with `idempotencyKey: 'auto'`; a peer, once.
-   */
-  write?: { naive: { timeoutMs: number; attempts: number } };
-  /**
-   * Orders only: the service creates one order (the side effect, counted per checkout id) each time
-   * its own call downstream succeeds; in the prazo configuration behind prazo's idempotency layer.
-   */
-  orders?: true;
-}
-
-/**
- * How the naive configuration's gateway sends the order write: the same hand-rolled client as its
- * edge (retried at once on a 5xx, a network error or its own timeout, up to `naiveAttempts`, no key),
- * with the one setting such a client gets for a write its user waits for: a timeout at the user's
- * deadline (2 s) rather than the 30 s library default. A timed-out attempt is abandoned, not undone:
- * the orders service goes on with it, and when it completes the retry has made a second order.
- */
-export function orderWriteNaive(options: { userDeadlineMs: number; naiveAttempts: number }): {
-  timeoutMs: number;
-  attempts: number;
-} {
-  return { timeoutMs: options.userDeadlineMs, attempts: options.naiveAttempts };
-}
-
-/** The orders service's side effects (cumulative since the last reset). */
-export interface OrderCounts {
-  /** Checkouts with at least one order. */
-  written: number;
-  /** Orders created beyond the first for the same checkout: duplicate side effects. */
-  duplicates: number;
-  /** Checkouts with more than one order. */
-  duplicatedCheckouts: number;
 }
 
 /**
@@ -152,8 +117,6 @@ export interface TierStats {
   timeoutMs: number;
   /** Edge only: variant split of the hedging comparison. */
   byVariant: Record<string, { original: number; retry: number; hedge: number }>;
-  /** Orders only: the orders created (null elsewhere). */
-  orders: OrderCounts | null;
   pool: null | {
     size: number;
     inUse: number;

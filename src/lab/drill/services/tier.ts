@@ -11,7 +11,7 @@ import { epochNow, TRAIL_HEADER } from '../waterfall/trail.js';
 import { createNaiveDownstream, type Downstream, type DownstreamHooks } from './downstream.js';
 import { createPrazoDownstream, wrapPrazoHandler } from './prazo-downstream.js';
 import { createSlotPool, type SlotPool } from './slot-pool.js';
-import type { OrderCounts, TierMeasurement, TierPolicy, TierSpec, TierStats } from './spec.js';
+import type { TierMeasurement, TierPolicy, TierSpec, TierStats } from './spec.js';
 
 /** A running service of the chain. */
 export interface TierService {
@@ -48,10 +48,6 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
   let calibrating = true;
   /** Edge only: duration of the whole supplier call (all attempts) by variant, since the last reset. */
   const callLatency = new Map<string, LatencyHistogram>();
-  /** Orders only: orders created per checkout id, since the last reset. */
-  const orders = spec.orders ? new Map<string, number>() : null;
-  /** Gateway only: the next checkout's id (unique per gateway, so per configuration). */
-  let nextCheckout = 0;
   // The warm-up window feeds calibration through prazo's own healthy-slice selection; the live
   // window is the "measured p99" drawn against the configured timeout.
   const warmup: SlicedWindow = createSlicedWindow({ slices: 600, sliceMs: 1000 });
@@ -114,22 +110,9 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
         reply(res, 404, { error: 'not found' });
         return;
       }
-      let checkout: string | null = null;
-      if (orders) {
-        checkout = await readCheckoutId(req);
-        if (checkout === null) {
-          reply(res, 400, { error: 'an order needs {"checkout": "<id>"}' });
-          return;
-        }
-      }
       const query = variant === 'hedged' ? '' : `?variant=${encodeURIComponent(variant)}`;
-      const write = spec.write ? JSON.stringify({ checkout: `c${++nextCheckout}` }) : undefined;
       const callStartedAt = performance.now();
-      const outcome = await downstream.call(`${spec.downstreamPath}${query}`, req, variant, write);
-      // The side effect: an order is created once the service's own work (the reservation) succeeded
-      // — also when its caller has stopped waiting; a second one for the same checkout is a duplicate.
-      if (orders && checkout !== null && outcome.status === 200)
-        orders.set(checkout, (orders.get(checkout) ?? 0) + 1);
+      const outcome = await downstream.call(`${spec.downstreamPath}${query}`, req, variant);
       const callEndMs = epochNow();
       const callStartMs = performance.timeOrigin + callStartedAt;
       // What the user got: prazo's adapter may have answered 504 at the deadline already.
@@ -179,7 +162,6 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
         servedByStatus: { ...served },
         attempts: { ...attempts },
         attemptFailures,
-        orders: orders && countOrders(orders),
         liveP99Ms: merged.count > 0 ? merged.percentile(99) : Number.NaN,
         timeoutMs: downstream.timeoutMs(),
         byVariant: structuredClone(byVariant),
@@ -208,7 +190,6 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
       live.reset();
       callLatency.clear();
       sampling?.reset();
-      orders?.clear();
     },
     takeWaterfalls: () => sampling?.take() ?? null,
     takeCallP99() {
@@ -237,34 +218,8 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
   };
 }
 
-/** The checkout id of an order write (`{"checkout": "<id>"}`), or null when the body has none. */
-async function readCheckoutId(req: IncomingMessage): Promise<string | null> {
-  let text = '';
-  for await (const chunk of req) text += chunk;
-  try {
-    const checkout = (JSON.parse(text) as { checkout?: unknown } | null)?.checkout;
-    return typeof checkout === 'string' && checkout !== '' ? checkout : null;
-  } catch {
-    return null;
-  }
-}
-
-function countOrders(orders: ReadonlyMap<string, number>): OrderCounts {
-  let duplicates = 0;
-  let duplicatedCheckouts = 0;
-  for (const count of orders.values()) {
-    if (count > 1) {
-      duplicates += count - 1;
-      duplicatedCheckouts++;
-    }
-  }
-  return { written: orders.size, duplicates, duplicatedCheckouts };
-}
-
 function reply(res: ServerResponse, status: number, body: unknown): void {
-  // Also when the client has gone (Node discards it): an idempotency layer stores what the handler
-  // ends, for the retry that comes back with the same key.
-  if (res.headersSent || res.writableEnded) return;
+  if (res.headersSent || res.destroyed) return;
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
