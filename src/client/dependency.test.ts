@@ -275,7 +275,11 @@ describe('dependency() attempts', () => {
     const budget = {
       ...createRetryBudget(),
       canConsume: () => true,
-      tryConsume: () => (left > 0 ? (left--, true) : false),
+      tryConsume: () => {
+        if (left === 0) return false;
+        left--;
+        return true;
+      },
     };
     const { dep, clock, transport } = setup({ lastAttempt: 'deadline', attempts: 2, retryBudget: budget });
     const a = settle(dep.request({ path: '/a' }));
