@@ -515,7 +515,7 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
     mode = target;
     try {
       if (target === 'open') await listen(port);
-      else if (target === 'blackhole') blackhole = await startConnectBlackhole(host, port);
+      else if (target === 'blackhole') blackhole = await blackholeOn(host, port);
     } catch (error) {
       // The port could not be taken back (another process grabbed it): nothing listens, which is
       // refusing; a later set() tries again.
@@ -635,4 +635,24 @@ function responseBody(instance: number, seq: number, status: number, bodyBytes: 
   const json = JSON.stringify({ instance, request: seq, status });
   // Trailing spaces keep the body valid JSON at any requested size.
   return Buffer.from(json.length >= bodyBytes ? json : json.padEnd(bodyBytes, ' '));
+}
+
+/** Tries to take back a port just released, at most this many times, this far apart (ms). */
+const REBIND_TRIES = 10;
+const REBIND_PAUSE_MS = 25;
+
+/**
+ * Starts a connect blackhole on the port the double's server has just released. The port may be
+ * held a moment longer (a connection of that server still closing: seen once on a busy CI machine as
+ * `EADDRINUSE`), so an `EADDRINUSE` is retried a few times before it is reported.
+ */
+async function blackholeOn(host: string, port: number): Promise<ConnectBlackhole> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startConnectBlackhole(host, port);
+    } catch (error) {
+      if (attempt >= REBIND_TRIES || !String((error as Error).message).includes('EADDRINUSE')) throw error;
+      await new Promise((resolve) => setTimeout(resolve, REBIND_PAUSE_MS));
+    }
+  }
 }
