@@ -9,6 +9,7 @@
 import { dependencyOver } from '../src/testing/test-dependency.js';
 import type { Transport, TransportResponse } from '../src/transport/transport.js';
 import { type BenchVariant, cpuPerCallRounds } from './support/cpu-rounds.js';
+import { onNextTurn } from './support/next-turn.js';
 
 const CALLS = 300_000;
 const CONCURRENCY = 32;
@@ -25,25 +26,12 @@ function body() {
   };
 }
 
-// Answers are delivered in batches on setImmediate, like responses read from sockets.
-let queue: Array<() => void> = [];
-let scheduled = false;
-function flush() {
-  scheduled = false;
-  const batch = queue;
-  queue = [];
-  for (const run of batch) run();
-}
 function answer(): Promise<TransportResponse> {
-  return new Promise((resolve) => {
-    queue.push(() =>
-      resolve({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: body() }),
-    );
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
-  });
+  return onNextTurn(() => ({
+    statusCode: 200,
+    headers: { 'content-type': 'application/json' },
+    body: body(),
+  }));
 }
 const transport = (o: { origins: readonly string[] }): Transport => ({
   origins: o.origins,

@@ -17,6 +17,7 @@ import { dependencyOver } from '../src/testing/test-dependency.js';
 import { IncomingBody } from '../src/transport/incoming-body.js';
 import type { OutgoingRequest, Transport, TransportResponse } from '../src/transport/transport.js';
 import { type BenchVariant, cpuPerCallRounds } from './support/cpu-rounds.js';
+import { onNextTurn } from './support/next-turn.js';
 
 const CALLS = 200_000;
 const CONCURRENCY = 32;
@@ -24,28 +25,13 @@ const ROUNDS = 7;
 const CHUNK = Buffer.from('{"ok":true}');
 const SOURCE = { resume() {}, abort() {} };
 
-// Answers are delivered in batches on setImmediate, like responses read from sockets.
-let queue: Array<() => void> = [];
-let scheduled = false;
-function flush() {
-  scheduled = false;
-  const batch = queue;
-  queue = [];
-  for (const run of batch) run();
-}
 function answer(request: OutgoingRequest | null): Promise<TransportResponse> {
-  return new Promise((resolve) => {
-    queue.push(() => {
-      request?.written?.();
-      const body = new IncomingBody(SOURCE);
-      resolve({ statusCode: 200, headers: { 'content-type': 'application/json' }, body });
-      body.push(CHUNK);
-      body.end();
-    });
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
+  return onNextTurn(() => {
+    request?.written?.();
+    const body = new IncomingBody(SOURCE);
+    body.push(CHUNK);
+    body.end();
+    return { statusCode: 200, headers: { 'content-type': 'application/json' }, body };
   });
 }
 const transport = (o: { origins: readonly string[] }): Transport => ({

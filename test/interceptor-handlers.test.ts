@@ -83,42 +83,22 @@ describe('the interceptor and the older handler API', () => {
   });
 
   it('hands an older-API handler the response headers as the connection received them: case, order and repeats', async () => {
-    const server = createServer((_req, res) => {
-      res.writeHead(200, [
-        ['X-Stock-Source', 'Warehouse'],
-        ['Set-Cookie', 'a=1'],
-        ['set-cookie', 'b=2'],
-        ['Content-Type', 'application/json'],
-        ['Content-Length', '2'],
-      ]);
-      res.end('{}');
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const server = await headerServer([
+      ['X-Stock-Source', 'Warehouse'],
+      ['Set-Cookie', 'a=1'],
+      ['set-cookie', 'b=2'],
+      ['Content-Type', 'application/json'],
+      ['Content-Length', '2'],
+    ]);
     const agent = new Agent();
-    const interceptor = prazoInterceptor({ dependencies: [options(origin)] });
-    const read = (dispatch: (opts: unknown, handler: unknown) => boolean): Promise<string[]> =>
-      new Promise((resolve, reject) => {
-        let headers: string[] = [];
-        dispatch(
-          { origin, path: '/x', method: 'GET' },
-          {
-            onConnect() {},
-            onHeaders(_status: number, raw: Buffer[]) {
-              headers = raw.map(String);
-              return true;
-            },
-            onData: () => true,
-            onComplete: () => resolve(headers),
-            onError: reject,
-          },
-        );
-      });
+    const interceptor = prazoInterceptor({ dependencies: [options(server.origin)] });
     try {
       // What undici's parser hands a handler, in the server's order (undici 8's own dispatchers no
       // longer take this handler API, so the expectation is written out).
-      const governed = await read(interceptor(agent.dispatch.bind(agent) as never) as never);
+      const governed = await readOlderApiHeaders(
+        interceptor(agent.dispatch.bind(agent) as never) as never,
+        server.origin,
+      );
       expect(governed.slice(0, 10)).toEqual([
         'X-Stock-Source',
         'Warehouse',
@@ -139,39 +119,20 @@ describe('the interceptor and the older handler API', () => {
   });
 
   it('hands the headers as received to an older-API handler it passes through, too', async () => {
-    const server = createServer((_req, res) => {
-      res.writeHead(200, [
-        ['X-Stock-Source', 'Warehouse'],
-        ['Set-Cookie', 'a=1'],
-        ['set-cookie', 'b=2'],
-        ['Content-Length', '2'],
-      ]);
-      res.end('{}');
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const server = await headerServer([
+      ['X-Stock-Source', 'Warehouse'],
+      ['Set-Cookie', 'a=1'],
+      ['set-cookie', 'b=2'],
+      ['Content-Length', '2'],
+    ]);
     const agent = new Agent();
     // Governs another origin only: this request passes through, adapted where it enters.
     const interceptor = prazoInterceptor({ dependencies: [options('http://127.0.0.1:1')] });
-    const dispatch = interceptor(agent.dispatch.bind(agent) as never);
     try {
-      const headers = await new Promise<string[]>((resolve, reject) => {
-        let raw: string[] = [];
-        dispatch(
-          { origin, path: '/x', method: 'GET' },
-          {
-            onConnect() {},
-            onHeaders(_status: number, lines: Buffer[]) {
-              raw = lines.map(String);
-              return true;
-            },
-            onData: () => true,
-            onComplete: () => resolve(raw),
-            onError: reject,
-          },
-        );
-      });
+      const headers = await readOlderApiHeaders(
+        interceptor(agent.dispatch.bind(agent) as never) as never,
+        server.origin,
+      );
       expect(headers.slice(0, 8)).toEqual([
         'X-Stock-Source',
         'Warehouse',
@@ -344,3 +305,40 @@ describe("the caller's request headers", () => {
     }
   });
 });
+
+/** A server on 127.0.0.1 that answers `{}` with these header lines, in this order and case. */
+async function headerServer(lines: [string, string][]): Promise<{ origin: string; close(): void }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, lines);
+    res.end('{}');
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => server.close(),
+  };
+}
+
+/** GETs `/x` through `dispatch` with an older-API handler; resolves with the raw header lines it got. */
+function readOlderApiHeaders(
+  dispatch: (opts: unknown, handler: unknown) => boolean,
+  origin: string,
+): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    let headers: string[] = [];
+    dispatch(
+      { origin, path: '/x', method: 'GET' },
+      {
+        onConnect() {},
+        onHeaders(_status: number, raw: Buffer[]) {
+          headers = raw.map(String);
+          return true;
+        },
+        onData: () => true,
+        onComplete: () => resolve(headers),
+        onError: reject,
+      },
+    );
+  });
+}
