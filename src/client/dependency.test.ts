@@ -269,12 +269,10 @@ describe('dependency() attempts', () => {
   });
 
   it("with lastAttempt 'deadline', takes the retry from the budget when it cuts an attempt, so attempts timing out together are not cut for retries the budget then refuses", async () => {
-    // A budget with one retry left, which says yes to every "could you?" (as a shared budget does
-    // until one of the calls asking it spends the last retry).
+    // A budget with one retry left, shared by two calls whose attempts time out together.
     let left = 1;
     const budget = {
       ...createRetryBudget(),
-      canConsume: () => true,
       tryConsume: () => {
         if (left === 0) return false;
         left--;

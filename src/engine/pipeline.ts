@@ -70,7 +70,7 @@ export interface DependencyContext {
    * timed out): an exponentially weighted average over about the last {@link SLOW_SHARE_SPAN}
    * attempts, 0 … 1. From one half up the dependency is slow as a whole: no hedge copy is sent (it
    * would wait in the same queue), and with `lastAttempt: 'deadline'` no retry follows a read
-   * timeout (see `retryCouldFollow`).
+   * timeout (see `reserveRetryAfter`).
    */
   slowShare: number;
   /** The adaptive concurrency limit's slots, or null when `concurrency` is off. */
@@ -87,6 +87,14 @@ export interface DependencyContext {
 
 /** Attempts the {@link DependencyContext.slowShare} average spans, about. */
 export const SLOW_SHARE_SPAN = 20;
+
+/**
+ * Whether most of the dependency's recent attempts outlasted the read timeout: it is slow as a whole
+ * (it queues), not one instance or one call, and neither a hedge copy nor a retry would be faster.
+ */
+export function slowAsAWhole(ctx: DependencyContext): boolean {
+  return ctx.slowShare >= 0.5;
+}
 
 /**
  * Wraps `last` in `steps`, the first step outermost. The order of a call is written once, here

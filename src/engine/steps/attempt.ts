@@ -21,7 +21,7 @@ import type { Call, DependencyResponse } from '../call.js';
 import type { EventSlot } from '../events.js';
 import { instanceOutcomeOfAttempt } from '../instance-report.js';
 import type { AttemptTiming } from '../ledger.js';
-import { type DependencyContext, SLOW_SHARE_SPAN, type TryHandler } from '../pipeline.js';
+import { type DependencyContext, SLOW_SHARE_SPAN, slowAsAWhole, type TryHandler } from '../pipeline.js';
 import { guardBody } from './body-deadline.js';
 
 const NONE_FAILED: readonly number[] = Object.freeze([]);
@@ -144,7 +144,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
       !this.byDeadline &&
       this.plan.kind !== 'hedge' &&
       this.plan.lastSent === this &&
-      !(retryCouldFollow(this.ctx, this, nowMs) && reserveRetry(this.ctx, this.call))
+      !reserveRetryAfter(this.ctx, this, nowMs)
     ) {
       // Abandoned, this attempt would still load the dependency, and nothing could be sent in its
       // place: it keeps waiting, until the deadline. A hedged try (two copies, an extra the budget
@@ -172,17 +172,18 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
 }
 
 /**
- * Whether a retry could follow `attempt` if it were abandoned at its read timeout now: the call's
- * failure would be retryable (a replayable, idempotent call), attempts are left, the deadline holds
- * the dependency's p99 after now, the concurrency limit would allow a retry beside the abandoned
- * work, fewer than half of the recent attempts outlasted the read timeout (`slowShare`), and the
- * retry budget would grant one (`RetryBudget.canConsume`; a budget without it is
- * assumed to). An attempt abandoned when none could follow buys a failure a read timeout sooner, at
- * the price of work the dependency does for nobody and of an answer the caller might have had: a
- * dependency that queues (every instance slower together, as under overload) answers after the read
- * timeout but before the deadline.
+ * Whether a retry could follow `attempt` if it were abandoned at its read timeout now, and if so
+ * takes that retry from the budget at once (`Call.retryReserved`: the retry step spends it), so
+ * that attempts timing out together are not cut for retries a shared budget then refuses. A retry
+ * could follow when the call's failure would be retryable (a replayable, idempotent call), attempts
+ * are left, the deadline holds the dependency's p99 after now, the concurrency limit would allow a
+ * retry beside the abandoned work, the dependency is not slow as a whole (`slowAsAWhole`), and the
+ * budget grants it. An attempt abandoned when none could follow buys a failure a read timeout
+ * sooner, at the price of work the dependency does for nobody and of an answer the caller might
+ * have had: a dependency that queues (every instance slower together, as under overload) answers
+ * after the read timeout but before the deadline.
  */
-export function retryCouldFollow(ctx: DependencyContext, attempt: Attempt, nowMs: number): boolean {
+export function reserveRetryAfter(ctx: DependencyContext, attempt: Attempt, nowMs: number): boolean {
   const call = attempt.call;
   if (call.cancelled !== null || ctx.closed) return true;
   if (!call.replayable || !call.idempotent) return false;
@@ -190,17 +191,8 @@ export function retryCouldFollow(ctx: DependencyContext, attempt: Attempt, nowMs
   if (call.limitMs - nowMs < ctx.live.p99Ms) return false;
   // The retry step's own guard (retry.ts), with this attempt counted as abandoned.
   if (ctx.concurrency?.pastLimitWithAbandoned(1)) return false;
-  // Most attempts now outlast the read timeout: the dependency is slow as a whole (it queues), not
-  // this instance or this call, and a retry would wait in the same queue behind this attempt's work.
-  if (ctx.slowShare >= 0.5) return false;
-  return ctx.budget.canConsume?.() ?? true;
-}
-
-/**
- * Takes the retry that will follow an attempt cut at its read timeout from the budget now (see
- * `Call.retryReserved`); false when the budget refuses it (the attempt then keeps waiting).
- */
-function reserveRetry(ctx: DependencyContext, call: Call): boolean {
+  // A retry would wait in the same queue behind this attempt's work.
+  if (slowAsAWhole(ctx)) return false;
   if (call.retryReserved) return true;
   if (!ctx.budget.tryConsume()) return false;
   call.retryReserved = true;

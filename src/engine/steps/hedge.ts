@@ -4,7 +4,7 @@ import { isFinalStatus } from '../../policy/classify.js';
 import { hedgeDelayMs, shouldHedge } from '../../policy/hedge-delay.js';
 import { AttemptPlan } from '../attempt-plan.js';
 import type { Call } from '../call.js';
-import type { DependencyContext, TryHandler, TryStep } from '../pipeline.js';
+import { type DependencyContext, slowAsAWhole, type TryHandler, type TryStep } from '../pipeline.js';
 import { type DependencyResponse, discard } from '../response.js';
 import { HEDGE_LOST } from './attempt.js';
 
@@ -27,7 +27,7 @@ export function hedgeStep(ctx: DependencyContext): TryStep {
     if (ctx.hedge === false || !call.hedgeable || ctx.sole !== -1) return next(call, plan, nowMs);
     // Hedging is for the tail of one slow instance or call; when most attempts outlast the read
     // timeout the dependency is slow as a whole, and a copy would wait in the same queue.
-    if (ctx.slowShare >= 0.5) return next(call, plan, nowMs);
+    if (slowAsAWhole(ctx)) return next(call, plan, nowMs);
     const delay = hedgeDelayMs(ctx.hedge, ctx.live.p95Ms);
     const remaining = call.limitMs - nowMs;
     const tryMs = Math.min(remaining, ctx.policy.readMs);
