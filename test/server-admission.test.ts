@@ -248,7 +248,10 @@ describe.each(Object.keys(adapters))('%s with admission', (name) => {
     expect(ok.length).toBeGreaterThan(30);
     expect(refused.length).toBeGreaterThan(30);
     expect(late).toEqual([]);
-    for (const r of ok) expect(r.ms).toBeLessThan(DEADLINE_MS + 100);
+    // Measured by the client, in this same busy process (server, 12 clients, other test files on
+    // two cores): the deadline itself is the server's `late` check above; this bounds what the
+    // caller saw, with room for its own event loop's stalls (427 ms seen once in CI).
+    for (const r of ok) expect(r.ms).toBeLessThan(DEADLINE_MS + 250);
     const refusalMs = refused.map((r) => r.ms).sort((a, b) => a - b);
     expect(refusalMs[Math.floor(refusalMs.length / 2)]).toBeLessThan(DEADLINE_MS / 3);
     expect(admission.inFlight).toBe(0);
