@@ -52,7 +52,15 @@ function open(connections = 4): Transport {
 
 /** One request to the test server, with a 5 s safety-net timeout. */
 function req(method: string, path: string, body?: RequestBody): OutgoingRequest {
-  return { origin: server!.origin, method, path, headers: [], body, timeoutMs: 5_000 };
+  return {
+    origin: server!.origin,
+    method,
+    path,
+    headers: [],
+    body,
+    timeoutMs: 5_000,
+    transportTimeoutMs: 5_000,
+  };
 }
 
 const MIB = 1024 * 1024;

@@ -246,6 +246,24 @@ for (const entry of entryPoints) {
       expect(elapsedSince(t0)).toBeLessThan(800);
     });
 
+    it("with lastAttempt 'deadline', lets an attempt no retry can follow wait past its read timeout for a late answer", async () => {
+      // A dependency that queues: the answer comes long after the 84 ms read timeout, inside the
+      // deadline. The transport's own timers (undici's headers timeout ticks every ~500 ms) must not
+      // end the attempt behind prazo's back once prazo decided it waits.
+      const server = await serve((_req, res) => {
+        setTimeout(() => reply(res, 200, {}, 'late'), 1_200);
+      });
+      const c = use([server.origin], {
+        latency: { p99Ms: 60 },
+        attempts: 1,
+        lastAttempt: 'deadline',
+        userDeadlineMs: 2_000,
+      });
+      const res = await c.call(server.origin, '/queued');
+      expect(res).toEqual({ status: 200, text: 'late' });
+      expect(server.seen.total).toBe(1);
+    });
+
     it('retries a 503 and answers with the retry', async () => {
       const server = await serve((_req, res, n) => reply(res, n === 1 ? 503 : 200, {}, `answer ${n}`));
       const res = await use([server.origin]).call(server.origin, '/stock/42');

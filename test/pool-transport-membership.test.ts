@@ -24,7 +24,15 @@ const quiet: AbortLike = {
 };
 
 function get(origin: string, path = '/'): OutgoingRequest {
-  return { origin, method: 'GET', path, headers: [], body: undefined, timeoutMs: 10_000 };
+  return {
+    origin,
+    method: 'GET',
+    path,
+    headers: [],
+    body: undefined,
+    timeoutMs: 10_000,
+    transportTimeoutMs: 10_000,
+  };
 }
 
 /** A server answering its own origin, holding requests to /slow until `release()`. */

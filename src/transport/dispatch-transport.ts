@@ -44,7 +44,7 @@ export function createDispatchTransport(
     send(request, signal) {
       const body = request.body;
       const exchange = new BilingualExchange(signal, body);
-      const timeoutMs = request.timeoutMs;
+      const timeoutMs = request.transportTimeoutMs;
       try {
         dispatch()(
           {

@@ -82,7 +82,7 @@ export function createPoolTransport(options: PoolTransportOptions): Transport {
       if (pool === undefined) return Promise.reject(unknownOrigin(request.origin, origins));
       const body = request.body;
       const exchange = new Exchange(signal, body, request);
-      const timeoutMs = request.timeoutMs;
+      const timeoutMs = request.transportTimeoutMs;
       pool.dispatch(
         {
           method: request.method as 'GET',

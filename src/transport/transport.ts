@@ -42,10 +42,16 @@ export interface OutgoingRequest {
   readonly headers: string[];
   readonly body: RequestBody | undefined;
   /**
-   * The attempt's timeout, in ms, handed to the transport's own timers as a safety net (prazo's
-   * shared timer enforces it precisely through the abort handle).
+   * The attempt's read timeout, in ms (prazo's shared timer enforces it through the abort handle).
    */
   readonly timeoutMs: number;
+  /**
+   * The latest the attempt can end, in ms from its start: handed to the transport's own timers as a
+   * safety net only. It is the read timeout, unless prazo may let the attempt wait past it
+   * (`lastAttempt: 'deadline'`): then the time left before the deadline, so that no transport timer
+   * ends an attempt prazo decided should wait for its answer.
+   */
+  readonly transportTimeoutMs: number;
   /**
    * Called by a transport that knows it, once, when a connection takes the request (just before it
    * is written): the end of the attempt's connect phase.

@@ -26,6 +26,9 @@ import { guardBody } from './body-deadline.js';
 
 const NONE_FAILED: readonly number[] = Object.freeze([]);
 
+/** How long after the deadline the transport's safety net fires, in ms: five of prazo's timer ticks. */
+const TRANSPORT_MARGIN_MS = 25;
+
 /**
  * One attempt in flight. It is at once the request handed to the transport, the signal that
  * aborts it (an `AbortSignal` costs microseconds to create and to listen to; undici only needs
@@ -89,6 +92,19 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
 
   get tryFirst(): AttemptTiming | null {
     return this.plan.first.attempt as Attempt | null;
+  }
+
+  get transportTimeoutMs(): number {
+    // An attempt prazo may let wait past its read timeout (`onDue`) keeps the transport's safety
+    // net at the deadline: undici's own headers timer (which ticks every ~500 ms) would otherwise
+    // end it between the read timeout and half a second later, whatever prazo decided.
+    if (this.ctx.lastAttempt !== 'deadline' || this.byDeadline || this.plan.kind === 'hedge')
+      return this.timeoutMs;
+    const leftMs = this.call.limitMs - this.startMs;
+    // A few ticks past the deadline: prazo's own timer ends the attempt there first, with its code.
+    return Number.isFinite(leftMs) && leftMs > this.timeoutMs
+      ? Math.ceil(leftMs) + TRANSPORT_MARGIN_MS
+      : this.timeoutMs;
   }
 
   /** The transport handed the request to a connection: the connect phase is over. */
