@@ -487,6 +487,50 @@ describe('Balancer: transitions', () => {
     ]);
   });
 
+  it('returns an instance whose probe fails as often as its peers fail (a fleet-wide error burst), and re-ejects it when they answer cleanly', () => {
+    const seen: string[] = [];
+    const { balancer, clock } = setup([A, B, C], {
+      onTransition: (t) =>
+        seen.push(`${'ABCD'[[A, B, C, D].indexOf(t.origin)]} ${t.from}→${t.to} ${t.reason}`),
+    });
+    const [a, b, c] = [A, B, C].map((o) => balancer.indexOf(o)) as [number, number, number];
+    // B fails alone (its connections reset): ejected.
+    answerCleanly(balancer, A, clock.now());
+    for (let k = 0; k < BALANCER_DEFAULTS.consecutiveFailures; k++)
+      balancer.finished(b, 'gateway', 1, clock.now());
+    expect(stateOf(balancer, B, clock.now()).state).toBe('ejected');
+    // Then the whole fleet answers 503 to 40 % of its calls; A and C each have a clean run of five.
+    for (let k = 0; k < 20; k++) {
+      balancer.finished(a, k % 5 < 2 ? 'gateway' : 'success', 5, clock.now());
+      balancer.finished(c, k % 5 < 2 ? 'gateway' : 'success', 5, clock.now());
+    }
+    answerCleanly(balancer, A, clock.now());
+    clock.advance(BALANCER_DEFAULTS.baseEjectionMs);
+    // B's probe gets a 503, as 40 % of everyone's calls do: it comes back (in slow start).
+    const probe = balancer.pick(clock.now());
+    expect(probe).toBe(b);
+    balancer.finished(b, 'gateway', 1, clock.now());
+    expect(stateOf(balancer, B, clock.now()).state).toBe('up');
+    // Later B alone fails again while its peers answer cleanly: ejected, and its failed probe keeps it out.
+    for (let k = 0; k < 20; k++) {
+      balancer.finished(a, 'success', 5, clock.now());
+      balancer.finished(c, 'success', 5, clock.now());
+    }
+    for (let k = 0; k < BALANCER_DEFAULTS.consecutiveFailures; k++)
+      balancer.finished(b, 'gateway', 1, clock.now());
+    clock.advance(2 * BALANCER_DEFAULTS.baseEjectionMs);
+    expect(balancer.pick(clock.now())).toBe(b);
+    balancer.finished(b, 'gateway', 1, clock.now());
+    expect(seen.filter((line) => line.startsWith('B'))).toEqual([
+      'B up→ejected consecutive-failures',
+      'B ejected→probing ejection-ended',
+      'B probing→up fleet-failing',
+      'B up→ejected consecutive-failures',
+      'B ejected→probing ejection-ended',
+      'B probing→ejected probe-failed',
+    ]);
+  });
+
   it('keeps its state when a transition listener throws, and rethrows the error in a microtask', async () => {
     const { balancer, clock } = setup([A, B], {
       onTransition: () => {

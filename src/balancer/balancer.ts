@@ -631,7 +631,7 @@ export class Balancer {
     const failed = outcome !== 'success';
     if (failed) {
       t.lastFailureAt[i] = nowMs;
-      if (this.#anotherAnswersCleanly(i)) {
+      if (this.#anotherAnswersCleanly(i) && !this.#peersFailOften(i)) {
         this.#ejectFor(i, nowMs);
         this.#emit(i, SLOT.probing, SLOT.ejected, 'probe-failed', nowMs);
         return;
@@ -662,6 +662,22 @@ export class Balancer {
       if (j !== i && t.cleanRun[j]! >= need) return true;
     }
     return false;
+  }
+
+  /**
+   * Whether the other instances, taken together, failed at least `failureRatio ÷
+   * failureRatioOverPeers` of their recent calls (the share the ratio rule would not call an outlier
+   * against): one failed probe is then what any instance would answer, and says nothing of this
+   * one. Without it, in a fleet-wide error burst a probe fails as often as the burst's share, and
+   * one peer's few clean answers in a row re-eject the instance for twice as long — a fleet with a
+   * third of its capacity out for the whole burst.
+   */
+  #peersFailOften(i: number): boolean {
+    const t = this.#t;
+    const outcomes = this.#ringOutcomes - t.ringCount[i]!;
+    if (outcomes <= 0) return false;
+    const failures = this.#ringFailures - failuresIn(t.ring[i]!);
+    return failures / outcomes >= this.#o.failureRatio / this.#o.failureRatioOverPeers;
   }
 
   #markDown(i: number, nowMs: number): void {
