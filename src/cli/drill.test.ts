@@ -35,6 +35,8 @@ describe('prazo drill (arguments)', () => {
       '--port',
       '--no-page',
       '--peers',
+      '--trigger-factor',
+      '--trigger-drop',
     ])
       expect(out.stdout).toContain(flag);
     // The peers are named, and how to get the one that is not an npm package.
@@ -61,5 +63,12 @@ describe('prazo drill (arguments)', () => {
     const third = capture();
     expect(await runCli(['drill', '--fleet', '0.1', '--no-page'], third.io)).toBe(2);
     expect(third.out.stderr).toContain('--fleet expects a number in [0.5, 600]');
+    const fourth = capture();
+    expect(await runCli(['drill', '--trigger-factor', '0.5', '--no-page'], fourth.io)).toBe(2);
+    expect(fourth.out.stderr).toContain('--trigger-factor expects a number in [1, 100]');
+    // A drop that does not fit the trigger phase (its first second excluded) is named too.
+    const fifth = capture();
+    expect(await runCli(['drill', '--trigger', '3', '--trigger-drop', '2.5', '--no-page'], fifth.io)).toBe(2);
+    expect(fifth.out.stderr).toContain('triggerDropMs');
   });
 });

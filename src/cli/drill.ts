@@ -50,6 +50,8 @@ Options:
   --overload S         length of the overload experiment per configuration, seconds (0: leave it out)
   --rps N              offered load per configuration, requests per second (default 100)
   --pool N             slots of the shop's shared pool (default 50)
+  --trigger-factor F   how many times slower the supplier serves during the trigger (default 3)
+  --trigger-drop S     how long the trigger's capacity drop lasts, seconds (default 3; 2 with --quick)
   --seed N             seed of the supplier doubles (default 1)
   --json               print the report as JSON on stdout (instead of the table)
   --report FILE        where to write the HTML report (default reports/drill-<timestamp>.html)
@@ -128,6 +130,8 @@ function parseArgs(argv: string[]): ParsedArgs {
     else if (flag === '--peers') parsed.options.peers = true;
     else if (flag === '--rps') parsed.options.rps = number(1, 2000);
     else if (flag === '--utilization') parsed.options.utilization = number(0.05, 0.95);
+    else if (flag === '--trigger-factor') parsed.options.triggerFactor = number(1, 100);
+    else if (flag === '--trigger-drop') parsed.options.triggerDropMs = Math.round(number(0.1, 600) * 1000);
     else if (flag === '--overload') {
       const seconds = number(0, 120);
       if (seconds !== 0 && seconds < 1.5)
