@@ -184,15 +184,25 @@ describe('dependency() attempts', () => {
     await dep.close();
   });
 
-  it("with lastAttempt 'deadline', ends a hedged try at its read timeout as before", async () => {
+  it("with lastAttempt 'deadline', lets both copies of a hedged try no retry can follow wait, the first answer winning", async () => {
     const { dep, clock, transport } = setup({ lastAttempt: 'deadline', attempts: 1, hedge: { at: 'p95' } });
     const pending = settle(dep.request({ path: '/slow' }));
     await advance(clock, 100);
     // The hedge copy went out at the p95 (50 ms): two copies of the one try.
     expect(transport.exchanges).toHaveLength(2);
-    await advance(clock, 100);
-    const { error } = await pending;
-    expect(isPrazoError(error, 'READ_TIMEOUT')).toBe(true);
+    // Past the 140 ms read timeout both copies still wait; the hedge copy answers first.
+    await advance(clock, 200);
+    expect(transport.pending()).toHaveLength(2);
+    transport.pending()[1]!.respond(200);
+    const { value } = await pending;
+    expect(value?.status).toBe(200);
+    expect(value?.attempts.map((a) => a.kind)).toContain('hedge');
+    // A hung dependency: both copies end at the deadline.
+    const hung = settle(dep.request({ path: '/hung' }));
+    await advance(clock, 1_100);
+    expect(isPrazoError((await hung).error, 'DEADLINE_EXCEEDED')).toBe(true);
+    clock.advance(5);
+    expect(clock.pendingTimers()).toBe(0);
     await dep.close();
   });
 

@@ -116,8 +116,9 @@ export interface DependencyOptions {
    * its place, and a dependency that queues (every instance slower at once, as during a capacity
    * drop) answers after the read timeout but within the deadline. With `'deadline'`, no retry
    * follows either while most recent attempts outlasted the read timeout (the dependency is slow as
-   * a whole: a retry would queue behind the abandoned work), so every attempt then waits. Attempts a
-   * retry can follow are cut at the read timeout either way. See docs/overload.md.
+   * a whole: a retry would queue behind the abandoned work), so every attempt then waits (both
+   * copies of a hedged try: the first answer wins). Attempts a retry can follow are cut at the read
+   * timeout either way. See docs/overload.md.
    * @default 'read-timeout'
    */
   lastAttempt?: 'read-timeout' | 'deadline';

@@ -98,8 +98,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
     // An attempt prazo may let wait past its read timeout (`onDue`) keeps the transport's safety
     // net at the deadline: undici's own headers timer (which ticks every ~500 ms) would otherwise
     // end it between the read timeout and half a second later, whatever prazo decided.
-    if (this.ctx.lastAttempt !== 'deadline' || this.byDeadline || this.plan.kind === 'hedge')
-      return this.timeoutMs;
+    if (this.ctx.lastAttempt !== 'deadline' || this.byDeadline) return this.timeoutMs;
     const leftMs = this.call.limitMs - this.startMs;
     // A few ticks past the deadline: prazo's own timer ends the attempt there first, with its code.
     return Number.isFinite(leftMs) && leftMs > this.timeoutMs
@@ -158,13 +157,12 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
     if (
       this.ctx.lastAttempt === 'deadline' &&
       !this.byDeadline &&
-      this.plan.kind !== 'hedge' &&
-      this.plan.lastSent === this &&
       !reserveRetryAfter(this.ctx, this, nowMs)
     ) {
       // Abandoned, this attempt would still load the dependency, and nothing could be sent in its
-      // place: it keeps waiting, until the deadline. A hedged try (two copies, an extra the budget
-      // already paid for) ends at its read timeout as before.
+      // place: it keeps waiting, until the deadline. Both copies of a hedged try do (each asks;
+      // the answer is the same for both): the first answer wins, and neither abandoned copy would
+      // have spared the dependency any work.
       const limitMs = this.call.limitMs;
       if (limitMs > nowMs && Number.isFinite(limitMs)) {
         this.byDeadline = true;
