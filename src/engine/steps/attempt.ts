@@ -5,7 +5,7 @@ import {
   ReadTimeoutError,
   RequestFailedError,
 } from '../../errors.js';
-import { isFinalStatus, judgeError } from '../../policy/classify.js';
+import { judgeError, judgeStatus } from '../../policy/classify.js';
 import type {
   AbortLike,
   AbortListener,
@@ -367,7 +367,8 @@ function attemptAnswered(
   attempt.endMs = end;
   attempt.status = status;
   attempt.serverTiming = res.headers[SERVER_TIMING_HEADER];
-  ctx.live.record(durationMs, status >= 500, end);
+  const verdict = judgeStatus(status);
+  ctx.live.record(durationMs, verdict.failed, end);
   noteSlow(ctx, durationMs > ctx.policy.readMs);
   if (attempt.picked)
     ctx.balancer.finished(
@@ -377,7 +378,7 @@ function attemptAnswered(
       end,
     );
   // "success" means "final": below 400, or a status no retry would change (404, 422 …).
-  const success = isFinalStatus(status);
+  const success = verdict.kind !== 'retryable';
   if (!success) call.noteFailure(instance);
   const won = success && !first.settled;
   if (won) first.settled = true;

@@ -1,6 +1,6 @@
 import type { TimerEntry } from '../../coarse-timer.js';
 import { AttemptAbandonedError } from '../../errors.js';
-import { isFinalStatus } from '../../policy/classify.js';
+import { judgeStatus } from '../../policy/classify.js';
 import { hedgeDelayMs, shouldHedge } from '../../policy/hedge-delay.js';
 import { AttemptPlan } from '../attempt-plan.js';
 import type { Call } from '../call.js';
@@ -194,5 +194,5 @@ function retryable(plan: AttemptPlan): boolean {
 }
 
 function isFinal(response: DependencyResponse): boolean {
-  return isFinalStatus(response.status);
+  return judgeStatus(response.status).kind !== 'retryable';
 }

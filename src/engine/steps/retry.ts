@@ -6,7 +6,7 @@ import {
   RetryAfterExceedsDeadlineError,
   RetryBudgetExhaustedError,
 } from '../../errors.js';
-import { classify, type ErrorVerdict, judgeError } from '../../policy/classify.js';
+import { classify, type ErrorVerdict, judgeError, judgeStatus } from '../../policy/classify.js';
 import { planRetry } from '../../policy/plan-retry.js';
 import type { RetryBudget } from '../../policy/retry-budget.js';
 import { type AttemptInFlight, AttemptPlan } from '../attempt-plan.js';
@@ -66,7 +66,7 @@ function firstTry(
   return sent.then(
     (response) => {
       if (call.waitingOn === tryPlan) call.waitingOn = null;
-      if (response !== undefined && response.status < 400) return response;
+      if (response !== undefined && judgeStatus(response.status).kind === 'success') return response;
       return retryLoop(ctx, call, next, tryPlan, response, undefined);
     },
     (error: unknown) => retryLoop(ctx, call, next, tryPlan, undefined, error),
@@ -104,7 +104,7 @@ async function retryLoop(
         error = caught;
       }
       if (call.waitingOn === tryPlan) call.waitingOn = null;
-      if (response !== undefined && response.status < 400) return response;
+      if (response !== undefined && judgeStatus(response.status).kind === 'success') return response;
     }
     if (tryPlan.lastSent !== null) last = tryPlan.lastSent;
     if (call.cancelled !== null) {
