@@ -37,8 +37,11 @@ export class AttemptPlan implements Interruptible {
   readonly instance: number;
   /** The try's first copy: this plan itself, or the one a hedge copy backs up. */
   readonly first: AttemptPlan;
-  /** An attempt of the try already gave the try's answer (the `won` of `attempt-end`). */
-  settled = false;
+  /**
+   * (On the first copy's plan.) The plan whose attempt gave the try's answer — the first copy's or
+   * the hedge copy's — or null while none has: see {@link AttemptPlan.claim}, the one winner rule.
+   */
+  winner: AttemptPlan | null = null;
   /** The attempt sent for this plan, once the attempt step has started it. */
   attempt: AttemptInFlight | null = null;
   /** How the attempt step judged the error this plan's attempt failed with (null until then, and on an answer). */
@@ -64,6 +67,19 @@ export class AttemptPlan implements Interruptible {
   /** (On the first copy's plan.) The try's attempt started last: the hedge copy's once it is sent. */
   get lastSent(): AttemptInFlight | null {
     return this.#copy?.attempt ?? this.attempt;
+  }
+
+  /**
+   * The one rule of who wins a try, applied by the attempt step as each answer comes in: the first
+   * attempt of the try to get a final answer (below 400, or one no retry would change) wins it. Returns
+   * whether this plan's attempt, answered with a final status, won (the `won` of `attempt-end`); the
+   * hedge step then answers the try with the winner's response.
+   */
+  claim(): boolean {
+    const first = this.first;
+    if (first.winner !== null) return false;
+    first.winner = this;
+    return true;
   }
 
   /** The attempt step judged `error`, the failure of this plan's attempt, as `verdict`. */

@@ -360,7 +360,6 @@ function attemptAnswered(
   const number = attempt.number;
   const kind = attempt.kind;
   const origin = attempt.origin;
-  const first = attempt.plan.first;
   const end = endAttempt(ctx, attempt);
   const status = res.statusCode;
   const durationMs = end - attempt.startMs;
@@ -380,8 +379,7 @@ function attemptAnswered(
   // "success" means "final": below 400, or a status no retry would change (404, 422 …).
   const success = verdict.kind !== 'retryable';
   if (!success) call.noteFailure(instance);
-  const won = success && !first.settled;
-  if (won) first.settled = true;
+  const won = success && attempt.plan.claim();
   attempt.outcome = success ? 'success' : 'failure';
   call.recordAttempt({
     attempt: number,
