@@ -37,6 +37,25 @@ export class AttemptPlan implements Interruptible {
   readonly instance: number;
   /** The try's first copy: this plan itself, or the one a hedge copy backs up. */
   readonly first: AttemptPlan;
+  // The try's bound, computed once per try by `AttemptPlan.forTry` (on the first copy's plan; a
+  // hedge copy reads its first's): every attempt of the try ends by `dueAt`.
+  /** The try's number in the call: 1 for the first (a requeue is not a try of its own). */
+  tryNumber = 1;
+  /** Time left before the call's deadline when the try started, ms. */
+  remainingMs = 0;
+  /** The attempt timeout: the read timeout, or the time left when that is shorter (at least 1 ms). */
+  timeoutMs = 0;
+  /** End of the try's attempts, epoch ms. */
+  dueAt = 0;
+  /** The deadline, not the read timeout, sets {@link AttemptPlan.dueAt}. */
+  byDeadline = false;
+  /**
+   * A retry the budget already granted, taken by the attempt step when it cut this try's attempt at
+   * its read timeout so that a retry would follow (`lastAttempt: 'deadline'`, `reserveRetryAfter`):
+   * the retry step spends it instead of asking the budget again, so that attempts timing out together
+   * are not cut for retries the budget then refuses.
+   */
+  retryReserved = false;
   /**
    * (On the first copy's plan.) The plan whose attempt gave the try's answer — the first copy's or
    * the hedge copy's — or null while none has: see {@link AttemptPlan.claim}, the one winner rule.
@@ -62,6 +81,31 @@ export class AttemptPlan implements Interruptible {
       this.first = first;
       first.#copy = this;
     }
+  }
+
+  /**
+   * The plan of try number `tryNumber` of a call whose deadline is `limitMs`, started at `nowMs` under
+   * a read timeout of `readMs`: the one place the try's bound is computed.
+   */
+  static forTry(
+    kind: 'original' | 'retry',
+    tryNumber: number,
+    nowMs: number,
+    limitMs: number,
+    readMs: number,
+  ): AttemptPlan {
+    const plan = new AttemptPlan(kind);
+    plan.tryNumber = tryNumber;
+    const remaining = limitMs - nowMs;
+    plan.remainingMs = remaining;
+    if (remaining <= readMs) {
+      plan.timeoutMs = Math.max(remaining, 1);
+      plan.byDeadline = true;
+    } else {
+      plan.timeoutMs = readMs;
+    }
+    plan.dueAt = nowMs + plan.timeoutMs;
+    return plan;
   }
 
   /** (On the first copy's plan.) The try's attempt started last: the hedge copy's once it is sent. */

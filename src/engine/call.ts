@@ -126,17 +126,6 @@ export class Call {
   #attempts: AttemptRecord[] | null = null;
   /** Attempts sent, hedges included. */
   attemptCount = 0;
-  /** Tries of the retry loop (a hedged try counts once; a requeue does not count). */
-  tries = 0;
-  /** Never-written attempts sent again to another instance (see `steps/requeue.ts`). */
-  requeues = 0;
-  /**
-   * A retry the budget already granted, when the attempt step cut an attempt at its read timeout
-   * so that a retry would follow (`lastAttempt: 'deadline'`): the retry step spends it instead of
-   * asking the budget again, so that attempts timing out together are not cut for retries the
-   * budget then refuses.
-   */
-  retryReserved = false;
   /**
    * Instances whose attempts failed in this call, oldest first (null until one fails): a retry or a
    * requeue prefers an instance that is up and not among them (`Balancer.pickRetry`).

@@ -173,7 +173,8 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
 
 /**
  * Whether a retry could follow `attempt` if it were abandoned at its read timeout now, and if so
- * takes that retry from the budget at once (`Call.retryReserved`: the retry step spends it), so
+ * takes that retry from the budget at once (`AttemptPlan.retryReserved` on the try's plan: the
+ * retry step spends it), so
  * that attempts timing out together are not cut for retries a shared budget then refuses. A retry
  * could follow when the call's failure would be retryable (a replayable, idempotent call), attempts
  * are left, the deadline holds the dependency's p99 after now, the concurrency limit would allow a
@@ -185,17 +186,18 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
  */
 export function reserveRetryAfter(ctx: DependencyContext, attempt: Attempt, nowMs: number): boolean {
   const call = attempt.call;
+  const tryPlan = attempt.plan.first;
   if (call.cancelled !== null || ctx.closed) return true;
   if (!call.replayable || !call.idempotent) return false;
-  if (call.tries >= ctx.policy.attempts) return false;
+  if (tryPlan.tryNumber >= ctx.policy.attempts) return false;
   if (call.limitMs - nowMs < ctx.live.p99Ms) return false;
   // The retry step's own guard (retry.ts), with this attempt counted as abandoned.
   if (ctx.concurrency?.pastLimitWithAbandoned(1)) return false;
   // A retry would wait in the same queue behind this attempt's work.
   if (slowAsAWhole(ctx)) return false;
-  if (call.retryReserved) return true;
+  if (tryPlan.retryReserved) return true;
   if (!ctx.budget.tryConsume()) return false;
-  call.retryReserved = true;
+  tryPlan.retryReserved = true;
   return true;
 }
 
@@ -287,25 +289,11 @@ function runAttempt(
         headers,
       });
     const attempt = new Attempt(ctx, call, plan, instance, picked, origin, headers, number, now);
-    if (kind === 'hedge') {
-      // A hedge copy ends with the try it backs up: with the try's first attempt.
-      const first = plan.first.attempt;
-      if (first !== null) {
-        attempt.dueAt = first.dueAt;
-        attempt.byDeadline = first.byDeadline;
-        attempt.timeoutMs = first.timeoutMs;
-      }
-    } else {
-      const readMs = ctx.policy.readMs;
-      const remaining = call.limitMs - now;
-      if (remaining <= readMs) {
-        attempt.timeoutMs = Math.max(remaining, 1);
-        attempt.byDeadline = true;
-      } else {
-        attempt.timeoutMs = readMs;
-      }
-      attempt.dueAt = now + attempt.timeoutMs;
-    }
+    // Every attempt of a try, a hedge copy too, ends with the try's bound (`AttemptPlan.forTry`).
+    const bound = plan.first;
+    attempt.dueAt = bound.dueAt;
+    attempt.byDeadline = bound.byDeadline;
+    attempt.timeoutMs = bound.timeoutMs;
     ctx.timer.add(attempt);
     plan.sent(attempt);
     call.ledger.sent(attempt);

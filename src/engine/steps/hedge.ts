@@ -30,9 +30,8 @@ export function hedgeStep(ctx: DependencyContext): TryStep {
     // timeout the dependency is slow as a whole, and a copy would wait in the same queue.
     if (slowAsAWhole(ctx)) return next(call, plan, nowMs);
     const delay = hedgeDelayMs(ctx.hedge, ctx.live.p95Ms);
-    const remaining = call.limitMs - nowMs;
-    const tryMs = Math.min(remaining, ctx.policy.readMs);
-    if (!shouldHedge(delay, call, tryMs)) return next(call, plan, nowMs);
+    // The try's own time: its bound, or less when the deadline is nearer (`AttemptPlan.forTry`).
+    if (!shouldHedge(delay, call, Math.min(plan.remainingMs, plan.timeoutMs))) return next(call, plan, nowMs);
     const hedged = new HedgedTry(ctx, call, next, plan, delay, nowMs);
     const first = next(call, plan, nowMs);
     ctx.timer.add(hedged);
