@@ -254,10 +254,12 @@ export class Call {
   }
 
   /**
-   * The caller cancelled the call with `error`: every step rethrows it from now on, and what the
-   * call waits on is interrupted.
+   * The caller cancelled the call with `error`, or the dependency closed under it: every step
+   * rethrows it from now on, and what the call waits on is interrupted. The first cancellation
+   * stands: a later one (the caller's signal after `close()`) changes nothing.
    */
   cancel(error: Error): void {
+    if (this.cancelled !== null) return;
     this.cancelled = error;
     this.waitingOn?.interrupt(error);
   }

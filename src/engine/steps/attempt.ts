@@ -131,13 +131,16 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
     else if (listener !== null) listener.handleEvent();
   }
 
-  /** The shared timer says time is up. */
-  /** The dependency closed during the attempt: the call ends with `error`. */
+  /**
+   * The dependency closed during the attempt: the call is cancelled with `error`, as by its caller
+   * (`Call.cancel`: what the call waits on, this try, is interrupted, which aborts this attempt).
+   */
   onClose(error: Error): void {
-    if (this.call.cancelled === null) this.call.cancelled = error;
+    this.call.cancel(error);
     this.abort(error);
   }
 
+  /** The shared timer says time is up. */
   onDue(nowMs: number): void {
     if (
       this.ctx.lastAttempt === 'deadline' &&
