@@ -343,6 +343,8 @@ export function createEngine(
     policy: snapshot,
     setPolicy(policy) {
       ctx.policy = Object.freeze({ ...policy });
+      // The connect timeout reported is the one enforced: the pools' connects follow the policy.
+      transport.setConnectTimeout?.(policy.connectMs);
       announce();
     },
     instances() {

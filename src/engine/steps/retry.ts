@@ -276,10 +276,18 @@ function finalError(
   if (isPrazoError(error)) {
     result = error;
   } else if (timeout === 'connect') {
-    result = new ConnectTimeoutError(`Could not connect to ${origin} within ${ctx.policy.connectMs} ms.`, {
-      cause: error,
-      timeoutMs: ctx.policy.connectMs,
-    });
+    // The timeout the transport enforces; a transport over another's connections (the interceptor's)
+    // enforces none of its own.
+    const connectMs = ctx.transport.connectTimeoutMs;
+    result =
+      connectMs === undefined
+        ? new ConnectTimeoutError(`Could not connect to ${origin} within the dispatcher's connect timeout.`, {
+            cause: error,
+          })
+        : new ConnectTimeoutError(`Could not connect to ${origin} within ${connectMs} ms.`, {
+            cause: error,
+            timeoutMs: connectMs,
+          });
   } else if (timeout === 'read') {
     result = new ReadTimeoutError(`No answer from ${origin} within the read timeout.`, { cause: error });
   } else {
