@@ -26,8 +26,8 @@ export interface AttemptInFlight {
  * once `next()` has settled, knows which instance it went to and, when it failed, how the attempt
  * step judged its error (`failure`): the error is classified once, there, and read by the steps above.
  *
- * The copies of one try share their first copy's plan (`first`): its attempt, whose end a hedge
- * copy inherits, and whether one of them already won. The first copy's plan is also what the call
+ * The copies of one try share their first copy's plan (`first`): the try's bound, computed once
+ * per try (`forTry`), which every copy's attempt ends by, and which of them won (`claim`). The first copy's plan is also what the call
  * waits on during the try: a cancellation interrupts it, which aborts both copies. One object per
  * try on the usual path, and one more per hedge copy.
  */

@@ -93,10 +93,12 @@ export interface CallHandle {
 }
 
 /**
- * One call as it moves through the steps: the request (read-only), its deadline, its history
- * (attempts, tries, requeues, the instances that failed) and its cancellation (the error, and what
- * it must interrupt). One object per call, fixed shape. The state of one try is not here: the retry
- * and hedge steps hand it down to the attempt step as an `AttemptPlan` (`attempt-plan.ts`).
+ * One call as it moves through the steps: the request (read-only), its deadline (written once, by
+ * the deadline step, before any other step reads it), its history (the attempts and the instances
+ * that failed, appended to by the attempt step alone) and its cancellation (the error, and what it
+ * must interrupt: written by `cancel()` alone). One object per call, fixed shape. The state of one
+ * try is not here: the retry step hands it down as an `AttemptPlan` (`attempt-plan.ts`), and keeps
+ * its own counts (tries, requeues) as locals.
  */
 export class Call {
   readonly id: number;

