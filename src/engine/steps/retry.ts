@@ -99,6 +99,9 @@ async function retryLoop(
     if (again) {
       const nowMs = ctx.clock.now();
       tryPlan = AttemptPlan.forTry('retry', tries, nowMs, call.limitMs, ctx.policy.readMs);
+      // A retry still reserved (the cut attempt was requeued, not retried) stays the try's: its own
+      // cut takes no second one from the budget.
+      tryPlan.retryReserved = reserved;
       call.waitingOn = tryPlan;
       response = undefined;
       error = undefined;
