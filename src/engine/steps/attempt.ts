@@ -276,7 +276,7 @@ function runAttempt(
         }
       }
     }
-    const number = ++call.attemptCount;
+    const number = call.nextAttempt();
     const origin = balancer.origin(instance)!;
     const headers = [DEADLINE_HEADER, call.limitHeader, ATTEMPT_HEADER, attemptHeaderValue(number, kind)];
     const pairs = call.headerPairs;

@@ -70,7 +70,7 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
     const ctx = this.#ctx;
     ctx.timer.delete(this);
     ctx.sleepers.delete(this.#call);
-    if (this.#call.waitingOn === this) this.#call.waitingOn = null;
+    this.#call.stopWaiting(this);
   }
 }
 
@@ -166,7 +166,7 @@ async function queued(
     const waiter = new Waiter(ctx, gate, call, startBy, resolve, reject);
     gate.enqueue(waiter);
     ctx.timer.add(waiter);
-    call.waitingOn = waiter;
+    call.waitOn(waiter);
     ctx.sleepers.add(call);
   });
   const admitted = ctx.clock.now();

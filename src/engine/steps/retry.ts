@@ -55,7 +55,7 @@ function firstTry(
 ): Promise<DependencyResponse> {
   const tryPlan = AttemptPlan.forTry('original', 1, nowMs, call.limitMs, ctx.policy.readMs);
   // While the try runs, it is what a cancellation interrupts (its plan aborts every copy).
-  call.waitingOn = tryPlan;
+  call.waitOn(tryPlan);
   let sent: Promise<DependencyResponse>;
   try {
     sent = next(call, tryPlan, nowMs);
@@ -64,7 +64,7 @@ function firstTry(
   }
   return sent.then(
     (response) => {
-      if (call.waitingOn === tryPlan) call.waitingOn = null;
+      call.stopWaiting(tryPlan);
       if (response !== undefined && judgeStatus(response.status).kind === 'success') return response;
       return retryLoop(ctx, call, next, tryPlan, response, undefined);
     },
@@ -87,7 +87,7 @@ async function retryLoop(
   let tryPlan = settled;
   let response = settledResponse;
   let error = settledError;
-  if (call.waitingOn === tryPlan) call.waitingOn = null;
+  call.stopWaiting(tryPlan);
   /** The call's attempt started last (kept across tries: a try may fail before sending one). */
   let last: AttemptInFlight | null = null;
   // The retry's own counts, local to this loop: tries made (a requeue is not one), requeues made,
@@ -102,7 +102,7 @@ async function retryLoop(
       // A retry still reserved (the cut attempt was requeued, not retried) stays the try's: its own
       // cut takes no second one from the budget.
       tryPlan.retryReserved = reserved;
-      call.waitingOn = tryPlan;
+      call.waitOn(tryPlan);
       response = undefined;
       error = undefined;
       try {
@@ -110,7 +110,7 @@ async function retryLoop(
       } catch (caught) {
         error = caught;
       }
-      if (call.waitingOn === tryPlan) call.waitingOn = null;
+      call.stopWaiting(tryPlan);
       if (response !== undefined && judgeStatus(response.status).kind === 'success') return response;
     }
     if (tryPlan.lastSent !== null) last = tryPlan.lastSent;
