@@ -35,6 +35,31 @@ describe('the client holds a connection no longer than its policy says', () => {
     }
   });
 
+  it('enforces the connect timeout of the policy in force, the one policy() and the error report', async () => {
+    const double = await startDouble({ behaviour: { connectTimeout: true } });
+    const dep = dependency({
+      name: 'black-hole',
+      origins: [double.url],
+      latency: { p99Ms: 50 }, // connect and read timeouts: 70 ms at creation
+      userDeadlineMs: 2_000,
+      attempts: 1,
+    });
+    try {
+      dep.setPolicy({ ...dep.policy(), connectMs: 150, readMs: 1_000, attempts: 1, warning: null });
+      const error = (await failure(dep.request({ path: '/' }))) as {
+        code?: string;
+        timeoutMs?: number;
+        cause?: { message?: string };
+      };
+      expect(error.code).toBe('CONNECT_TIMEOUT');
+      expect(error.timeoutMs).toBe(dep.policy().connectMs);
+      expect(error.cause?.message).toContain('timeout: 150ms');
+    } finally {
+      await dep.close();
+      await double.close();
+    }
+  });
+
   it('cuts a body that drips past the deadline, at the deadline, with DEADLINE_EXCEEDED', async () => {
     // Headers at once, then 10 chunks 300 ms apart: each gap is inside the 420 ms read timeout,
     // so only the deadline can end the read.

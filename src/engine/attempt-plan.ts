@@ -26,8 +26,8 @@ export interface AttemptInFlight {
  * once `next()` has settled, knows which instance it went to and, when it failed, how the attempt
  * step judged its error (`failure`): the error is classified once, there, and read by the steps above.
  *
- * The copies of one try share their first copy's plan (`first`): its attempt, whose end a hedge
- * copy inherits, and whether one of them already won. The first copy's plan is also what the call
+ * The copies of one try share their first copy's plan (`first`): the try's bound, computed once
+ * per try (`forTry`), which every copy's attempt ends by, and which of them won (`claim`). The first copy's plan is also what the call
  * waits on during the try: a cancellation interrupts it, which aborts both copies. One object per
  * try on the usual path, and one more per hedge copy.
  */
@@ -37,8 +37,30 @@ export class AttemptPlan implements Interruptible {
   readonly instance: number;
   /** The try's first copy: this plan itself, or the one a hedge copy backs up. */
   readonly first: AttemptPlan;
-  /** An attempt of the try already gave the try's answer (the `won` of `attempt-end`). */
-  settled = false;
+  // The try's bound, computed once per try by `AttemptPlan.forTry` (on the first copy's plan; a
+  // hedge copy reads its first's): every attempt of the try ends by `dueAt`.
+  /** The try's number in the call: 1 for the first (a requeue is not a try of its own). */
+  tryNumber = 1;
+  /** Time left before the call's deadline when the try started, ms. */
+  remainingMs = 0;
+  /** The attempt timeout: the read timeout, or the time left when that is shorter (at least 1 ms). */
+  timeoutMs = 0;
+  /** End of the try's attempts, epoch ms. */
+  dueAt = 0;
+  /** The deadline, not the read timeout, sets {@link AttemptPlan.dueAt}. */
+  byDeadline = false;
+  /**
+   * A retry the budget already granted, taken by the attempt step when it cut this try's attempt at
+   * its read timeout so that a retry would follow (`lastAttempt: 'deadline'`, `reserveRetryAfter`):
+   * the retry step spends it instead of asking the budget again, so that attempts timing out together
+   * are not cut for retries the budget then refuses.
+   */
+  retryReserved = false;
+  /**
+   * (On the first copy's plan.) The plan whose attempt gave the try's answer — the first copy's or
+   * the hedge copy's — or null while none has: see {@link AttemptPlan.claim}, the one winner rule.
+   */
+  winner: AttemptPlan | null = null;
   /** The attempt sent for this plan, once the attempt step has started it. */
   attempt: AttemptInFlight | null = null;
   /** How the attempt step judged the error this plan's attempt failed with (null until then, and on an answer). */
@@ -61,9 +83,47 @@ export class AttemptPlan implements Interruptible {
     }
   }
 
+  /**
+   * The plan of try number `tryNumber` of a call whose deadline is `limitMs`, started at `nowMs` under
+   * a read timeout of `readMs`: the one place the try's bound is computed.
+   */
+  static forTry(
+    kind: 'original' | 'retry',
+    tryNumber: number,
+    nowMs: number,
+    limitMs: number,
+    readMs: number,
+  ): AttemptPlan {
+    const plan = new AttemptPlan(kind);
+    plan.tryNumber = tryNumber;
+    const remaining = limitMs - nowMs;
+    plan.remainingMs = remaining;
+    if (remaining <= readMs) {
+      plan.timeoutMs = Math.max(remaining, 1);
+      plan.byDeadline = true;
+    } else {
+      plan.timeoutMs = readMs;
+    }
+    plan.dueAt = nowMs + plan.timeoutMs;
+    return plan;
+  }
+
   /** (On the first copy's plan.) The try's attempt started last: the hedge copy's once it is sent. */
   get lastSent(): AttemptInFlight | null {
     return this.#copy?.attempt ?? this.attempt;
+  }
+
+  /**
+   * The one rule of who wins a try, applied by the attempt step as each answer comes in: the first
+   * attempt of the try to get a final answer (below 400, or one no retry would change) wins it. Returns
+   * whether this plan's attempt, answered with a final status, won (the `won` of `attempt-end`); the
+   * hedge step then answers the try with the winner's response.
+   */
+  claim(): boolean {
+    const first = this.first;
+    if (first.winner !== null) return false;
+    first.winner = this;
+    return true;
   }
 
   /** The attempt step judged `error`, the failure of this plan's attempt, as `verdict`. */

@@ -93,10 +93,12 @@ export interface CallHandle {
 }
 
 /**
- * One call as it moves through the steps: the request (read-only), its deadline, its history
- * (attempts, tries, requeues, the instances that failed) and its cancellation (the error, and what
- * it must interrupt). One object per call, fixed shape. The state of one try is not here: the retry
- * and hedge steps hand it down to the attempt step as an `AttemptPlan` (`attempt-plan.ts`).
+ * One call as it moves through the steps: the request (read-only), its deadline (written once, by
+ * the deadline step, before any other step reads it), its history (the attempts and the instances
+ * that failed, appended to by the attempt step alone) and its cancellation (the error, and what it
+ * must interrupt: written by `cancel()` alone). One object per call, fixed shape. The state of one
+ * try is not here: the retry step hands it down as an `AttemptPlan` (`attempt-plan.ts`), and keeps
+ * its own counts (tries, requeues) as locals.
  */
 export class Call {
   readonly id: number;
@@ -116,36 +118,18 @@ export class Call {
   /** The call's own abort handle, from an entry point that made one ({@link CallHandle}), or undefined. */
   readonly handle: CallHandle | undefined;
 
-  /** Absolute limit of the call, epoch ms, and its header form. */
-  limitMs = 0;
-  limitHeader = '';
-  startMs = 0;
   /** Where the call's time went (see {@link CallLedger}): on its response and its error. */
   readonly ledger: CallLedger;
+  // What changes during the call, each written by one method below (each called by one owner).
+  #startMs = 0;
+  #limitMs = 0;
+  #limitHeader = '';
   /** The history, made at its first record or read (see {@link Call.recordAttempt}). */
   #attempts: AttemptRecord[] | null = null;
-  /** Attempts sent, hedges included. */
-  attemptCount = 0;
-  /** Tries of the retry loop (a hedged try counts once; a requeue does not count). */
-  tries = 0;
-  /** Never-written attempts sent again to another instance (see `steps/requeue.ts`). */
-  requeues = 0;
-  /**
-   * A retry the budget already granted, when the attempt step cut an attempt at its read timeout
-   * so that a retry would follow (`lastAttempt: 'deadline'`): the retry step spends it instead of
-   * asking the budget again, so that attempts timing out together are not cut for retries the
-   * budget then refuses.
-   */
-  retryReserved = false;
-  /**
-   * Instances whose attempts failed in this call, oldest first (null until one fails): a retry or a
-   * requeue prefers an instance that is up and not among them (`Balancer.pickRetry`).
-   */
-  failedOn: number[] | null = null;
-  /** Set when the caller cancelled (or the dependency closed): the error every step rethrows. */
-  cancelled: Error | null = null;
-  /** What the call waits on now (a try, a delay, a queue), for a cancellation to interrupt; or null. */
-  waitingOn: Interruptible | null = null;
+  #attemptCount = 0;
+  #failedOn: number[] | null = null;
+  #cancelled: Error | null = null;
+  #waitingOn: Interruptible | null = null;
 
   /**
    * Reads and checks the caller's options: every unusable one throws `INVALID_OPTION` naming it,
@@ -231,6 +215,69 @@ export class Call {
     this.handle = handle;
   }
 
+  /**
+   * Fixes the call's start (`startMs`, epoch ms), its absolute limit (`limitMs`) and the limit's
+   * header value: the deadline step's, once, before any other step runs.
+   */
+  begin(startMs: number, limitMs: number, limitHeader: string): void {
+    this.#startMs = startMs;
+    this.#limitMs = limitMs;
+    this.#limitHeader = limitHeader;
+  }
+
+  /** When the call entered the steps, epoch ms (0 before). */
+  get startMs(): number {
+    return this.#startMs;
+  }
+
+  /** Absolute limit of the call, epoch ms (0 before the deadline step). */
+  get limitMs(): number {
+    return this.#limitMs;
+  }
+
+  /** {@link Call.limitMs} as the deadline header sends it. */
+  get limitHeader(): string {
+    return this.#limitHeader;
+  }
+
+  /** Attempts sent, hedges included. */
+  get attemptCount(): number {
+    return this.#attemptCount;
+  }
+
+  /** Numbers the next attempt (the attempt step's, as it sends one): 1 for the first. */
+  nextAttempt(): number {
+    return ++this.#attemptCount;
+  }
+
+  /**
+   * Instances whose attempts failed in this call, oldest first (null until one fails): a retry or a
+   * requeue prefers an instance that is up and not among them (`Balancer.pickRetry`).
+   */
+  get failedOn(): readonly number[] | null {
+    return this.#failedOn;
+  }
+
+  /** Set when the caller cancelled (or the dependency closed): the error every step rethrows. */
+  get cancelled(): Error | null {
+    return this.#cancelled;
+  }
+
+  /** What the call waits on now (a try, a delay, a queue), for a cancellation to interrupt; or null. */
+  get waitingOn(): Interruptible | null {
+    return this.#waitingOn;
+  }
+
+  /** The call waits on `wait` (a try, a delay, a place in a queue) until {@link Call.stopWaiting}. */
+  waitOn(wait: Interruptible): void {
+    this.#waitingOn = wait;
+  }
+
+  /** The wait on `wait` is over (a no-op when the call already waits on something else). */
+  stopWaiting(wait: Interruptible): void {
+    if (this.#waitingOn === wait) this.#waitingOn = null;
+  }
+
   /** Every attempt of the call so far, in order: the history its response or error carries. */
   get attempts(): AttemptRecord[] {
     if (this.#attempts === null) this.#attempts = [];
@@ -259,18 +306,20 @@ export class Call {
 
   /** Notes that an attempt on `instance` failed (once per instance). */
   noteFailure(instance: number): void {
-    const list = this.failedOn;
-    if (list === null) this.failedOn = [instance];
+    const list = this.#failedOn;
+    if (list === null) this.#failedOn = [instance];
     else if (!list.includes(instance)) list.push(instance);
   }
 
   /**
-   * The caller cancelled the call with `error`: every step rethrows it from now on, and what the
-   * call waits on is interrupted.
+   * The caller cancelled the call with `error`, or the dependency closed under it: every step
+   * rethrows it from now on, and what the call waits on is interrupted. The first cancellation
+   * stands: a later one (the caller's signal after `close()`) changes nothing.
    */
   cancel(error: Error): void {
-    this.cancelled = error;
-    this.waitingOn?.interrupt(error);
+    if (this.#cancelled !== null) return;
+    this.#cancelled = error;
+    this.#waitingOn?.interrupt(error);
   }
 }
 

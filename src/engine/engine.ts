@@ -343,6 +343,8 @@ export function createEngine(
     policy: snapshot,
     setPolicy(policy) {
       ctx.policy = Object.freeze({ ...policy });
+      // The connect timeout reported is the one enforced: the pools' connects follow the policy.
+      transport.setConnectTimeout?.(policy.connectMs);
       announce();
     },
     instances() {
@@ -354,8 +356,11 @@ export function createEngine(
       ctx.closed = true;
       poller?.close();
       const error = new CancelledError(`Dependency ${o.name} closed during the call.`);
+      // Every call still running is cancelled as its caller would cancel it (`Call.cancel`): those
+      // with attempts in flight are reached through the shared timer (each attempt's `onClose`),
+      // those waiting out a delay or a place in the queue through `sleepers`.
       for (const entry of ctx.timer.entries()) entry.onClose?.(error);
-      for (const call of [...ctx.sleepers]) call.waitingOn?.interrupt(error);
+      for (const call of [...ctx.sleepers]) call.cancel(error);
       return transport.close().finally(() => {
         ctx.timer.clear();
         events.clear();

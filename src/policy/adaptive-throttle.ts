@@ -1,4 +1,5 @@
 import { boolean, integerIn, numberIn, objectOption, pathName } from '../option-checks.js';
+import { judgeStatus } from './classify.js';
 
 /** Options of {@link createAdaptiveThrottle}. */
 export interface AdaptiveThrottleOptions {
@@ -70,7 +71,7 @@ export interface AdaptiveThrottle {
  * could not get it done). A 500 is accepted: the dependency took the work, and a bug is not overload.
  */
 export function acceptedStatus(status: number): boolean {
-  return status !== 429 && status !== 503 && status !== 502 && status !== 504;
+  return !judgeStatus(status).refused;
 }
 
 /**

@@ -9,6 +9,8 @@ import {
   codeOf,
   isFinalStatus,
   judgeError,
+  judgeStatus,
+  RETRYABLE_STATUSES,
   timeoutOfCode,
 } from './classify.js';
 import { isIdempotent } from './idempotency.js';
@@ -432,6 +434,30 @@ describe('judgeError', () => {
       code: undefined,
       timeout: undefined,
     });
+  });
+});
+
+describe('judgeStatus', () => {
+  it('judges every status one way: success, final or retryable, and whether it failed or was refused', () => {
+    expect(judgeStatus(200)).toEqual({ kind: 'success', failed: false, refused: false });
+    expect(judgeStatus(404)).toEqual({ kind: 'final', failed: false, refused: false });
+    expect(judgeStatus(501)).toEqual({ kind: 'final', failed: true, refused: false });
+    expect(judgeStatus(408)).toEqual({ kind: 'retryable', failed: false, refused: false });
+    expect(judgeStatus(429)).toEqual({ kind: 'retryable', failed: false, refused: true });
+    expect(judgeStatus(500)).toEqual({ kind: 'retryable', failed: true, refused: false });
+    for (const status of [502, 503, 504])
+      expect(judgeStatus(status)).toEqual({ kind: 'retryable', failed: true, refused: true });
+  });
+
+  it('agrees with classify on every status', () => {
+    for (let status = 100; status <= 599; status++) {
+      const { reason } = classify({ kind: 'response', status }, { idempotent: true });
+      const kind = judgeStatus(status).kind;
+      expect(
+        reason === 'not-a-failure' ? 'success' : reason === 'deterministic-status' ? 'final' : 'retryable',
+      ).toBe(kind);
+      expect(RETRYABLE_STATUSES.has(status)).toBe(kind === 'retryable');
+    }
   });
 });
 

@@ -117,11 +117,53 @@ export function judgeError(error: unknown, context: ClassifyContext): ErrorVerdi
 }
 
 /**
- * A status no retry would change: below 400, or a failure the server decided on (404, 422 …), not
- * one of {@link RETRYABLE_STATUSES}.
+ * What an answer's status says, for every step that reads one: the one home of these rules.
+ *
+ * - `kind`: `'success'` below 400; `'retryable'` for {@link RETRYABLE_STATUSES} (408, 429, 500, 502,
+ *   503, 504: another attempt may be answered otherwise); `'final'` for any other status, which no
+ *   retry would change (400, 404, 422, 501 …: the server decided on the request).
+ * - `failed`: a 5xx (or a status past 599): the dependency failed at its work. An error in the live
+ *   latency window, a failure of the call (`request-end`), no sample for the concurrency limit.
+ * - `refused`: 429, 502, 503, 504: the dependency (or a proxy in front of it) did not take the work
+ *   — overload: a drop for the concurrency limit, not accepted by the adaptive throttle.
+ *
+ * A retryable answer is retried only as {@link classify} allows (idempotency, the body, `Retry-After`);
+ * whether the call may be retried at all is the retry step's, with the budget and the deadline.
+ *
+ * @example
+ * judgeStatus(404); // { kind: 'final', failed: false, refused: false }
+ * judgeStatus(503); // { kind: 'retryable', failed: true, refused: true }
  */
+export function judgeStatus(status: number): AnswerVerdict {
+  if (status < 400) return SUCCESS;
+  if (!RETRYABLE_STATUSES.has(status)) return status >= 500 ? FINAL_SERVER_ERROR : FINAL;
+  if (status === 408) return RETRYABLE;
+  if (status === 429) return TOO_MANY_REQUESTS;
+  return status === 500 ? SERVER_ERROR : GATEWAY;
+}
+
+/** The verdict on an answer's status ({@link judgeStatus}): one frozen object per kind of status. */
+export interface AnswerVerdict {
+  readonly kind: 'success' | 'final' | 'retryable';
+  /** A 5xx: the dependency failed at its work. */
+  readonly failed: boolean;
+  /** 429, 502, 503, 504: the dependency did not take the work (overload). */
+  readonly refused: boolean;
+}
+
+const answer = (kind: AnswerVerdict['kind'], failed: boolean, refused: boolean): AnswerVerdict =>
+  Object.freeze({ kind, failed, refused });
+const SUCCESS = answer('success', false, false);
+const FINAL = answer('final', false, false);
+const FINAL_SERVER_ERROR = answer('final', true, false);
+const RETRYABLE = answer('retryable', false, false);
+const TOO_MANY_REQUESTS = answer('retryable', false, true);
+const SERVER_ERROR = answer('retryable', true, false);
+const GATEWAY = answer('retryable', true, true);
+
+/** A status no retry would change: below 400, or a failure the server decided on (404, 422 …). */
 export function isFinalStatus(status: number): boolean {
-  return status < 400 || !RETRYABLE_STATUSES.has(status);
+  return judgeStatus(status).kind !== 'retryable';
 }
 
 /** Codes of failures before any byte of the request was sent (undici's and Node's), timeouts aside. */
@@ -212,8 +254,9 @@ function classifyStatus(
   if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
     return final('response', 'invalid-status');
   }
-  if (status < 400) return final('response', 'not-a-failure');
-  if (!RETRYABLE_STATUSES.has(status)) return final('response', 'deterministic-status');
+  const kind = judgeStatus(status).kind;
+  if (kind === 'success') return final('response', 'not-a-failure');
+  if (kind === 'final') return final('response', 'deterministic-status');
 
   let reading: RetryAfterReading = { kind: 'absent' };
   if (status === 429 || status === 503) {

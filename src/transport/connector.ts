@@ -4,8 +4,11 @@ import { undici } from './undici-module.js';
 
 /** Options of {@link createConnector}. */
 export interface ConnectorOptions {
-  /** Connect timeout, in ms, enforced by a plain timer (to the millisecond, not undici's ~0.5 s tick). */
-  timeoutMs: number;
+  /**
+   * Connect timeout, in ms, enforced by a plain timer (to the millisecond, not undici's ~0.5 s tick):
+   * a number, or a function read at each connect (the timeout in force when it starts).
+   */
+  timeoutMs: number | (() => number);
   /** Name lookup, as `net.connect` takes it. @default dns.lookup */
   lookup?: LookupFunction;
   /** TLS options of `https:` connections (`ca`, `cert`, `key`, `servername`, `rejectUnauthorized`). */
@@ -30,8 +33,9 @@ export function createConnector(options: ConnectorOptions): buildConnector.conne
     ...options.tls,
     ...(options.allowH2 === true ? { allowH2: true } : {}),
   } as buildConnector.BuildOptions);
-  const timeoutMs = options.timeoutMs;
+  const timeout = options.timeoutMs;
   return (connectOptions, callback) => {
+    const timeoutMs = typeof timeout === 'number' ? timeout : timeout();
     let timer: ReturnType<typeof setTimeout> | undefined;
     // undici's connector returns the socket it opens, though its type says void.
     const socket: unknown = base(connectOptions, (error, connected) => {

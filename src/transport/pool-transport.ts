@@ -11,7 +11,10 @@ export interface PoolTransportOptions {
   origins: readonly string[];
   /** Connections per origin. */
   connections: number;
-  /** Connect timeout, in ms, enforced to the millisecond (see {@link createConnector}). */
+  /**
+   * Connect timeout, in ms, enforced to the millisecond (see {@link createConnector}); changed for
+   * the connects that start afterwards by `Transport.setConnectTimeout`.
+   */
   connectTimeoutMs: number;
   /** Name lookup of the pools' connects (a test fails one origin's DNS locally). @default dns.lookup */
   lookup?: LookupFunction;
@@ -35,8 +38,9 @@ export interface PoolTransportOptions {
 export function createPoolTransport(options: PoolTransportOptions): Transport {
   const usual = options.timeoutMs;
   const pools = new Map<string, Pool>();
+  let connectTimeoutMs = options.connectTimeoutMs;
   const connect = createConnector({
-    timeoutMs: options.connectTimeoutMs,
+    timeoutMs: () => connectTimeoutMs,
     ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
     ...(options.tls === undefined ? {} : { tls: options.tls }),
     ...(options.allowH2 === true ? { allowH2: true } : {}),
@@ -56,6 +60,12 @@ export function createPoolTransport(options: PoolTransportOptions): Transport {
   return {
     get origins() {
       return origins;
+    },
+    get connectTimeoutMs() {
+      return connectTimeoutMs;
+    },
+    setConnectTimeout(ms) {
+      connectTimeoutMs = ms;
     },
     setOrigins(next) {
       if (closing !== undefined) return;

@@ -79,6 +79,14 @@ export interface Transport {
    */
   setOrigins?(origins: readonly string[]): void;
   /**
+   * The connect timeout this transport enforces, in ms: present on a transport that makes its own
+   * connections (prazo's pools), absent on one whose connections are another's (the interceptor's:
+   * the application's dispatcher sets its connect timeout).
+   */
+  readonly connectTimeoutMs?: number;
+  /** Enforces `ms` as the connect timeout of every connect that starts from now on (with `connectTimeoutMs`). */
+  setConnectTimeout?(ms: number): void;
+  /**
    * Closes every connection, those of removed origins still finishing included; resolves once they
    * are closed. Calling it again returns the same promise.
    */

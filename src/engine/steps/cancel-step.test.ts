@@ -146,3 +146,20 @@ function singleCallHandle() {
     },
   };
 }
+
+describe('close() as the calls see it', () => {
+  it('cancels each call in flight as its caller would: the close is its CANCELLED, and a later abort changes nothing', async () => {
+    const { dep, transport } = setup();
+    const caller = new AbortController();
+    const pending = settle(dep.request({ path: '/', signal: caller.signal }));
+    await flush();
+    expect(transport.pending()).toHaveLength(1);
+    const closing = dep.close();
+    caller.abort(new Error('too late'));
+    const { error } = await pending;
+    expect(isPrazoError(error, 'CANCELLED')).toBe(true);
+    expect((error as Error).message).toContain('closed during the call');
+    expect(transport.exchanges[0]!.signal.aborted).toBe(true);
+    await closing;
+  });
+});

@@ -1,5 +1,6 @@
 import type { TimerEntry } from '../../coarse-timer.js';
 import { ConcurrencyLimitedError } from '../../errors.js';
+import { judgeStatus } from '../../policy/classify.js';
 import type { Call, DependencyResponse, Interruptible } from '../call.js';
 import { closedError, withHistory } from '../history.js';
 import type { DependencyContext, Handler, Step } from '../pipeline.js';
@@ -69,7 +70,7 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
     const ctx = this.#ctx;
     ctx.timer.delete(this);
     ctx.sleepers.delete(this.#call);
-    if (this.#call.waitingOn === this) this.#call.waitingOn = null;
+    this.#call.stopWaiting(this);
   }
 }
 
@@ -120,12 +121,13 @@ function held(
   return sent.then(
     (response) => {
       const now = ctx.clock.now();
-      const status = response.status;
+      // A sample when the dependency served the call; a drop when it refused the work (overload).
+      const verdict = judgeStatus(response.status);
       gate.release(
-        status < 500 && status !== 429 ? now - startedMs : undefined,
+        verdict.failed || verdict.refused ? undefined : now - startedMs,
         startedMs,
         now,
-        status === 429 || (status >= 502 && status <= 504),
+        verdict.refused,
       );
       return response;
     },
@@ -164,7 +166,7 @@ async function queued(
     const waiter = new Waiter(ctx, gate, call, startBy, resolve, reject);
     gate.enqueue(waiter);
     ctx.timer.add(waiter);
-    call.waitingOn = waiter;
+    call.waitOn(waiter);
     ctx.sleepers.add(call);
   });
   const admitted = ctx.clock.now();

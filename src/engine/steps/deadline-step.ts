@@ -30,8 +30,6 @@ export function deadlineStep(ctx: DependencyContext): Step {
       now + ctx.userDeadlineMs,
       now + ctx.localMaxMs,
     );
-    call.startMs = now;
-    call.limitMs = limit;
     const ledger = call.ledger;
     ledger.dependency = ctx.name;
     ledger.startMs = now;
@@ -41,7 +39,7 @@ export function deadlineStep(ctx: DependencyContext): Step {
       lastLimit = limit;
       lastHeader = String(Math.floor(limit));
     }
-    call.limitHeader = lastHeader;
+    call.begin(now, limit, lastHeader);
     const hop = currentHopTally();
     if (hop === undefined) return next(call, now);
     return reported(ctx, hop, call, next, now);

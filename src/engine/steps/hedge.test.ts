@@ -37,3 +37,27 @@ describe('hedging only what may run twice at once', () => {
     await dep.close();
   });
 });
+
+describe('one winner rule', () => {
+  it.each([
+    ['the hedge copy', [1, 0]],
+    ['the first copy', [0, 1]],
+  ])(
+    'answers a try with the attempt attempt-end calls won when both copies answer in the same turn (%s first)',
+    async (_first, order) => {
+      const { dep, clock, transport } = createTestDependency({ hedge: { at: 'p95' } });
+      const won: string[] = [];
+      dep.on('attempt-end', (e) => {
+        if (e.won) won.push(e.kind);
+      });
+      const pending = settle(dep.request({ path: '/stock/7' }));
+      await advance(clock, 60);
+      expect(transport.exchanges).toHaveLength(2);
+      for (const i of order) transport.exchanges[i]!.respond(200, { 'x-copy': String(i) });
+      const response = (await pending).value!;
+      expect(won).toHaveLength(1);
+      expect(response.headers['x-copy']).toBe(won[0] === 'hedge' ? '1' : '0');
+      await dep.close();
+    },
+  );
+});

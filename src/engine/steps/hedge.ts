@@ -1,6 +1,5 @@
 import type { TimerEntry } from '../../coarse-timer.js';
 import { AttemptAbandonedError } from '../../errors.js';
-import { isFinalStatus } from '../../policy/classify.js';
 import { hedgeDelayMs, shouldHedge } from '../../policy/hedge-delay.js';
 import { AttemptPlan } from '../attempt-plan.js';
 import type { Call } from '../call.js';
@@ -10,9 +9,11 @@ import { HEDGE_LOST } from './attempt.js';
 
 /**
  * The hedging step: sends the try; when it has not answered after the hedge delay, and the retry
- * budget grants an extra attempt, sends one copy to another instance. The first acceptable answer
- * (a status below 400, or a final one) wins and the other copy is aborted; a retryable failure of
- * one copy waits for the other. Only GET/HEAD/OPTIONS or requests carrying an `Idempotency-Key` are
+ * budget grants an extra attempt, sends one copy to another instance. The first final answer (a
+ * status below 400, or one no retry would change) wins — the rule is `AttemptPlan.claim`, which the
+ * attempt step applies as each answer comes in, so the `won` of `attempt-end` and the answer of the
+ * try are the same decision — and the other copy is aborted; a retryable failure of one copy waits
+ * for the other. Only GET/HEAD/OPTIONS or requests carrying an `Idempotency-Key` are
  * hedged (a PUT or DELETE is retried, never doubled in flight); stream bodies never.
  *
  * The step referees the copies itself, from what `next()` returns: the first copy's promise settles
@@ -29,9 +30,8 @@ export function hedgeStep(ctx: DependencyContext): TryStep {
     // timeout the dependency is slow as a whole, and a copy would wait in the same queue.
     if (slowAsAWhole(ctx)) return next(call, plan, nowMs);
     const delay = hedgeDelayMs(ctx.hedge, ctx.live.p95Ms);
-    const remaining = call.limitMs - nowMs;
-    const tryMs = Math.min(remaining, ctx.policy.readMs);
-    if (!shouldHedge(delay, call, tryMs)) return next(call, plan, nowMs);
+    // The try's own time: its bound, or less when the deadline is nearer (`AttemptPlan.forTry`).
+    if (!shouldHedge(delay, call, Math.min(plan.remainingMs, plan.timeoutMs))) return next(call, plan, nowMs);
     const hedged = new HedgedTry(ctx, call, next, plan, delay, nowMs);
     const first = next(call, plan, nowMs);
     ctx.timer.add(hedged);
@@ -131,14 +131,16 @@ export class HedgedTry implements TimerEntry {
       return this.#winner;
     }
     if (this.#copyPromise === null) return response;
-    if (isFinal(response)) {
+    const winner = this.#first.winner;
+    if (winner === this.#first) {
       this.#copy?.abort(HEDGE_LOST);
       if (this.#copyFailure !== null) discard(this.#copyFailure);
       this.#copyFailure = null;
       return response;
     }
-    // A retryable answer: the copy may do better — unless it already failed too.
-    if (this.#copyDone) {
+    // A retryable answer: the copy may do better — unless it already failed too. (A copy that won
+    // before its own promise settled answers the try.)
+    if (this.#copyDone && winner === null) {
       if (this.#copyFailure !== null) discard(this.#copyFailure);
       this.#copyFailure = null;
       return response;
@@ -156,7 +158,7 @@ export class HedgedTry implements TimerEntry {
     if (
       this.#copyPromise !== null &&
       !this.#copyDone &&
-      (retryable(this.#first) || error instanceof AttemptAbandonedError)
+      (this.#first.winner === this.#copy || retryable(this.#first) || error instanceof AttemptAbandonedError)
     ) {
       if (this.#copyFailure !== null) discard(this.#copyFailure);
       this.#copyTaken = true;
@@ -179,7 +181,9 @@ export class HedgedTry implements TimerEntry {
       if (!this.#copyTaken) discard(response);
       return;
     }
-    if (isFinal(response)) {
+    // The copy won (the attempt step's rule, `AttemptPlan.claim`); else its answer, final or not,
+    // is kept in case the first copy does worse.
+    if (this.#first.winner === this.#copy) {
       this.#winner = response;
       this.#first.abort(HEDGE_LOST);
     } else {
@@ -191,8 +195,4 @@ export class HedgedTry implements TimerEntry {
 /** Whether the error of the attempt `plan` sent may be retried (as the attempt step judged it). */
 function retryable(plan: AttemptPlan): boolean {
   return plan.failure?.classification.retry === true;
-}
-
-function isFinal(response: DependencyResponse): boolean {
-  return isFinalStatus(response.status);
 }

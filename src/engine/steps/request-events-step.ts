@@ -1,4 +1,5 @@
 import { isPrazoError } from '../../errors.js';
+import { judgeStatus } from '../../policy/classify.js';
 import type { Call, DependencyResponse } from '../call.js';
 import type { DependencyContext, Handler, Step } from '../pipeline.js';
 
@@ -62,7 +63,7 @@ function ended(
     ctx.events.emit('request-end', {
       dependency: ctx.name,
       requestId: call.id,
-      outcome: response.status < 500 ? 'success' : 'failure',
+      outcome: judgeStatus(response.status).failed ? 'failure' : 'success',
       status: response.status,
       durationMs,
       attempts: call.attemptCount,

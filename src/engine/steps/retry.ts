@@ -6,7 +6,7 @@ import {
   RetryAfterExceedsDeadlineError,
   RetryBudgetExhaustedError,
 } from '../../errors.js';
-import { classify, type ErrorVerdict, judgeError } from '../../policy/classify.js';
+import { classify, type ErrorVerdict, judgeError, judgeStatus } from '../../policy/classify.js';
 import { planRetry } from '../../policy/plan-retry.js';
 import type { RetryBudget } from '../../policy/retry-budget.js';
 import { type AttemptInFlight, AttemptPlan } from '../attempt-plan.js';
@@ -53,10 +53,9 @@ function firstTry(
   next: TryHandler,
   nowMs: number,
 ): Promise<DependencyResponse> {
-  call.tries++;
-  const tryPlan = new AttemptPlan('original');
+  const tryPlan = AttemptPlan.forTry('original', 1, nowMs, call.limitMs, ctx.policy.readMs);
   // While the try runs, it is what a cancellation interrupts (its plan aborts every copy).
-  call.waitingOn = tryPlan;
+  call.waitOn(tryPlan);
   let sent: Promise<DependencyResponse>;
   try {
     sent = next(call, tryPlan, nowMs);
@@ -65,8 +64,8 @@ function firstTry(
   }
   return sent.then(
     (response) => {
-      if (call.waitingOn === tryPlan) call.waitingOn = null;
-      if (response !== undefined && response.status < 400) return response;
+      call.stopWaiting(tryPlan);
+      if (response !== undefined && judgeStatus(response.status).kind === 'success') return response;
       return retryLoop(ctx, call, next, tryPlan, response, undefined);
     },
     (error: unknown) => retryLoop(ctx, call, next, tryPlan, undefined, error),
@@ -88,30 +87,41 @@ async function retryLoop(
   let tryPlan = settled;
   let response = settledResponse;
   let error = settledError;
-  if (call.waitingOn === tryPlan) call.waitingOn = null;
+  call.stopWaiting(tryPlan);
   /** The call's attempt started last (kept across tries: a try may fail before sending one). */
   let last: AttemptInFlight | null = null;
+  // The retry's own counts, local to this loop: tries made (a requeue is not one), requeues made,
+  // and a retry the attempt step already took from the budget (kept until a retry spends it).
+  let tries = 1;
+  let requeues = 0;
+  let reserved = false;
   for (let again = false; ; again = true) {
     if (again) {
-      call.tries++;
-      tryPlan = new AttemptPlan('retry');
-      call.waitingOn = tryPlan;
+      const nowMs = ctx.clock.now();
+      tryPlan = AttemptPlan.forTry('retry', tries, nowMs, call.limitMs, ctx.policy.readMs);
+      // A retry still reserved (the cut attempt was requeued, not retried) stays the try's: its own
+      // cut takes no second one from the budget.
+      tryPlan.retryReserved = reserved;
+      call.waitOn(tryPlan);
       response = undefined;
       error = undefined;
       try {
-        response = await next(call, tryPlan, ctx.clock.now());
+        response = await next(call, tryPlan, nowMs);
       } catch (caught) {
         error = caught;
       }
-      if (call.waitingOn === tryPlan) call.waitingOn = null;
-      if (response !== undefined && response.status < 400) return response;
+      call.stopWaiting(tryPlan);
+      if (response !== undefined && judgeStatus(response.status).kind === 'success') return response;
     }
     if (tryPlan.lastSent !== null) last = tryPlan.lastSent;
+    if (tryPlan.retryReserved) reserved = true;
     if (call.cancelled !== null) {
       if (response !== undefined) discard(response);
       throw withHistory(call.cancelled, call, ctx.name);
     }
     const now = ctx.clock.now();
+    // What is left of the call's time as the retry is decided: every rule below reads this one figure.
+    const remainingMs = call.limitMs - now;
     const verdict =
       response === undefined ? errorVerdict(call, tryPlan, error, now) : answerVerdict(call, response, now);
     const classification = verdict.classification;
@@ -122,15 +132,14 @@ async function retryLoop(
         ctx.requeue,
         classification.phase === 'connect',
         call.replayable,
-        call.requeues,
+        requeues,
         ctx.balancer.size,
-        call.limitMs - now,
+        remainingMs,
         ctx.live.p99Ms,
       ) &&
       ctx.requeueBudget.tryConsume()
     ) {
-      call.tries--;
-      call.requeues++;
+      requeues++;
       if (ctx.events.has('requeue')) {
         ctx.events.emit('requeue', {
           dependency: ctx.name,
@@ -138,7 +147,7 @@ async function retryLoop(
           attempt: call.attemptCount,
           instance: last === null ? '' : last.origin,
           reason: classification.reason,
-          requeues: call.requeues,
+          requeues,
         });
       }
       if (ctx.closed) throw withHistory(closedError(ctx.name), call, ctx.name);
@@ -162,15 +171,15 @@ async function retryLoop(
       );
     }
     // A retry the attempt step reserved when it cut the attempt (lastAttempt 'deadline') is spent.
-    const reserved = call.retryReserved;
-    call.retryReserved = false;
+    const spent = reserved;
+    reserved = false;
     const plan = planRetry({
       classification,
-      attemptsMade: call.tries,
+      attemptsMade: tries,
       maxAttempts: ctx.policy.attempts,
-      remainingMs: call.limitMs - now,
+      remainingMs,
       p99Ms: ctx.live.p99Ms,
-      budget: reserved ? reservedBudget(ctx.budget) : ctx.budget,
+      budget: spent ? reservedBudget(ctx.budget) : ctx.budget,
       random: ctx.random,
     });
     if (!plan.retry) {
@@ -181,7 +190,7 @@ async function retryLoop(
         events.emit('fast-fail', {
           dependency: ctx.name,
           requestId: call.id,
-          remainingMs: call.limitMs - now,
+          remainingMs,
           requiredMs: ctx.live.p99Ms,
           beforeAttempt: false,
         });
@@ -189,7 +198,7 @@ async function retryLoop(
         if (response !== undefined) discard(response);
         const err = new RetryAfterExceedsDeadlineError({
           retryAfterMs: classification.retryAfterMs ?? 0,
-          remainingMs: call.limitMs - now,
+          remainingMs,
           p99Ms: ctx.live.p99Ms,
           cause: finalError(ctx, call, last, error ?? answered(response), verdict, ''),
         });
@@ -205,6 +214,7 @@ async function retryLoop(
         );
       throw failure;
     }
+    tries++;
     if (response !== undefined) discard(response);
     if (ctx.events.has('retry'))
       ctx.events.emit('retry', {
@@ -269,10 +279,18 @@ function finalError(
   if (isPrazoError(error)) {
     result = error;
   } else if (timeout === 'connect') {
-    result = new ConnectTimeoutError(`Could not connect to ${origin} within ${ctx.policy.connectMs} ms.`, {
-      cause: error,
-      timeoutMs: ctx.policy.connectMs,
-    });
+    // The timeout the transport enforces; a transport over another's connections (the interceptor's)
+    // enforces none of its own.
+    const connectMs = ctx.transport.connectTimeoutMs;
+    result =
+      connectMs === undefined
+        ? new ConnectTimeoutError(`Could not connect to ${origin} within the dispatcher's connect timeout.`, {
+            cause: error,
+          })
+        : new ConnectTimeoutError(`Could not connect to ${origin} within ${connectMs} ms.`, {
+            cause: error,
+            timeoutMs: connectMs,
+          });
   } else if (timeout === 'read') {
     result = new ReadTimeoutError(`No answer from ${origin} within the read timeout.`, { cause: error });
   } else {
@@ -297,7 +315,7 @@ function explain(reason: string): string {
   return EXPLANATIONS[reason] ?? `${reason}.`;
 }
 
-/** The budget as seen by a retry it already granted (`Call.retryReserved`): it grants it again. */
+/** The budget as seen by a retry it already granted (`AttemptPlan.retryReserved`): it grants it again. */
 function reservedBudget(budget: RetryBudget): RetryBudget {
   return {
     recordOriginal: (nowMs) => budget.recordOriginal(nowMs),

@@ -23,7 +23,7 @@ export class Sleep implements Interruptible {
       this.#resolve = resolve;
     });
     this.#timer = ctx.clock.setTimeout(this.wake, ms);
-    call.waitingOn = this;
+    call.waitOn(this);
     ctx.sleepers.add(call);
   }
 
@@ -35,7 +35,7 @@ export class Sleep implements Interruptible {
     if (this.#timer !== null) this.#ctx.clock.clearTimeout(this.#timer);
     this.#timer = null;
     this.#ctx.sleepers.delete(this.#call);
-    if (this.#call.waitingOn === this) this.#call.waitingOn = null;
+    this.#call.stopWaiting(this);
     resolve();
   };
 
