@@ -6,9 +6,9 @@
  *   npx tsx scripts/drill-instance-shares.ts drill.json [naive,prazo]
  */
 import { readFileSync } from 'node:fs';
-import type { DrillReport } from '../src/lab/drill/report/drill-report.js';
-import { instanceShareFigure } from '../src/lab/drill/report/instance-share-figure.js';
-import type { DrillConfig } from '../src/lab/drill/services/spec.js';
+import type { DrillReport } from '../src/drill/report/drill-report.js';
+import { instanceShareFigure } from '../src/drill/report/instance-share-figure.js';
+import type { DrillConfig } from '../src/drill/services/spec.js';
 
 const [file, only] = process.argv.slice(2);
 if (!file) {

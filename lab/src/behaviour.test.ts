@@ -1,5 +1,5 @@
+import { isPrazoError } from 'prazo';
 import { describe, expect, it } from 'vitest';
-import { isPrazoError } from '../errors.js';
 import { DEFAULT_BEHAVIOUR, parseBehaviour, parseBehaviourJson, pickOutcome } from './behaviour.js';
 
 const messageOf = (input: unknown): string => {

@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError } from 'prazo';
 import { type LatencyDistribution, MAX_DELAY_MS } from './latency-distribution.js';
 
 /** A share of requests answered with a given status (and, optionally, a `Retry-After`). */

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors.js';
+import { InvalidOptionError } from 'prazo';
 import type { Behaviour, BehaviourInput } from './behaviour.js';
 import { type Double, type DoubleOptions, startDouble } from './double.js';
 import type { DoubleStats } from './double-stats.js';

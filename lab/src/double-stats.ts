@@ -1,5 +1,4 @@
-import { ATTEMPT_HEADER, type AttemptKind, parseAttemptHeader } from '../wire/attempt-header.js';
-import { DEADLINE_HEADER } from '../wire/deadline-header.js';
+import { ATTEMPT_HEADER, type AttemptKind, DEADLINE_HEADER, parseAttemptHeader } from 'prazo/wire';
 
 /** One request as the double saw it on arrival. */
 export interface RequestRecord {

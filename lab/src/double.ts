@@ -1,7 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
-import { type Clock, systemClock, type Timer } from '../clock.js';
-import { InvalidOptionError, isPrazoError } from '../errors.js';
+import { type Clock, InvalidOptionError, isPrazoError, systemClock, type Timer } from 'prazo';
 import {
   type Behaviour,
   type BehaviourInput,

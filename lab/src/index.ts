@@ -3,14 +3,14 @@
  *
  * @packageDocumentation
  */
-export type { AttemptInfo, AttemptKind } from '../wire/attempt-header.js';
+export type { AttemptInfo, AttemptKind } from 'prazo/wire';
 export {
   ATTEMPT_HEADER,
   ATTEMPT_KINDS,
+  DEADLINE_HEADER,
   formatAttemptHeader,
   parseAttemptHeader,
-} from '../wire/attempt-header.js';
-export { DEADLINE_HEADER } from '../wire/deadline-header.js';
+} from 'prazo/wire';
 export type { Behaviour, BehaviourInput, Outcome, ShareInput, StatusShare } from './behaviour.js';
 export { DEFAULT_BEHAVIOUR, parseBehaviour, parseBehaviourJson, pickOutcome } from './behaviour.js';
 export type { Double, DoubleOptions } from './double.js';

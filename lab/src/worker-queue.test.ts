@@ -1,5 +1,5 @@
+import { createFakeClock } from 'prazo';
 import { describe, expect, it } from 'vitest';
-import { createFakeClock } from '../testing/fake-clock.js';
 import { createRandom, type Random } from './random.js';
 import { createWorkerQueue } from './worker-queue.js';
 

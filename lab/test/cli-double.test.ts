@@ -103,7 +103,7 @@ describe('prazo double', () => {
   });
 
   it('stops cleanly on SIGINT when run as a process', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'double'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'lab/src/cli/main.ts', 'double'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../src/cli/capture.test-helper.js';
-import { DEFAULT_PHASES, DRILL_DEFAULTS, QUICK_PHASES } from '../src/lab/drill/drill-options.js';
+import { DEFAULT_PHASES, DRILL_DEFAULTS, QUICK_PHASES } from '../src/drill/drill-options.js';
 
-const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
+const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 const trafficS = (phases: Record<string, number>) =>
   (Object.values(phases).reduce((a, b) => a + b, 0) + DRILL_DEFAULTS.preWarmMs) / 1000;
 

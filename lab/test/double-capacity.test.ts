@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { startDouble } from '../src/lab/double.js';
+import { startDouble } from '../src/double.js';
 
 // The double with finite capacity (`workers`), over real HTTP: requests wait in its FIFO queue, and a
 // request whose caller has gone still holds a worker for its whole service time.

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDashboardServer } from '../src/lab/drill/dashboard/server.js';
-import { runDrill } from '../src/lab/drill/run-drill.js';
+import { startDashboardServer } from '../src/drill/dashboard/server.js';
+import { runDrill } from '../src/drill/run-drill.js';
 import { acquireDrillLock } from './drill-lock.js';
 import { launchChromium, skipWithoutChromium } from './support/chromium.js';
 

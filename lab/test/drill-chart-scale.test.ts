@@ -2,13 +2,13 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sharedYAxis } from '../src/lab/drill/dashboard/chart-scale.js';
-import { renderDashboardPage } from '../src/lab/drill/dashboard/page.js';
-import { reportDashboardData, startDashboardServer } from '../src/lab/drill/dashboard/server.js';
-import type { DrillReport } from '../src/lab/drill/report/drill-report.js';
-import type { DrillRecorder } from '../src/lab/drill/report/recorder.js';
-import type { DrillContext } from '../src/lab/drill/run-drill.js';
-import type { DrillConfig } from '../src/lab/drill/services/spec.js';
+import { sharedYAxis } from '../src/drill/dashboard/chart-scale.js';
+import { renderDashboardPage } from '../src/drill/dashboard/page.js';
+import { reportDashboardData, startDashboardServer } from '../src/drill/dashboard/server.js';
+import type { DrillReport } from '../src/drill/report/drill-report.js';
+import type { DrillRecorder } from '../src/drill/report/recorder.js';
+import type { DrillContext } from '../src/drill/run-drill.js';
+import type { DrillConfig } from '../src/drill/services/spec.js';
 import { launchChromium, skipWithoutChromium } from './support/chromium.js';
 
 // CI installs Debian's chromium (.ci/run); elsewhere the test is skipped when it is missing.

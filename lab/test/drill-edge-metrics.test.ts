@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startTier, type TierService } from '../src/lab/drill/services/tier.js';
-import { reply, startServer, type TestServer } from './support/servers.js';
+import { reply, startServer, type TestServer } from '../../test/support/servers.js';
+import { startTier, type TierService } from '../src/drill/services/tier.js';
 
 let supplier: TestServer | undefined;
 let tier: TierService | undefined;

@@ -46,7 +46,7 @@ describe('the drill, interrupted', () => {
   it('leaves no process and no port behind when interrupted with Ctrl-C', async () => {
     const child: ChildProcess = spawn(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'drill', '--warmup', '60', '--rps', '20'],
+      ['--import', 'tsx', 'lab/src/cli/main.ts', 'drill', '--warmup', '60', '--rps', '20'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stderr = '';

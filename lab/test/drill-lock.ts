@@ -1,4 +1,4 @@
-import { acquireFileLock } from './support/file-lock.js';
+import { acquireFileLock } from '../../test/support/file-lock.js';
 
 /**
  * Runs the test files that start a whole drill one at a time: two drills at once on a 2-core machine

@@ -1,12 +1,12 @@
 import { isBrokenCircuitError } from 'cockatiel';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Double, startDouble } from '../src/lab/double.js';
-import { createCockatielCaller } from '../src/lab/drill/peers/cockatiel-caller.js';
-import { findHaproxy, type HaproxySidecar, startHaproxy } from '../src/lab/drill/peers/haproxy-sidecar.js';
-import { createNaiveCaller } from '../src/lab/drill/peers/naive-caller.js';
-import { createOpossumCaller } from '../src/lab/drill/peers/opossum-caller.js';
-import type { PeerSettings } from '../src/lab/drill/peers/settings.js';
-import { createUndiciRetryCaller } from '../src/lab/drill/peers/undici-retry-caller.js';
+import { type Double, startDouble } from '../src/double.js';
+import { createCockatielCaller } from '../src/drill/peers/cockatiel-caller.js';
+import { findHaproxy, type HaproxySidecar, startHaproxy } from '../src/drill/peers/haproxy-sidecar.js';
+import { createNaiveCaller } from '../src/drill/peers/naive-caller.js';
+import { createOpossumCaller } from '../src/drill/peers/opossum-caller.js';
+import type { PeerSettings } from '../src/drill/peers/settings.js';
+import { createUndiciRetryCaller } from '../src/drill/peers/undici-retry-caller.js';
 
 // Each peer of `prazo drill --peers`, driven against a failing double: a misconfigured peer (no retry,
 // no timeout, a breaker that never opens) would make prazo look good for the wrong reason.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDrill } from '../src/lab/drill/run-drill.js';
+import { runDrill } from '../src/drill/run-drill.js';
 import { acquireDrillLock } from './drill-lock.js';
 
 // Interrupting a drill with Ctrl-C: test/drill-interrupt.test.ts.

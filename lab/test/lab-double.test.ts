@@ -1,10 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
+import { type Clock, isPrazoError, systemClock } from 'prazo';
 import { Agent, request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Clock, systemClock } from '../src/clock.js';
-import { isPrazoError } from '../src/errors.js';
-import { type Double, startDouble, startDoubles } from '../src/lab/index.js';
+import { type Double, startDouble, startDoubles } from '../src/index.js';
 
 const agent = new Agent({ connect: { timeout: 2_000 } });
 afterAll(() => agent.close());

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runOverload } from '../src/lab/overload/overload-run.js';
+import { runOverload } from '../src/overload/overload-run.js';
 
 // The overload experiment of the drill, short: 3× the supplier's capacity, offered open loop, to the
 // naive client and to prazo with its overload protections at both ends (real servers, real time:

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runTransient, type TransientFigures } from '../src/lab/overload/transient-run.js';
+import { runTransient, type TransientFigures } from '../src/overload/transient-run.js';
 
 // The transient of docs/overload.md, shortened: a real node:http supplier of 8 workers × 20 ms (a
 // FIFO queue that keeps serving requests whose caller left) offered 200 rps open loop (50 %); for

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { CoarseTimer } from '../../coarse-timer.js';
-import { createFakeClock } from '../../testing/fake-clock.js';
-import { ConcurrencyGate, normalizeConcurrencyOptions } from './concurrency-gate.js';
+import { CoarseTimer } from '../coarse-timer.js';
+import { createFakeClock } from '../testing/fake-clock.js';
+import {
+  CONCURRENCY_MAX_QUEUED_DEFAULT,
+  ConcurrencyGate,
+  createConcurrencyGate,
+  normalizeConcurrencyOptions,
+} from './concurrency-gate.js';
 
 /** A gate whose limit finished its probe at 8 with a latency of 80 ms, on a fake clock. */
 function probedGate() {
@@ -79,5 +84,19 @@ describe('ConcurrencyGate, abandoned work', () => {
     clock.advance(300);
     expect(gate.abandoned).toBe(0);
     expect(gate.tryAcquire()).toBe(true);
+  });
+});
+
+describe('createConcurrencyGate (prazo/policy)', () => {
+  it('makes the gate dependency() makes from the same options, and checks them', () => {
+    const made = createConcurrencyGate({ initialLimit: 7, maxQueued: 3 }, () => 0.5);
+    const direct = new ConcurrencyGate(
+      normalizeConcurrencyOptions({ initialLimit: 7, maxQueued: 3 }),
+      () => 0.5,
+    );
+    expect(made.limit()).toBe(direct.limit());
+    expect(made.maxQueued).toBe(3);
+    expect(createConcurrencyGate().maxQueued).toBe(CONCURRENCY_MAX_QUEUED_DEFAULT);
+    expect(() => createConcurrencyGate({ maxQueued: -1 })).toThrow(/maxQueued/);
   });
 });

@@ -1,5 +1,5 @@
-import type { CoarseTimer, TimerEntry } from '../../coarse-timer.js';
-import { integerIn } from '../../option-checks.js';
+import type { CoarseTimer, TimerEntry } from '../coarse-timer.js';
+import { integerIn } from '../option-checks.js';
 import {
   type GradientLimit,
   type GradientLimitOptions,
@@ -7,7 +7,7 @@ import {
   gradientLimitFrom,
   type NormalizedGradientLimitOptions,
   normalizeGradientLimitOptions,
-} from '../../policy/gradient-limit.js';
+} from './gradient-limit.js';
 
 /** A call waiting for a slot, as the gate sees it. */
 export interface GateWaiter {
@@ -56,6 +56,21 @@ export function normalizeConcurrencyOptions(
   );
   // The limit's own options are read from `options` itself (it reads only its names): no copy.
   return { limit: normalizeGradientLimitOptions(options, optionPath), maxQueued };
+}
+
+/**
+ * A concurrency gate of its own, as `dependency()` makes one per dependency from its `concurrency`
+ * option: the gradient limit and the wait queue, without the timer that frees abandoned slots (an
+ * abandoned attempt then holds no slot). For a client of your own, or a simulation that must limit
+ * as prazo does.
+ * @param random the limit's jitter source, `Math.random` by default
+ * @throws {InvalidOptionError} naming the first unusable option.
+ */
+export function createConcurrencyGate(
+  options: ConcurrencyOptions = {},
+  random: () => number = Math.random,
+): ConcurrencyGate {
+  return new ConcurrencyGate(normalizeConcurrencyOptions(options), random);
 }
 
 /** The concurrency limit of a dependency as `dependency.overload()` reports it. */

@@ -1,13 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { InvalidInputError, isPrazoError } from '../errors.js';
-import {
-  ADMIN_PREFIX,
-  type Behaviour,
-  MAX_INSTANCES,
-  parseBehaviourJson,
-  startDoubles,
-} from '../lab/index.js';
+import { InvalidInputError, isPrazoError } from 'prazo';
+import { ADMIN_PREFIX, type Behaviour, MAX_INSTANCES, parseBehaviourJson, startDoubles } from '../index.js';
 import { joinNegativeValues, parseFlags } from './args.js';
 import { type CliIo, EXIT } from './command.js';
 

@@ -1,16 +1,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { isPrazoError } from '../errors.js';
-import { renderDashboardPage } from '../lab/drill/dashboard/page.js';
+import { isPrazoError } from 'prazo';
+import { renderDashboardPage } from '../drill/dashboard/page.js';
 import {
   type DashboardServer,
   reportDashboardData,
   startDashboardServer,
-} from '../lab/drill/dashboard/server.js';
-import type { DrillOptions, PhaseLengths } from '../lab/drill/drill-options.js';
-import type { DrillReport } from '../lab/drill/report/drill-report.js';
-import { formatReportTable } from '../lab/drill/report/table.js';
-import { type DrillProgress, drillConfigs, runDrill } from '../lab/drill/run-drill.js';
+} from '../drill/dashboard/server.js';
+import type { DrillOptions, PhaseLengths } from '../drill/drill-options.js';
+import type { DrillReport } from '../drill/report/drill-report.js';
+import { formatReportTable } from '../drill/report/table.js';
+import { type DrillProgress, drillConfigs, runDrill } from '../drill/run-drill.js';
 import { unknownOption } from './args.js';
 import { type CliIo, type Command, EXIT } from './command.js';
 

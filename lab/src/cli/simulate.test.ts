@@ -2,15 +2,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { isPrazoError } from 'prazo';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isPrazoError } from '../errors.js';
 import {
   AMPLIFICATION_DEFAULTS,
   normalizeAmplificationOptions,
-} from '../lab/simulate/scenarios/amplification.js';
-import { INSTANCES_DEFAULTS, normalizeInstancesOptions } from '../lab/simulate/scenarios/instances.js';
-import { normalizeOverloadOptions, OVERLOAD_DEFAULTS } from '../lab/simulate/scenarios/overload.js';
-import { normalizeTailOptions, TAIL_DEFAULTS } from '../lab/simulate/scenarios/tail.js';
+} from '../simulate/scenarios/amplification.js';
+import { INSTANCES_DEFAULTS, normalizeInstancesOptions } from '../simulate/scenarios/instances.js';
+import { normalizeOverloadOptions, OVERLOAD_DEFAULTS } from '../simulate/scenarios/overload.js';
+import { normalizeTailOptions, TAIL_DEFAULTS } from '../simulate/scenarios/tail.js';
 import { runCli } from './run.js';
 import { parseSimulateArgs } from './simulate.js';
 

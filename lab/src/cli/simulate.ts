@@ -1,41 +1,37 @@
 import { writeFileSync } from 'node:fs';
-import { InvalidInputError, isPrazoError } from '../errors.js';
-import { formatSimulationHtml } from '../lab/simulate/html.js';
-import {
-  formatSimulationJson,
-  formatSimulationTable,
-  type SimulationResult,
-} from '../lab/simulate/report.js';
+import { InvalidInputError, isPrazoError } from 'prazo';
+import { formatSimulationHtml } from '../simulate/html.js';
+import { formatSimulationJson, formatSimulationTable, type SimulationResult } from '../simulate/report.js';
 import {
   AMPLIFICATION_DEFAULTS,
   type AmplificationOptions,
   normalizeAmplificationOptions,
   simulateAmplification,
-} from '../lab/simulate/scenarios/amplification.js';
+} from '../simulate/scenarios/amplification.js';
 import {
   INSTANCES_DEFAULTS,
   type InstancesOptions,
   normalizeInstancesOptions,
   simulateInstances,
-} from '../lab/simulate/scenarios/instances.js';
+} from '../simulate/scenarios/instances.js';
 import {
   normalizeOverloadOptions,
   OVERLOAD_DEFAULTS,
   type OverloadOptions,
   simulateOverload,
-} from '../lab/simulate/scenarios/overload.js';
+} from '../simulate/scenarios/overload.js';
 import {
   normalizeTailOptions,
   simulateTail,
   TAIL_DEFAULTS,
   type TailOptions,
-} from '../lab/simulate/scenarios/tail.js';
+} from '../simulate/scenarios/tail.js';
 import {
   formatUtilizationSweep,
   SWEEP_UTILIZATIONS,
   sweepUtilization,
   type UtilizationSweep,
-} from '../lab/simulate/scenarios/utilization-sweep.js';
+} from '../simulate/scenarios/utilization-sweep.js';
 import { unknownOption } from './args.js';
 import { type CliIo, EXIT } from './command.js';
 

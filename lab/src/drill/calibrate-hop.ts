@@ -1,5 +1,4 @@
-import { calibrateTimeout } from '../../policy/calibrate.js';
-import { RETRY_BUDGET_DEFAULTS } from '../../policy/retry-budget.js';
+import { calibrateTimeout, RETRY_BUDGET_DEFAULTS } from 'prazo/policy';
 import type { NormalizedDrillOptions } from './drill-options.js';
 import type { TierMeasurement, TierPolicy } from './services/spec.js';
 

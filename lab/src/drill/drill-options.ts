@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../../errors.js';
+import { InvalidOptionError } from 'prazo';
 
 /** Lengths of the drill's phases, in ms. */
 export interface PhaseLengths {
@@ -95,7 +95,7 @@ export interface DrillOptions {
   /**
    * Length of the overload experiment, per configuration, in ms (3× the capacity of a supplier of
    * known capacity, offered to naive, prazo and prazo with its overload protections; see
-   * `src/lab/overload/`). 0 leaves it out. @default 6000 (4500 with `quick`)
+   * `lab/src/overload/`). 0 leaves it out. @default 6000 (4500 with `quick`)
    */
   overloadMs?: number;
 }

@@ -1,4 +1,4 @@
-import { CancelledError } from '../../errors.js';
+import { CancelledError } from 'prazo';
 import { type OverloadConfig, runOverload } from '../overload/overload-run.js';
 import { calibrateHop } from './calibrate-hop.js';
 import { type DrillOptions, type NormalizedDrillOptions, normalizeDrillOptions } from './drill-options.js';

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Admission } from '../../admission/admission.js';
-import { withDeadlineHandler } from '../../server/http.js';
+import type { Admission } from 'prazo/http';
+import { withDeadlineHandler } from 'prazo/http';
 import { createServer } from '../http-module.js';
 import { createWorkerQueue } from '../worker-queue.js';
 

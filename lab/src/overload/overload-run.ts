@@ -1,7 +1,7 @@
-import { createAdmission } from '../../admission/admission.js';
-import { type Dependency, dependency } from '../../client/dependency.js';
-import { LatencyHistogram } from '../../latency/histogram.js';
-import { undici } from '../../transport/undici-module.js';
+import { type Dependency, dependency } from 'prazo';
+import { createAdmission } from 'prazo/http';
+import { LatencyHistogram } from 'prazo/latency';
+import { undici } from '../undici.js';
 import { type CapacitySupplier, startCapacitySupplier } from './capacity-supplier.js';
 
 /** The configurations the overload experiment compares, side by side on the same offered load. */

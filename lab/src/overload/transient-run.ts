@@ -1,6 +1,6 @@
-import { type Dependency, dependency } from '../../client/dependency.js';
-import type { DependencyOptions } from '../../client/options.js';
-import { undici } from '../../transport/undici-module.js';
+import type { DependencyOptions } from 'prazo';
+import { type Dependency, dependency } from 'prazo';
+import { undici } from '../undici.js';
 import { startCapacitySupplier } from './capacity-supplier.js';
 
 /** The clients the transient experiment compares, one after the other on the same schedule. */

@@ -1,8 +1,6 @@
+import { callWithDeadline, createFakeClock, Deadline } from 'prazo';
+import { calibrateTimeout } from 'prazo/policy';
 import { describe, expect, it } from 'vitest';
-import { callWithDeadline } from '../../deadline/call-with-deadline.js';
-import { Deadline } from '../../deadline/deadline.js';
-import { calibrateTimeout } from '../../policy/calibrate.js';
-import { createFakeClock } from '../../testing/fake-clock.js';
 import {
   createStrategy,
   fitsDeadline,

@@ -1,10 +1,14 @@
-import type { Clock } from '../../clock.js';
-import { Deadline } from '../../deadline/deadline.js';
-import { backoffDelayMs } from '../../policy/backoff.js';
-import { calibrateTimeout } from '../../policy/calibrate.js';
-import { type AttemptOutcome, classify } from '../../policy/classify.js';
-import { planRetry } from '../../policy/plan-retry.js';
-import { createRetryBudget, type RetryBudget } from '../../policy/retry-budget.js';
+import type { Clock } from 'prazo';
+import { Deadline } from 'prazo';
+import {
+  type AttemptOutcome,
+  backoffDelayMs,
+  calibrateTimeout,
+  classify,
+  createRetryBudget,
+  planRetry,
+  type RetryBudget,
+} from 'prazo/policy';
 import type { SimRandom } from './random.js';
 
 /** The clients compared by the `amplification` scenario. */

@@ -1,4 +1,4 @@
-import type { Clock, Timer } from '../../clock.js';
+import type { Clock, Timer } from 'prazo';
 
 /** A scheduled event. Keep it to cancel the event with {@link Simulation.cancel}. */
 export interface SimEvent {

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../../errors.js';
+import { InvalidOptionError } from 'prazo';
 
 /**
  * Checks for the options of a simulator scenario: each names the option it rejects, with the

@@ -4,15 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, it, vi } from 'vitest';
-import { captureIo, numberish, RUNS } from './arbitraries.js';
+import { captureIo, numberish, RUNS } from '../../../test/fuzz/arbitraries.js';
 
 // The fuzz is about argument parsing: 10 000 runs cannot each start (up to 64) real servers on a
 // loaded 2-core machine. Starting is replaced by a stand-in that records what it was asked for;
 // everything else (parseArgs, integer ranges, behaviour JSON and @file reading) is the real code.
 // Real starts are covered by test/cli-double.test.ts.
 const started: Array<{ count: number; options: { port?: number; seed?: number } }> = [];
-vi.mock('../../src/lab/index.js', async (importActual) => {
-  const actual = await importActual<typeof import('../../src/lab/index.js')>();
+vi.mock('../../src/index.js', async (importActual) => {
+  const actual = await importActual<typeof import('../../src/index.js')>();
   return {
     ...actual,
     startDoubles: async (count: number, options: { port?: number; seed?: number }) => {

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { isPrazoError } from 'prazo';
 import { describe, it } from 'vitest';
-import { isPrazoError } from '../../src/errors.js';
+import { headerSlot, RUNS } from '../../../test/fuzz/arbitraries.js';
 import {
   type Behaviour,
   parseAttemptHeader,
   parseBehaviour,
   parseBehaviourJson,
   pickOutcome,
-} from '../../src/lab/index.js';
-import { headerSlot, RUNS } from './arbitraries.js';
+} from '../../src/index.js';
 
 /** Behaviour-shaped JSON: the admin endpoint's body and the `--behaviour` flag as a user types them. */
 const field = fc.constantFrom(

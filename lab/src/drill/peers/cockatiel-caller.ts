@@ -9,8 +9,8 @@ import {
   timeout,
   wrap,
 } from 'cockatiel';
-import { undici } from '../../../transport/undici-module.js';
-import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../../wire/attempt-header.js';
+import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from 'prazo/wire';
+import { undici } from '../../undici.js';
 import type { CallResult, NaiveCaller } from './naive-caller.js';
 import { type PeerCallerOptions, UpstreamStatusError } from './settings.js';
 

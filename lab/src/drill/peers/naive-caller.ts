@@ -1,6 +1,6 @@
+import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from 'prazo/wire';
 import type { Pool } from 'undici';
-import { undici } from '../../../transport/undici-module.js';
-import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../../wire/attempt-header.js';
+import { undici } from '../../undici.js';
 import { type AttemptTrace, TRAIL_HEADER } from '../waterfall/trail.js';
 
 /** Options of {@link createNaiveCaller}: the settings a service gets when nobody calibrated them. */

@@ -1,6 +1,6 @@
 import CircuitBreaker from 'opossum';
-import { undici } from '../../../transport/undici-module.js';
-import { ATTEMPT_HEADER, attemptHeaderValue } from '../../../wire/attempt-header.js';
+import { ATTEMPT_HEADER, attemptHeaderValue } from 'prazo/wire';
+import { undici } from '../../undici.js';
 import type { AttemptTrace } from '../waterfall/trail.js';
 import type { CockatielCaller } from './cockatiel-caller.js';
 import type { CallResult } from './naive-caller.js';

@@ -1,5 +1,5 @@
-import { calibrateTimeout } from '../../../policy/calibrate.js';
-import type { AttemptKind } from '../../../wire/attempt-header.js';
+import { calibrateTimeout } from 'prazo/policy';
+import type { AttemptKind } from 'prazo/wire';
 import type { NormalizedDrillOptions } from '../drill-options.js';
 import { supplierService } from '../phase-plan.js';
 import type { AttemptTrace } from '../waterfall/trail.js';

@@ -1,6 +1,6 @@
+import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from 'prazo/wire';
 import type { Dispatcher } from 'undici';
-import { undici } from '../../../transport/undici-module.js';
-import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../../wire/attempt-header.js';
+import { undici } from '../../undici.js';
 import type { AttemptTrace } from '../waterfall/trail.js';
 import type { CallResult, NaiveCaller } from './naive-caller.js';
 import type { PeerCallerOptions } from './settings.js';

@@ -1,4 +1,4 @@
-import { RETRY_BUDGET_DEFAULTS } from '../../../policy/retry-budget.js';
+import { RETRY_BUDGET_DEFAULTS } from 'prazo/policy';
 import type { OverloadFigures } from '../../overload/overload-run.js';
 import { budgetWindowMs } from '../calibrate-hop.js';
 import type { NormalizedDrillOptions } from '../drill-options.js';

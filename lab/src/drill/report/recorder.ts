@@ -1,4 +1,4 @@
-import { LatencyHistogram } from '../../../latency/histogram.js';
+import { LatencyHistogram } from 'prazo/latency';
 import { type Phase, type PhaseName, phaseAt } from '../phase-plan.js';
 import type { UserResult } from '../services/load-driver.js';
 import type { DrillConfig, PerConfig, TierStats } from '../services/spec.js';

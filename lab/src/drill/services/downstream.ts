@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import type { AttemptKind } from '../../../wire/attempt-header.js';
-import { DEADLINE_HEADER } from '../../../wire/deadline-header.js';
+import type { AttemptKind } from 'prazo/wire';
+import { DEADLINE_HEADER } from 'prazo/wire';
 import { type CallResult, createNaiveCaller, type NaiveCaller } from '../peers/naive-caller.js';
 import { UpstreamStatusError } from '../peers/settings.js';
 import { type AttemptTrace, type TrailSpan, traceSpans } from '../waterfall/trail.js';

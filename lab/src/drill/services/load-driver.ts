@@ -1,6 +1,6 @@
+import { DEADLINE_HEADER } from 'prazo/wire';
 import type { Pool } from 'undici';
-import { undici } from '../../../transport/undici-module.js';
-import { DEADLINE_HEADER } from '../../../wire/deadline-header.js';
+import { undici } from '../../undici.js';
 import type { DrillConfig } from './spec.js';
 
 /** The drill's two user-facing routes. */

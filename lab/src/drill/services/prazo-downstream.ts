@@ -1,12 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Dependency } from '../../../client/dependency.js';
-import { dependency } from '../../../client/dependency.js';
-import { callWithDeadline } from '../../../deadline/call-with-deadline.js';
-import type { Deadline } from '../../../deadline/deadline.js';
-import type { DeadlineLedger } from '../../../engine/ledger.js';
-import { createRetryBudget } from '../../../policy/retry-budget.js';
-import { type DeadlineIncomingMessage, withDeadlineHandler } from '../../../server/http.js';
-import { undici } from '../../../transport/undici-module.js';
+import type { Deadline, DeadlineLedger, Dependency } from 'prazo';
+import { callWithDeadline, dependency } from 'prazo';
+import { type DeadlineIncomingMessage, withDeadlineHandler } from 'prazo/http';
+import { createRetryBudget } from 'prazo/policy';
+import { undici } from '../../undici.js';
 import { ledgerSpans } from '../waterfall/ledger-spans.js';
 import { epochNow, TRAIL_HEADER } from '../waterfall/trail.js';
 import { type Downstream, type DownstreamHooks, failure } from './downstream.js';
@@ -154,7 +151,7 @@ async function exportMetrics(
   try {
     const [{ Registry }, { instrument }] = await Promise.all([
       import('prom-client'),
-      import('../../../observe/prometheus.js'),
+      import('prazo/prometheus'),
     ]);
     const registry = new Registry();
     const handle = instrument(clients, { registry });

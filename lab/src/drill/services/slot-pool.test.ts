@@ -1,6 +1,5 @@
+import { createFakeClock, isPrazoError } from 'prazo';
 import { describe, expect, it } from 'vitest';
-import { isPrazoError } from '../../../errors.js';
-import { createFakeClock } from '../../../testing/fake-clock.js';
 import { createSlotPool, type Release } from './slot-pool.js';
 
 const held = async (pool: ReturnType<typeof createSlotPool>): Promise<Release> => {

@@ -1,5 +1,4 @@
-import { type Clock, systemClock, type Timer } from '../../../clock.js';
-import { InvalidOptionError } from '../../../errors.js';
+import { type Clock, InvalidOptionError, systemClock, type Timer } from 'prazo';
 
 /** Options of {@link createSlotPool}: a fixed-size resource shaped like a database connection pool. */
 export interface SlotPoolOptions {

@@ -1,8 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { LatencyHistogram } from '../../../latency/histogram.js';
-import { createSlicedWindow, type SlicedWindow } from '../../../latency/sliced-window.js';
-import type { AttemptKind } from '../../../wire/attempt-header.js';
+import { createSlicedWindow, LatencyHistogram, type SlicedWindow } from 'prazo/latency';
+import type { AttemptKind } from 'prazo/wire';
 import { createServer } from '../../http-module.js';
 import { createCheckoutSampling } from '../waterfall/checkout-sampling.js';
 import { answerTrail } from '../waterfall/hop-trail.js';

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { DEADLINE_HEADER } from '../../../wire/deadline-header.js';
+import { DEADLINE_HEADER } from 'prazo/wire';
 import { answeredMs, type CallAccount, deadlineOf, type HopTimes, ownSpans } from './hop-trail.js';
 import { createWaterfallSampler, type WaterfallSampler, type WaterfallSamples } from './sampler.js';
 import { epochNow, parseTrail } from './trail.js';

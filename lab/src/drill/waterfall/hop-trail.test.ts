@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
+import { createFakeClock, Deadline } from 'prazo';
 import { describe, expect, it } from 'vitest';
-import { Deadline } from '../../../deadline/deadline.js';
-import { createFakeClock } from '../../../testing/fake-clock.js';
 import { createCheckoutSampling } from './checkout-sampling.js';
 import { answerTrail } from './hop-trail.js';
 import { epochNow, parseTrail } from './trail.js';

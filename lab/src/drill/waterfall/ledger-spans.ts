@@ -1,4 +1,5 @@
-import { type DeadlineLedger, formatMs, type LedgerAttempt } from '../../../engine/ledger.js';
+import type { DeadlineLedger, LedgerAttempt } from 'prazo';
+import { formatMs } from '../../format-ms.js';
 import type { TrailSpan } from './trail.js';
 
 /**

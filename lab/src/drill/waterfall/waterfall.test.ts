@@ -1,12 +1,12 @@
+import { isPrazoError } from 'prazo';
 import { describe, expect, it } from 'vitest';
-import { isPrazoError } from '../../../errors.js';
 import {
   advance,
   createTestDependency,
   flush,
   settle,
   TEST_START_MS as T0,
-} from '../../../testing/test-dependency.js';
+} from '../../../../src/testing/test-dependency.js';
 import { createRandom } from '../../random.js';
 import { ledgerSpans } from './ledger-spans.js';
 import { formatWaterfallText, renderWaterfallSvg, renderWaterfallsHtml, waterfallAxis } from './render.js';

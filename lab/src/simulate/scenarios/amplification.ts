@@ -1,7 +1,6 @@
-import { InvalidOptionError } from '../../../errors.js';
-import { LatencyHistogram } from '../../../latency/histogram.js';
-import { createSlicedWindow } from '../../../latency/sliced-window.js';
-import type { AttemptOutcome } from '../../../policy/classify.js';
+import { InvalidOptionError } from 'prazo';
+import { createSlicedWindow, LatencyHistogram } from 'prazo/latency';
+import type { AttemptOutcome } from 'prazo/policy';
 import {
   type ClientStrategy,
   createStrategy,

@@ -1,7 +1,6 @@
-import { createBalancer } from '../../../balancer/balancer.js';
-import { type InstanceOutcome, instanceOutcomeOfStatus } from '../../../balancer/instance-outcome.js';
-import { LatencyHistogram } from '../../../latency/histogram.js';
-import { createRetryBudget } from '../../../policy/retry-budget.js';
+import { createBalancer, type InstanceOutcome, instanceOutcomeOfStatus } from 'prazo/balancer';
+import { LatencyHistogram } from 'prazo/latency';
+import { createRetryBudget } from 'prazo/policy';
 import { createSimulation, type Simulation } from '../engine.js';
 import { createSimRandom } from '../random.js';
 import { scenarioOptionChecks } from '../scenario-options.js';

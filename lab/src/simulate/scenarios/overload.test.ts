@@ -1,5 +1,5 @@
+import { isPrazoError } from 'prazo';
 import { describe, expect, it } from 'vitest';
-import { isPrazoError } from '../../../errors.js';
 import { formatSimulationJson, formatSimulationTable } from '../report.js';
 import { normalizeOverloadOptions, type OverloadOptions, simulateOverload } from './overload.js';
 

@@ -1,8 +1,12 @@
-import { createAdmission } from '../../../admission/admission.js';
-import { Deadline } from '../../../deadline/deadline.js';
-import { ConcurrencyGate, normalizeConcurrencyOptions } from '../../../engine/steps/concurrency-gate.js';
-import { LatencyHistogram } from '../../../latency/histogram.js';
-import { acceptedStatus, createAdaptiveThrottle } from '../../../policy/adaptive-throttle.js';
+import { Deadline } from 'prazo';
+import { createAdmission } from 'prazo/http';
+import { LatencyHistogram } from 'prazo/latency';
+import {
+  acceptedStatus,
+  type ConcurrencyGate,
+  createAdaptiveThrottle,
+  createConcurrencyGate,
+} from 'prazo/policy';
 import {
   type ClientStrategy,
   createStrategy,
@@ -287,7 +291,7 @@ function runConfig(
     );
     if (guarded)
       protections.push({
-        gate: new ConcurrencyGate(normalizeConcurrencyOptions({}), random.fork(1).next),
+        gate: createConcurrencyGate({}, random.fork(1).next),
         throttle: createAdaptiveThrottle(),
       });
   }

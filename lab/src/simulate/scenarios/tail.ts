@@ -1,8 +1,6 @@
-import { InvalidOptionError } from '../../../errors.js';
-import { LatencyHistogram } from '../../../latency/histogram.js';
-import { createSlicedWindow } from '../../../latency/sliced-window.js';
-import { type HedgePolicy, hedgeDelayMs } from '../../../policy/hedge-delay.js';
-import { createRetryBudget } from '../../../policy/retry-budget.js';
+import { InvalidOptionError } from 'prazo';
+import { createSlicedWindow, LatencyHistogram } from 'prazo/latency';
+import { createRetryBudget, type HedgePolicy, hedgeDelayMs } from 'prazo/policy';
 import { createSimulation, type Simulation } from '../engine.js';
 import { createSimRandom, type SimRandom } from '../random.js';
 

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../../../errors.js';
+import { InvalidOptionError } from 'prazo';
 import {
   type AmplificationOptions,
   normalizeAmplificationOptions,
