@@ -3,7 +3,7 @@
  * sick, one slow"), from a report written by `prazo drill --json`: the figure in docs/instances.md.
  *
  *   npx prazo drill --json > drill.json
- *   npx tsx scripts/drill-instance-shares.ts drill.json [naive,prazo]
+ *   npx tsx lab/scripts/drill-instance-shares.ts drill.json [naive,prazo]
  */
 import { readFileSync } from 'node:fs';
 import type { DrillReport } from '../src/drill/report/drill-report.js';
@@ -12,7 +12,7 @@ import type { DrillConfig } from '../src/drill/services/spec.js';
 
 const [file, only] = process.argv.slice(2);
 if (!file) {
-  process.stderr.write('usage: tsx scripts/drill-instance-shares.ts REPORT.json [config,config…]\n');
+  process.stderr.write('usage: tsx lab/scripts/drill-instance-shares.ts REPORT.json [config,config…]\n');
   process.exit(2);
 }
 let report: DrillReport;

@@ -117,7 +117,7 @@ describe('parseBehaviour', () => {
     ).not.toThrow();
   });
 
-  // Arbitrary and hostile input (10 000 runs, JSON round trip): test/fuzz/lab-admin.test.ts.
+  // Arbitrary and hostile input (10 000 runs, JSON round trip): lab/test/fuzz/lab-admin.test.ts.
 });
 
 describe('parseBehaviour and negative zero', () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDrill } from '../src/drill/run-drill.js';
 import { acquireDrillLock } from './drill-lock.js';
 
-// Interrupting a drill with Ctrl-C: test/drill-interrupt.test.ts.
+// Interrupting a drill with Ctrl-C: lab/test/drill-interrupt.test.ts.
 
 // A short drill on a noisy 2-core machine: the bounds are loose on purpose. The full acceptance
 // figures are checked by `prazo drill --quick --json` (see docs/drill.md).
@@ -26,7 +26,7 @@ const SHORT = {
   // The trigger's capacity drop, short: its figures are read, not judged, here.
   triggerDropMs: 800,
   // The overload experiment, short: here only that it runs for the three configurations with its
-  // checks (its figures are judged by test/overload-experiment.test.ts).
+  // checks (its figures are judged by lab/test/overload-experiment.test.ts).
   overloadMs: 1_500,
 };
 

@@ -9,7 +9,7 @@ import { captureIo, numberish, RUNS } from '../../../test/fuzz/arbitraries.js';
 // The fuzz is about argument parsing: 10 000 runs cannot each start (up to 64) real servers on a
 // loaded 2-core machine. Starting is replaced by a stand-in that records what it was asked for;
 // everything else (parseArgs, integer ranges, behaviour JSON and @file reading) is the real code.
-// Real starts are covered by test/cli-double.test.ts.
+// Real starts are covered by lab/test/cli-double.test.ts.
 const started: Array<{ count: number; options: { port?: number; seed?: number } }> = [];
 vi.mock('../../src/index.js', async (importActual) => {
   const actual = await importActual<typeof import('../../src/index.js')>();
