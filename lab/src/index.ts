@@ -1,5 +1,6 @@
 /**
- * prazo/lab — the dependency double and the pieces of the drill.
+ * @prazo/lab — the dependency double, the simulator and the pieces of the drill: the lab of the
+ * repository (a workspace, never published), on prazo's entry points only (docs/lab.md).
  *
  * @packageDocumentation
  */
