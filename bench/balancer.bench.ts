@@ -26,7 +26,7 @@ import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { getHeapSpaceStatistics } from 'node:v8';
-import { createRandom } from '@prazo/lab';
+import { createRandom } from '@prazo/lab/random';
 import { createBalancer } from '../src/balancer/balancer.js';
 
 const SIZES = [3, 10, 100];

@@ -6,7 +6,7 @@
  * Run: node --expose-gc --import tsx bench/histogram.bench.ts
  */
 
-import { createRandom } from '@prazo/lab';
+import { createRandom } from '@prazo/lab/random';
 import * as hdr from 'hdr-histogram-js';
 import { Histogram as PromHistogram, Registry } from 'prom-client';
 import { LatencyHistogram } from '../src/latency/histogram.js';

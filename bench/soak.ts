@@ -27,7 +27,7 @@ import { fork } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { DoubleStats } from '@prazo/lab';
+import type { DoubleStats } from '@prazo/lab/double';
 import { dependency } from '../src/client/dependency.js';
 
 const MB = 1024 * 1024;

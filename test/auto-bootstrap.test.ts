@@ -6,7 +6,7 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Double, startDouble } from '@prazo/lab';
+import { type Double, startDouble } from '@prazo/lab/double';
 import express from 'express';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-import { startDouble } from '@prazo/lab';
+import { startDouble } from '@prazo/lab/double';
 import { describe, expect, it } from 'vitest';
 import { dependency } from '../src/client/dependency.js';
 

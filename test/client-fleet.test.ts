@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createRandom } from '@prazo/lab';
+import { createRandom } from '@prazo/lab/random';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Dependency, dependency } from '../src/client/dependency.js';
 import type { DependencyOptions } from '../src/client/options.js';

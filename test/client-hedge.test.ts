@@ -1,4 +1,4 @@
-import { createRandom } from '@prazo/lab';
+import { createRandom } from '@prazo/lab/random';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dependency } from '../src/client/dependency.js';
 import { type ChildServer, startChildServer, warmUp } from './support/servers.js';

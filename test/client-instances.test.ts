@@ -1,4 +1,4 @@
-import { startDouble } from '@prazo/lab';
+import { startDouble } from '@prazo/lab/double';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Dependency, dependency } from '../src/client/dependency.js';
 import {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startDouble } from '@prazo/lab';
+import { startDouble } from '@prazo/lab/double';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createAdmission } from '../src/admission/admission.js';

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { createRandom, startDouble } from '@prazo/lab';
+import { startDouble } from '@prazo/lab/double';
+import { createRandom } from '@prazo/lab/random';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import axios, { AxiosError } from 'axios';
 import got, { RequestError } from 'got';

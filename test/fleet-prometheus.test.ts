@@ -1,7 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { startDouble } from '@prazo/lab';
+import { startDouble } from '@prazo/lab/double';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CalibrateOutput } from '../src/cli/calibrate.js';

@@ -1,5 +1,5 @@
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
-import { type Double, startDouble } from '@prazo/lab';
+import { type Double, startDouble } from '@prazo/lab/double';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Dependency, dependency } from '../src/client/dependency.js';

@@ -1,4 +1,4 @@
-import { createRandom } from '@prazo/lab';
+import { createRandom } from '@prazo/lab/random';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createBalancer } from './balancer.js';

@@ -1,4 +1,4 @@
-import { createRandom } from '@prazo/lab';
+import { createRandom } from '@prazo/lab/random';
 import { describe, expect, it } from 'vitest';
 import type { InstanceEvent } from '../engine/events.js';
 import { advance, createTestDependency, flush, settle } from '../testing/test-dependency.js';

@@ -1,4 +1,4 @@
-import { createRandom, lognormalMs } from '@prazo/lab';
+import { createRandom, lognormalMs } from '@prazo/lab/random';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {

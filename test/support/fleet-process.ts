@@ -10,7 +10,7 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startDouble } from '@prazo/lab';
+import { startDouble } from '@prazo/lab/double';
 import { Registry } from 'prom-client';
 import { dependency } from '../../src/client/dependency.js';
 import { instrument } from '../../src/observe/prometheus.js';

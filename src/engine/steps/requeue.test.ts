@@ -1,4 +1,4 @@
-import { createRandom } from '@prazo/lab';
+import { createRandom } from '@prazo/lab/random';
 import { describe, expect, it } from 'vitest';
 import { createTestDependency, settle } from '../../testing/test-dependency.js';
 import { instanceOutcomeOfAttempt } from '../instance-report.js';
