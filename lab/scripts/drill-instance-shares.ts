@@ -2,7 +2,7 @@
  * Prints each supplier instance's share of the requests over the drill's fleet phase ("one instance
  * sick, one slow"), from a report written by `prazo drill --json`: the figure in docs/instances.md.
  *
- *   npx prazo drill --json > drill.json
+ *   npm run --silent lab -- drill --json > drill.json
  *   npx tsx lab/scripts/drill-instance-shares.ts drill.json [naive,prazo]
  */
 import { readFileSync } from 'node:fs';
