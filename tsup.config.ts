@@ -1,29 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
+import { LIBRARY_ENTRIES } from './scripts/library-entries.js';
 
 const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 const define = { __PRAZO_VERSION__: JSON.stringify(version) };
-
-/** Library entries: one per subpath export (see package.json `exports`). */
-const entry = {
-  index: 'src/index.ts',
-  lab: 'src/lab/index.ts',
-  http: 'src/server/http.ts',
-  express: 'src/server/express.ts',
-  fastify: 'src/server/fastify.ts',
-  prometheus: 'src/observe/prometheus.ts',
-  otel: 'src/observe/otel.ts',
-  policy: 'src/policy/index.ts',
-  latency: 'src/latency/index.ts',
-  wire: 'src/wire/index.ts',
-  fleet: 'src/fleet/index.ts',
-};
 
 // No source maps: the bundles are unminified ESM/CJS with the source's names, so a stack trace through
 // them reads as is, and the maps would be most of the package's size.
 export default defineConfig([
   {
-    entry,
+    // One per subpath export of package.json (scripts/library-entries.ts).
+    entry: LIBRARY_ENTRIES,
     format: ['esm', 'cjs'],
     dts: true,
     clean: true,
@@ -34,14 +21,15 @@ export default defineConfig([
     define,
   },
   {
-    entry: { cli: 'src/cli/main.ts', 'drill-service': 'src/lab/drill/services/main.ts' },
+    // The library's own CLI (calibrate, pool). The drill, the simulator and the double are the lab's
+    // (lab/, a workspace of its own, built by lab/tsup.config.ts).
+    entry: { cli: 'src/cli/main.ts' },
     format: ['esm'],
     target: 'node20',
     platform: 'node',
     banner: { js: '#!/usr/bin/env node' },
-    // Optional at run time (prom-client; the drill's peers cockatiel and opossum) or only used from a
-    // source checkout (esbuild): never bundled.
-    external: ['prom-client', 'esbuild', 'playwright-core', 'cockatiel', 'opossum'],
+    // Optional at run time (prom-client, `prazo calibrate --prometheus`): never bundled.
+    external: ['prom-client'],
     define,
   },
 ]);

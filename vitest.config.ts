@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { LIBRARY_ENTRIES, specifierOf } from './scripts/library-entries.js';
 import { REAL_TIME_COMPANION_FILES, REAL_TIME_LOAD_FILES } from './test/support/real-time-files.js';
 
 // PRAZO_TEST_UNDICI_DIR=<dir with node_modules/undici> runs the suites against that copy of undici
@@ -11,17 +12,26 @@ const undiciModule = fileURLToPath(new URL('./test/support/undici-module-aliased
 
 // Which test files are real-time load tests, and which run beside them: test/support/real-time-files.ts.
 
+// The lab (lab/, a workspace) imports the library as `prazo` and `prazo/<subpath>`: in tests these
+// resolve to the library's sources, the same modules the library's own tests import, so a run needs
+// no build of them and sees one copy of prazo (the workspace link would reach dist/ instead).
+const library = Object.entries(LIBRARY_ENTRIES).map(([entry, file]) => ({
+  find: new RegExp(`^${specifierOf(entry)}$`),
+  replacement: fileURLToPath(new URL(`./${file}`, import.meta.url)),
+}));
+
 export default defineConfig({
-  ...(undiciDir
-    ? {
-        resolve: {
-          alias: [
+  resolve: {
+    alias: [
+      ...library,
+      ...(undiciDir
+        ? [
             { find: /^undici$/, replacement: `${undiciDir}/node_modules/undici/index.js` },
             { find: /^(?:\.\.?\/)+(?:transport\/)?undici-module\.js$/, replacement: undiciModule },
-          ],
-        },
-      }
-    : {}),
+          ]
+        : []),
+    ],
+  },
   test: {
     testTimeout: 20_000,
     hookTimeout: 20_000,
@@ -35,14 +45,19 @@ export default defineConfig({
       // unit test leaves no global state behind (timers, the global dispatcher, process listeners).
       {
         extends: true,
-        test: { name: 'unit', include: ['src/**/*.test.ts'], pool: 'threads', isolate: false },
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts', 'lab/src/**/*.test.ts'],
+          pool: 'threads',
+          isolate: false,
+        },
       },
       // The integration tests, each file in a process of its own, two files at a time with the above.
       {
         extends: true,
         test: {
           name: 'integration',
-          include: ['test/**/*.test.ts'],
+          include: ['test/**/*.test.ts', 'lab/test/**/*.test.ts'],
           exclude: [...REAL_TIME_LOAD_FILES, ...REAL_TIME_COMPANION_FILES],
         },
       },

@@ -26,8 +26,8 @@ import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { getHeapSpaceStatistics } from 'node:v8';
+import { createRandom } from '@prazo/lab/random';
 import { createBalancer } from '../src/balancer/balancer.js';
-import { createRandom } from '../src/lab/random.js';
 
 const SIZES = [3, 10, 100];
 const ROUNDS = 5;

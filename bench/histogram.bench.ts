@@ -5,9 +5,10 @@
  *
  * Run: node --expose-gc --import tsx bench/histogram.bench.ts
  */
+
+import { createRandom } from '@prazo/lab/random';
 import * as hdr from 'hdr-histogram-js';
 import { Histogram as PromHistogram, Registry } from 'prom-client';
-import { createRandom } from '../src/lab/random.js';
 import { LatencyHistogram } from '../src/latency/histogram.js';
 
 const SAMPLES = 1_000_000;

@@ -19,8 +19,7 @@
  * spread, which `--json` gives whole).
  */
 import { loadavg } from 'node:os';
-import { runOverload } from '../src/lab/overload/overload-run.js';
-import { runTransient, type TransientFigures } from '../src/lab/overload/transient-run.js';
+import { runOverload, runTransient, type TransientFigures } from '@prazo/lab/overload';
 
 const arg = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(`--${name}`);

@@ -9,7 +9,7 @@
  * median of three rounds is reported. CPU time is the steadier figure on a shared machine.
  */
 import { loadavg } from 'node:os';
-import { type StrategyName, simulateAmplification } from '../src/lab/index.js';
+import { type StrategyName, simulateAmplification } from '@prazo/lab';
 
 const json = process.argv.includes('--json');
 const rows: Array<{

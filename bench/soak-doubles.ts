@@ -3,7 +3,7 @@
  * event-loop delay are the client's alone). Driven over IPC by bench/soak.ts:
  *   parent → { type: 'stats' } | { type: 'stop' };  child → { type: 'ready', urls } | { type: 'stats', stats }.
  */
-import { type BehaviourInput, startDoubles } from '../src/lab/index.js';
+import { type BehaviourInput, startDoubles } from '@prazo/lab/double';
 
 /**
  * About 10 % of requests meet a fault, mixed: 503s, resets before headers and mid-body, hangs (cut by

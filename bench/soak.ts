@@ -27,8 +27,8 @@ import { fork } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { DoubleStats } from '@prazo/lab/double';
 import { dependency } from '../src/client/dependency.js';
-import type { DoubleStats } from '../src/lab/index.js';
 
 const MB = 1024 * 1024;
 /** Heap growth bounds (see the header). */

@@ -8,7 +8,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createRandom } from '../src/lab/random.js';
+import { createRandom } from '../lab/src/random.js';
 
 const SEED = 20261202;
 const START_MS = Date.parse('2026-12-02T12:00:00Z');

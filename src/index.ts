@@ -75,7 +75,6 @@ export type {
 } from './engine/ledger.js';
 export type { LatencySource, PolicySnapshot } from './engine/live-latency.js';
 export type { AttemptRecord, DependencyResponse, ResponseBody, ResponseHeaders } from './engine/response.js';
-export type { ConcurrencyOptions, ConcurrencySnapshot } from './engine/steps/concurrency-gate.js';
 export type { RequeueOptions } from './engine/steps/requeue.js';
 export type { PrazoErrorCode, PrometheusErrorCode, PrometheusErrorContext } from './errors.js';
 export {
@@ -145,6 +144,7 @@ export type {
   CalibrationWarningCode,
 } from './policy/calibrate.js';
 export { CALIBRATION_DEFAULTS, calibrateTimeout } from './policy/calibrate.js';
+export type { ConcurrencyOptions, ConcurrencySnapshot } from './policy/concurrency-gate.js';
 export type { GradientLimit, GradientLimitOptions, GradientLimitState } from './policy/gradient-limit.js';
 export type { HeaderRecord } from './policy/header-value.js';
 export type { RetryBudget, RetryBudgetOptions, RetryBudgetState } from './policy/retry-budget.js';

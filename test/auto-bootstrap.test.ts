@@ -6,11 +6,11 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type Double, startDouble } from '@prazo/lab/double';
 import express from 'express';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Dependency, dependency } from '../src/index.js';
-import { type Double, startDouble } from '../src/lab/double.js';
 import { deadlineErrorHandler, deadlineMiddleware } from '../src/server/express.js';
 
 let double: Double;

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkFolders, folderEdges, parseLayers, syncFolderTable } from '../scripts/folder-layers.js';
+import { labImportProblems, libraryImportsOfLab } from '../scripts/lab-imports.js';
 
 // The folder rules of `npm run imports` (scripts/check-imports.ts) on small graphs, then the layers
 // docs/architecture.md declares against src/ as it is.
@@ -79,5 +80,59 @@ describe("the Folders table's imports column", () => {
     expect(synced.missing).toEqual(['c']);
     expect(synced.text.split('\n')[2]).toBe('| `a/` | the first | `b`, `c` |');
     expect(synced.text.split('\n').slice(3)).toEqual(doc.split('\n').slice(3));
+  });
+});
+
+describe('the lab check of npm run imports', () => {
+  const entries = ['prazo', 'prazo/http', 'prazo/policy'];
+
+  it('accepts the entry points, the lab’s own modules and, in tests, the shared test helpers', () => {
+    const check = labImportProblems(
+      {
+        'lab/src/a.ts':
+          "import { dependency } from 'prazo';\nimport { b } from './b.js';\nimport('prazo/http');",
+        'lab/src/b.test.ts': "import { startServer } from '../../test/support/servers.js';",
+        'lab/test/c.test.ts': "import { fc } from '../../test/fuzz/arbitraries.js';",
+      },
+      entries,
+    );
+    expect(check.problems).toEqual([]);
+  });
+
+  it('catches a deep import into src/, an entry point that is none, and test helpers outside tests', () => {
+    const check = labImportProblems(
+      {
+        'lab/src/a.ts': "import { createEngine } from '../../src/engine/engine.js';",
+        'lab/src/b.ts': "export { x } from 'prazo/engine';",
+        'lab/src/c.ts': "const m = await import('../../test/support/servers.js');",
+      },
+      entries,
+    );
+    expect(check.problems).toEqual([
+      "lab/src/a.ts imports src/engine/engine.js past the library's entry points (import prazo or a subpath)",
+      'lab/src/b.ts imports prazo/engine, which is not an entry point of prazo',
+      "lab/src/c.ts imports test/support/servers.js past the library's entry points (import prazo or a subpath)",
+    ]);
+  });
+
+  it('reports a listed exception apart, and names one whose import is gone', () => {
+    const check = labImportProblems(
+      { 'lab/src/a.test.ts': "import { t } from '../../src/testing/t.js';" },
+      entries,
+      { 'lab/src/a.test.ts => src/testing/t.js': 'a test seam', 'lab/src/gone.ts => src/x.js': 'moved' },
+    );
+    expect(check.problems).toEqual([]);
+    expect(check.known).toEqual(['lab/src/a.test.ts => src/testing/t.js (a test seam)']);
+    expect(check.stale).toEqual(['lab/src/gone.ts => src/x.js']);
+  });
+
+  it('catches a library file that imports the lab, by its package name or a path', () => {
+    expect(
+      libraryImportsOfLab({
+        'src/a.ts': "import { startDouble } from '@prazo/lab';",
+        'src/b.ts': "import { x } from '../lab/src/x.js';",
+        'src/c.test.ts': "import { createRandom } from '@prazo/lab';",
+      }),
+    ).toEqual(['src/a.ts imports the lab (@prazo/lab)', 'src/b.ts imports the lab (../lab/src/x.js)']);
   });
 });

@@ -1,6 +1,6 @@
+import { startDouble } from '@prazo/lab/double';
 import { describe, expect, it } from 'vitest';
 import { dependency } from '../src/client/dependency.js';
-import { startDouble } from '../src/lab/index.js';
 
 async function failure(promise: Promise<unknown>): Promise<{ code?: string }> {
   try {

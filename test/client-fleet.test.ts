@@ -1,9 +1,9 @@
 import type http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createRandom } from '@prazo/lab/random';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Dependency, dependency } from '../src/client/dependency.js';
 import type { DependencyOptions } from '../src/client/options.js';
-import { createRandom } from '../src/lab/random.js';
 import { refusedOrigin, reply, startServer, type TestServer, warmUp } from './support/servers.js';
 
 // A dependency is a fleet: one sick, slow or refusing instance must not make it sick. Instances

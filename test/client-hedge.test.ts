@@ -1,6 +1,6 @@
+import { createRandom } from '@prazo/lab/random';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dependency } from '../src/client/dependency.js';
-import { createRandom } from '../src/lab/random.js';
 import { type ChildServer, startChildServer, warmUp } from './support/servers.js';
 
 beforeAll(warmUp);

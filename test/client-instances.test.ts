@@ -1,6 +1,6 @@
+import { startDouble } from '@prazo/lab/double';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Dependency, dependency } from '../src/client/dependency.js';
-import { startDouble } from '../src/lab/index.js';
 import {
   elapsedSince,
   refusedOrigin,

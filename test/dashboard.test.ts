@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { startDouble } from '@prazo/lab/double';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createAdmission } from '../src/admission/admission.js';
 import { dependency } from '../src/client/dependency.js';
 import { Deadline } from '../src/deadline/deadline.js';
-import { startDouble } from '../src/lab/double.js';
 import { METRICS, prometheusSeriesNames, SERVER_METRICS } from '../src/observe/metric-names.js';
 import { instrument, instrumentAdmission } from '../src/observe/prometheus.js';
 

@@ -1,4 +1,6 @@
 import { createRequire } from 'node:module';
+import { startDouble } from '@prazo/lab/double';
+import { createRandom } from '@prazo/lab/random';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import axios, { AxiosError } from 'axios';
 import got, { RequestError } from 'got';
@@ -10,8 +12,6 @@ import type { DependencyOptions } from '../src/client/options.js';
 import { withDeadline } from '../src/deadline/context.js';
 import { Deadline } from '../src/deadline/deadline.js';
 import { isPrazoError } from '../src/errors.js';
-import { startDouble } from '../src/lab/index.js';
-import { createRandom } from '../src/lab/random.js';
 import { elapsedSince, reply, startServer, type TestServer, warmUp } from './support/servers.js';
 
 // One behavioural suite, run through every way a service reaches prazo: its own client, the

@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import { startDouble } from '@prazo/lab/double';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CalibrateOutput } from '../src/cli/calibrate.js';
@@ -9,7 +10,6 @@ import { dependency } from '../src/client/dependency.js';
 import { checkFleetDrift } from '../src/fleet/fleet-drift.js';
 import { createFleetLatencyFeed, type FleetLatencyStaleEvent } from '../src/fleet/fleet-latency-feed.js';
 import { createPrometheusApi } from '../src/fleet/prometheus-api.js';
-import { startDouble } from '../src/lab/double.js';
 import { DURATION_BUCKETS_SECONDS } from '../src/observe/metric-names.js';
 import { instrument } from '../src/observe/prometheus.js';
 import { alive, poll, startPrometheus, stopByPid, type TestPrometheus } from './support/prometheus-server.js';

@@ -55,7 +55,7 @@ describe.skipIf(!built)('importing prazo changes nothing global', () => {
   });
 
   describe("with the application's undici loaded first", () => {
-    for (const entry of ['index', 'lab', 'http'])
+    for (const entry of ['index', 'fleet', 'http'])
       for (const [format] of formats)
         it.concurrent(`prazo/${entry} (${format}): its dispatcher stays, its request() and the global fetch work`, async () => {
           const report = await importInFreshProcess(entry, format, 'app-first', applicationUndici);

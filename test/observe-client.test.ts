@@ -1,10 +1,10 @@
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { type Double, startDouble } from '@prazo/lab/double';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Dependency, dependency } from '../src/client/dependency.js';
 import { Deadline } from '../src/deadline/deadline.js';
 import { isPrazoError } from '../src/errors.js';
-import { type Double, startDouble } from '../src/lab/double.js';
 import { createDriftMonitor } from '../src/observe/drift-monitor.js';
 import { instrument as instrumentOtel } from '../src/observe/otel.js';
 import { instrument } from '../src/observe/prometheus.js';

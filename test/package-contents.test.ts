@@ -65,6 +65,18 @@ describe.skipIf(!built)(`the published package (npm pack)${skipped}`, () => {
     ).toEqual([]);
   });
 
+  it('ships nothing of the lab (lab/, a workspace of the repository): no file, no bundle, no command', async () => {
+    expect(files.filter((f) => /^lab\//.test(f) || /^dist\/(?:lab|drill|simulate|double)\b/.test(f))).toEqual(
+      [],
+    );
+    const pkg = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as {
+      exports: Record<string, unknown>;
+    };
+    expect(Object.keys(pkg.exports).filter((key) => key.includes('lab'))).toEqual([]);
+    const cli = await readFile(join(installed, 'dist', 'cli.js'), 'utf8');
+    expect(cli).not.toMatch(/runDrill|simulateAmplification|startDouble/);
+  });
+
   it('names its repository, so the README’s links to docs/ resolve on the registry', () => {
     expect(manifest.repository?.type).toBe('git');
     expect(manifest.repository?.url).toMatch(/^git\+https:\/\/.+\.git$/);

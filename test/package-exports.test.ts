@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { LIBRARY_ENTRIES, specifierOf } from '../scripts/library-entries.js';
 
 // `pretest` builds dist/ before `npm test`; a bare `vitest run` without a build skips these.
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -87,6 +88,24 @@ describe('the public surface, as declared', () => {
     expect(apiSection.length).toBeGreaterThan(0);
     expect(SPECIFIERS.filter((specifier) => !apiSection.includes(`\`${specifier}\``))).toEqual([]);
     expect(ROOT_EXPORTS.filter((name) => !new RegExp(`\\b${name}\\b`).test(apiSection))).toEqual([]);
+  });
+});
+
+describe('the entry points, in one list', () => {
+  it('builds, resolves for the lab and tests, and type-checks the entry points the exports map declares', () => {
+    // tsup builds LIBRARY_ENTRIES; vitest.config.ts aliases them for the lab and the tests;
+    // tsconfig.json's paths do the same for tsc (JSON, so a copy: checked here).
+    const tsconfig = JSON.parse(readFileSync(new URL('../tsconfig.json', import.meta.url), 'utf8')) as {
+      compilerOptions: { paths: Record<string, string[]> };
+    };
+    const fromEntries = Object.entries(LIBRARY_ENTRIES).map(([entry, file]) => [specifierOf(entry), file]);
+    expect(fromEntries.map(([specifier]) => specifier).sort()).toEqual([...SPECIFIERS].sort());
+    expect(
+      Object.entries(tsconfig.compilerOptions.paths).map(([specifier, [file]]) => [
+        specifier,
+        file?.slice(2),
+      ]),
+    ).toEqual(fromEntries);
   });
 });
 

@@ -14,6 +14,7 @@ import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { launchChromium, skipWithoutChromium } from '../lab/test/support/chromium.js';
 import {
   type Dependency,
   dependency,
@@ -25,7 +26,6 @@ import { deadlineMiddleware } from '../src/server/express.js';
 import { deadlinePlugin } from '../src/server/fastify.js';
 import { createAdmission, withDeadlineHandler } from '../src/server/http.js';
 import { parseServerTiming, readHopTiming } from '../src/wire/server-timing.js';
-import { launchChromium, skipWithoutChromium } from './support/chromium.js';
 
 const noChromium = skipWithoutChromium;
 const OPTIONS = { defaultMs: 1_000, maxMs: 3_000, trust: 'all' } as const;

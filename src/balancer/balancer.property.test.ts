@@ -1,6 +1,6 @@
+import { createRandom } from '@prazo/lab/random';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRandom } from '../lab/random.js';
 import { createBalancer } from './balancer.js';
 import type { InstanceOutcome } from './instance-outcome.js';
 import { maxEjected } from './outlier-rules.js';

@@ -1,6 +1,6 @@
+import { createRandom } from '@prazo/lab/random';
 import { describe, expect, it } from 'vitest';
 import { isPrazoError } from '../errors.js';
-import { createRandom } from '../lab/random.js';
 import { createFakeClock } from '../testing/fake-clock.js';
 import { type Balancer, createBalancer } from './balancer.js';
 import { BALANCER_DEFAULTS, type BalancerOptions } from './balancer-options.js';

@@ -1,5 +1,5 @@
 import { type CliIo, EXIT } from './command.js';
-import { COMMANDS } from './commands.js';
+import { COMMANDS, LAB_COMMANDS } from './commands.js';
 
 function usage(): string {
   const lines = ['Usage: prazo <command> [options]', '', 'Commands:'];
@@ -29,6 +29,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   const entry = COMMANDS[name];
+  if (!entry && LAB_COMMANDS.includes(name)) {
+    io.stderr.write(
+      `prazo: "${name}" is a command of prazo's lab, which is not part of the package: in a checkout of the repository, \`npm start\` runs the drill, \`npm run lab -- ${name}\` the lab's command (docs/lab.md).\n`,
+    );
+    return EXIT.badInput;
+  }
   if (!entry) {
     io.stderr.write(`prazo: unknown command "${name}". Run \`prazo --help\`.\n`);
     return EXIT.badInput;

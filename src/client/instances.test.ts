@@ -1,6 +1,6 @@
+import { createRandom } from '@prazo/lab/random';
 import { describe, expect, it } from 'vitest';
 import type { InstanceEvent } from '../engine/events.js';
-import { createRandom } from '../lab/random.js';
 import { advance, createTestDependency, flush, settle } from '../testing/test-dependency.js';
 
 const A = 'http://10.0.0.1:8080';

@@ -4,7 +4,6 @@ import { normalizeBalancerOptions } from '../balancer/balancer-options.js';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import type { EngineOptions } from '../engine/engine.js';
-import { type ConcurrencyOptions, normalizeConcurrencyOptions } from '../engine/steps/concurrency-gate.js';
 import { normalizeRequeueOptions, type RequeueOptions } from '../engine/steps/requeue.js';
 import { InvalidOptionError } from '../errors.js';
 import type { FleetLatencySource } from '../fleet/fleet-latency-feed.js';
@@ -16,6 +15,7 @@ import {
 } from '../policy/adaptive-throttle.js';
 import type { CalibrationOptions } from '../policy/calibrate.js';
 import { CALIBRATION_DEFAULTS } from '../policy/calibrate.js';
+import { type ConcurrencyOptions, normalizeConcurrencyOptions } from '../policy/concurrency-gate.js';
 import type { RetryBudget, RetryBudgetOptions } from '../policy/retry-budget.js';
 import type { FetchFunction } from './fetch.js';
 

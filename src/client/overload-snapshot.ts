@@ -1,5 +1,5 @@
-import type { ConcurrencyGate, ConcurrencySnapshot } from '../engine/steps/concurrency-gate.js';
 import type { AdaptiveThrottle, AdaptiveThrottleState } from '../policy/adaptive-throttle.js';
+import type { ConcurrencyGate, ConcurrencySnapshot } from '../policy/concurrency-gate.js';
 
 /** The overload protections of a dependency now, as `dependency.overload()` reports them. */
 export interface OverloadSnapshot {

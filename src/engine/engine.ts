@@ -15,6 +15,7 @@ import {
   type NormalizedAdaptiveThrottleOptions,
 } from '../policy/adaptive-throttle.js';
 import type { CalibratedPolicy } from '../policy/calibrate.js';
+import { ConcurrencyGate, type NormalizedConcurrencyOptions } from '../policy/concurrency-gate.js';
 import { createRetryBudget, type RetryBudget, type RetryBudgetOptions } from '../policy/retry-budget.js';
 import type { Transport } from '../transport/transport.js';
 import { Call, type CallHandle, type DependencyResponse, type RequestOptions } from './call.js';
@@ -27,7 +28,6 @@ import { admitStep } from './steps/admit-step.js';
 import { attemptHandler } from './steps/attempt.js';
 import { budgetStep } from './steps/budget-step.js';
 import { cancelStep } from './steps/cancel-step.js';
-import { ConcurrencyGate, type NormalizedConcurrencyOptions } from './steps/concurrency-gate.js';
 import { concurrencyStep } from './steps/concurrency-step.js';
 import { deadlineStep } from './steps/deadline-step.js';
 import { hedgeStep } from './steps/hedge.js';

@@ -2,6 +2,7 @@ import type { Balancer } from '../balancer/balancer.js';
 import type { Clock } from '../clock.js';
 import type { CoarseTimer } from '../coarse-timer.js';
 import type { CalibratedPolicy } from '../policy/calibrate.js';
+import type { ConcurrencyGate } from '../policy/concurrency-gate.js';
 import type { RetryBudget } from '../policy/retry-budget.js';
 import type { Transport } from '../transport/transport.js';
 import type { AttemptPlan } from './attempt-plan.js';
@@ -9,7 +10,6 @@ import type { Call, DependencyResponse } from './call.js';
 import type { EventHub } from './events.js';
 import type { IgnoredServerTiming } from './ledger.js';
 import type { LiveLatency } from './live-latency.js';
-import type { ConcurrencyGate } from './steps/concurrency-gate.js';
 import type { NormalizedRequeueOptions } from './steps/requeue.js';
 
 /**

@@ -1,7 +1,7 @@
+import { createRandom } from '@prazo/lab/random';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isPrazoError } from '../errors.js';
-import { createRandom } from '../lab/random.js';
 import { LatencyHistogram } from './histogram.js';
 
 /** Nearest-rank percentile of a sorted array: the definition the histogram promises. */

@@ -1,7 +1,7 @@
+import { createRandom } from '@prazo/lab/random';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionError } from '../errors.js';
-import { createRandom } from '../lab/random.js';
 import { ADAPTIVE_THROTTLE_DEFAULTS, createAdaptiveThrottle } from './adaptive-throttle.js';
 
 /**

@@ -1,6 +1,6 @@
+import { createRandom, lognormalMs } from '@prazo/lab/random';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRandom, lognormalMs } from '../lab/random.js';
 import {
   createGradientLimit,
   EARLY_PROBE_DIVISOR,

@@ -1,8 +1,8 @@
 /**
  * `prazo/policy`: the pure policies under the client — calibration, the retry budget,
  * classification, `Retry-After`, backoff, the retry plan, hedging, idempotency, Little's law, and the
- * client's overload limits (adaptive throttling, the gradient concurrency limit). No timers, no
- * sockets: state in, decision out, time from an injected clock.
+ * client's overload limits (adaptive throttling, the gradient concurrency limit and the gate that
+ * queues calls for it). No timers, no sockets: state in, decision out, time from an injected clock.
  *
  * @packageDocumentation
  */
@@ -24,6 +24,13 @@ export type {
 export { CALIBRATION_DEFAULTS, calibrateTimeout, readTimeoutMs, SLACK_RANGE } from './calibrate.js';
 export type { AttemptOutcome, AttemptPhase, Classification, ClassifyContext } from './classify.js';
 export { classify, RETRYABLE_STATUSES } from './classify.js';
+export type {
+  ConcurrencyGate,
+  ConcurrencyOptions,
+  ConcurrencySnapshot,
+  GateWaiter,
+} from './concurrency-gate.js';
+export { createConcurrencyGate } from './concurrency-gate.js';
 export type { GradientLimit, GradientLimitOptions, GradientLimitState } from './gradient-limit.js';
 export { createGradientLimit, GRADIENT_LIMIT_DEFAULTS } from './gradient-limit.js';
 export type { HeaderRecord } from './header-value.js';

@@ -1,6 +1,6 @@
+import { DEADLINE_HEADER as fromLab } from '@prazo/lab';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEADLINE_HEADER as fromLab } from '../lab/index.js';
 import { DEADLINE_HEADER, parseDeadlineHeader, parseGrpcTimeout } from './deadline-header.js';
 
 const NOW = 1_700_000_000_000;

@@ -10,7 +10,7 @@
  * on a shared 2-core one, scheduling pauses of 100 ms+ would turn healthy answers into timeouts.) A fresh client sends its first attempt to
  * instance 0, so "on instance 0" faults are always met first.
  */
-import type { BehaviourInput } from '../../src/lab/index.js';
+import type { BehaviourInput } from '@prazo/lab/double';
 
 /** The three request kinds: idempotent, not idempotent, and made idempotent by a key. */
 export const REQUEST_KINDS = ['GET', 'POST', 'POST+key'] as const;

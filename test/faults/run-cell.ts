@@ -4,8 +4,8 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type DoubleGroup, type DoubleStats, startDoubles } from '@prazo/lab/double';
 import { dependency } from '../../src/client/dependency.js';
-import { type DoubleGroup, type DoubleStats, startDoubles } from '../../src/lab/index.js';
 import { dependencyOver } from '../../src/testing/test-dependency.js';
 import { type FaultRow, MATRIX_CLIENT, type RequestKind } from './matrix.js';
 import { UNRESOLVABLE_HOST, unresolvableTransport } from './unresolvable-transport.js';

@@ -121,14 +121,7 @@ describe('fuzz: CLI arguments', () => {
     );
   });
 
-  it('prazo drill: an option named like an object property is unknown, not a phase (exit 2, before anything starts)', async () => {
-    for (const flag of ['constructor', '__proto__', 'toString', '--constructor']) {
-      const out = captureIo();
-      const code = await runCli(['drill', flag, '1'], out.io);
-      assert.equal(code, 2);
-      assert.match(out.stderr(), /unknown option/);
-    }
-  });
+  // `prazo drill` (the lab's): lab/test/fuzz/cli-lab.test.ts.
 
   it('prazo itself: unknown commands and stray flags exit 2 with one line', async () => {
     const name = fc.oneof(

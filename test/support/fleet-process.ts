@@ -10,9 +10,9 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { startDouble } from '@prazo/lab/double';
 import { Registry } from 'prom-client';
 import { dependency } from '../../src/client/dependency.js';
-import { startDouble } from '../../src/lab/double.js';
 import { instrument } from '../../src/observe/prometheus.js';
 
 const seed = Number(process.argv[2] ?? 1);

@@ -24,8 +24,12 @@
  * merely waits for a timeout or a scrape does not.
  */
 export const REAL_TIME_LANES: Readonly<Record<'busy' | 'light', readonly string[]>> = {
-  busy: ['test/drill.test.ts', 'test/overload-experiment.test.ts', 'test/overload-transient.test.ts'],
-  light: ['test/client-overload.test.ts', 'test/drill-peers.test.ts'],
+  busy: [
+    'lab/test/drill.test.ts',
+    'lab/test/overload-experiment.test.ts',
+    'lab/test/overload-transient.test.ts',
+  ],
+  light: ['test/client-overload.test.ts', 'lab/test/drill-peers.test.ts'],
 };
 
 /**

@@ -1,10 +1,10 @@
 import type { TimerEntry } from '../../coarse-timer.js';
 import { ConcurrencyLimitedError } from '../../errors.js';
 import { judgeStatus } from '../../policy/classify.js';
+import type { ConcurrencyGate, GateWaiter } from '../../policy/concurrency-gate.js';
 import type { Call, DependencyResponse, Interruptible } from '../call.js';
 import { closedError, withHistory } from '../history.js';
 import type { DependencyContext, Handler, Step } from '../pipeline.js';
-import type { ConcurrencyGate, GateWaiter } from './concurrency-gate.js';
 
 /** A call waiting for a slot: an entry of the coarse timer, due when it could no longer start in time. */
 class Waiter implements TimerEntry, GateWaiter, Interruptible {

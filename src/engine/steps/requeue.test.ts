@@ -1,5 +1,5 @@
+import { createRandom } from '@prazo/lab/random';
 import { describe, expect, it } from 'vitest';
-import { createRandom } from '../../lab/random.js';
 import { createTestDependency, settle } from '../../testing/test-dependency.js';
 import { instanceOutcomeOfAttempt } from '../instance-report.js';
 import { mayRequeue, normalizeRequeueOptions, REQUEUE_DEFAULTS } from './requeue.js';

@@ -1,0 +1,6 @@
+import { runCli } from './run.js';
+
+process.exitCode = await runCli(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+});

@@ -1,0 +1,177 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Deadline, DeadlineLedger, Dependency } from 'prazo';
+import { callWithDeadline, dependency } from 'prazo';
+import { type DeadlineIncomingMessage, withDeadlineHandler } from 'prazo/http';
+import { createRetryBudget } from 'prazo/policy';
+import { undici } from '../../undici.js';
+import { ledgerSpans } from '../waterfall/ledger-spans.js';
+import { epochNow, TRAIL_HEADER } from '../waterfall/trail.js';
+import { type Downstream, type DownstreamHooks, failure } from './downstream.js';
+import type { TierPolicy, TierSpec } from './spec.js';
+
+/** A request handler of a tier. */
+export type TierHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+/**
+ * The server side of a prazo tier: every request runs under its deadline — the user's
+ * `x-deadline-epoch-ms` capped at the service's own limit (the article's 1900 ms at the gateway), or
+ * that limit when the header is missing. A request that arrives expired is answered 504 at once.
+ * The drill's load driver and tiers are one trust domain on loopback: each tier trusts its caller's
+ * deadline and criticality (`trust: 'all'`), as services behind an edge do.
+ */
+export function wrapPrazoHandler(handler: TierHandler, spec: TierSpec): TierHandler {
+  return withDeadlineHandler(handler, {
+    defaultMs: spec.deadline.defaultMs,
+    maxMs: spec.deadline.maxMs,
+    trust: 'all',
+  });
+}
+
+const deadlineOf = (incoming: IncomingMessage): Deadline => (incoming as DeadlineIncomingMessage).deadline;
+
+/**
+ * An internal hop of the prazo configuration (gateway → orders, orders → inventory): one attempt,
+ * bounded by the propagated deadline, and refused before the call when the time left cannot hold the
+ * next hop's p99. The edge uses it too until warm-up has been measured, over the supplier's instances
+ * in turn (each has a third of the capacity the checkouts need).
+ */
+function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHooks): Downstream {
+  const pools = spec.downstream.map((origin) => new undici.Pool(origin, { connections: 256, pipelining: 1 }));
+  let next = 0;
+  return {
+    async call(path, incoming, variant) {
+      const pool = pools[next++ % pools.length]!;
+      const startedAt = performance.now();
+      try {
+        const result = await callWithDeadline(deadlineOf(incoming), {
+          name: spec.downstreamName,
+          p99Ms,
+          run: async ({ signal, headers }) => {
+            const response = await pool.request({ path, method: 'GET', headers, signal });
+            return {
+              status: response.statusCode,
+              body: await response.body.text(),
+              trail: response.headers[TRAIL_HEADER],
+            };
+          },
+        });
+        hooks.onAttempt('original', variant, performance.now() - startedAt, result.status < 500);
+        return result;
+      } catch (error) {
+        hooks.onAttempt('original', variant, performance.now() - startedAt, false);
+        return failure(error);
+      }
+    },
+    timeoutMs: () => spec.deadline.maxMs,
+    close: async (graceful) => {
+      await Promise.all(pools.map((pool) => (graceful ? pool.close() : pool.destroy())));
+    },
+  };
+}
+
+/**
+ * The overload protections of the prazo column's edge client: what docs/overload.md recommends for
+ * production on a dependency that queues (the adaptive concurrency limit, and a last attempt that
+ * waits for its answer rather than abandoning work nothing would be sent in place of). The drill's
+ * supplier does not shed load with 429/503 — its 503s are the fault being injected — so adaptive
+ * throttling, recommended for dependencies that do, is not part of it. One setting, for every phase.
+ */
+export const PRAZO_OVERLOAD = Object.freeze({ concurrency: true, lastAttempt: 'deadline' as const });
+
+/**
+ * The edge of the prazo configuration (inventory → supplier): prazo's client with the policy calibrated
+ * from warm-up, a retry budget, deadline propagation and — for the `hedged` variant — a hedge at the
+ * live p95. Both variants share one retry budget, as calls to one dependency do.
+ */
+function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: DownstreamHooks): Downstream {
+  const retryBudget = createRetryBudget({ windowMs: policy.budgetWindowMs });
+  const make = (variant: string, hedge: boolean): Dependency => {
+    const client = dependency({
+      // Distinct names: each client is one `dependency` label in the metrics.
+      name: hedge ? 'supplier' : 'supplier-unhedged',
+      origins: spec.downstream,
+      latency: { p99Ms: policy.p99Ms, p95Ms: policy.p95Ms },
+      userDeadlineMs: policy.userDeadlineMs,
+      attempts: policy.attempts,
+      connections: 256,
+      retryBudget,
+      hedge: hedge ? { at: 'p95' } : false,
+      ...PRAZO_OVERLOAD,
+    });
+    client.on('attempt-end', (event) => {
+      hooks.onAttempt(event.kind, variant, event.durationMs, event.outcome === 'success');
+    });
+    return client;
+  };
+  const clients: Record<string, Dependency> = {
+    hedged: make('hedged', true),
+    unhedged: make('unhedged', false),
+  };
+  const exporter = exportMetrics(Object.values(clients));
+  return {
+    async call(path, incoming, variant) {
+      const client = clients[variant] ?? clients['hedged']!;
+      // The call's deadline ledger, laid out from here, is the edge's part of the drill's waterfall.
+      const startedMs = epochNow();
+      try {
+        const response = await client.request({ path, deadline: deadlineOf(incoming) });
+        const body = await response.body.text();
+        return { status: response.status, body, spans: ledgerSpans(spec.name, response.ledger, startedMs) };
+      } catch (error) {
+        const result = failure(error);
+        const { ledger, code } = (error ?? {}) as { ledger?: DeadlineLedger; code?: unknown };
+        if (ledger === undefined) return result;
+        const spans = ledgerSpans(spec.name, ledger, startedMs, typeof code === 'string' ? code : 'error');
+        return { ...result, spans };
+      }
+    },
+    timeoutMs: () => clients['hedged']!.policy().readMs,
+    async ready() {
+      await exporter;
+    },
+    async metrics() {
+      const exported = await exporter;
+      return exported === null ? '' : exported.registry.metrics();
+    },
+    async close() {
+      (await exporter)?.detach();
+      await Promise.all(Object.values(clients).map((c) => c.close()));
+    },
+  };
+}
+
+/**
+ * The edge clients' own metrics, through `prazo/prometheus` on a registry of their own: what the
+ * dashboard and the alert rules read in production. Null when prom-client (an optional peer) is not
+ * installed.
+ */
+async function exportMetrics(
+  clients: Dependency[],
+): Promise<{ registry: import('prom-client').Registry; detach(): void } | null> {
+  try {
+    const [{ Registry }, { instrument }] = await Promise.all([
+      import('prom-client'),
+      import('prazo/prometheus'),
+    ]);
+    const registry = new Registry();
+    const handle = instrument(clients, { registry });
+    return { registry, detach: () => handle.detach() };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The prazo configuration's client for a tier. Internal hops: one deadline-bounded attempt (with the
+ * nominal p99 for the pre-call check until warm-up is measured). The edge: prazo's client, calibrated
+ * from warm-up; during warm-up itself, one deadline-bounded attempt that measures.
+ */
+export function createPrazoDownstream(
+  spec: TierSpec,
+  policy: TierPolicy | null,
+  hooks: DownstreamHooks,
+): Downstream {
+  if (policy === null || !spec.edge)
+    return createHopDownstream(spec, policy?.p99Ms ?? spec.startP99Ms, hooks);
+  return createEdgeDownstream(spec, policy, hooks);
+}

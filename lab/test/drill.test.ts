@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDrill } from '../src/drill/run-drill.js';
+import { acquireDrillLock } from './drill-lock.js';
+
+// Interrupting a drill with Ctrl-C: lab/test/drill-interrupt.test.ts.
+
+// A short drill on a noisy 2-core machine: the bounds are loose on purpose. The full acceptance
+// figures are checked by `prazo drill --quick --json` (see docs/drill.md).
+const SHORT = {
+  rps: 60,
+  // A smaller pool fills within the short degradation, as 50 slots do at 100 rps in the real drill.
+  pool: 25,
+  preWarmMs: 2000,
+  // The fleet phase is 4.5 s: the failures prazo meets on the sick instance before ejecting it are a
+  // fixed count, and over 3 s they made up to 18 % of the phase's supplier requests on a loaded CI
+  // machine (checked below: under half of naive's third); 7–11 % over 4.5 s.
+  phases: {
+    warmupMs: 2500,
+    triggerMs: 2000,
+    fleetMs: 4500,
+    degradeMs: 3500,
+    burstMs: 3000,
+    tailMs: 1000,
+    recoveryMs: 500,
+  },
+  // The trigger's capacity drop, short: its figures are read, not judged, here.
+  triggerDropMs: 800,
+  // The overload experiment, short: here only that it runs for the three configurations with its
+  // checks (its figures are judged by lab/test/overload-experiment.test.ts).
+  overloadMs: 1_500,
+};
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('the drill', () => {
+  let release: () => void = () => {};
+  beforeAll(async () => {
+    release = await acquireDrillLock();
+  }, 130_000);
+  afterAll(() => release());
+
+  it('measures naive and prazo on the same traffic and reports every figure', async () => {
+    let pids: number[] = [];
+    const report = await runDrill(SHORT, {
+      onReady: (context) => {
+        pids = context.pids();
+      },
+    });
+
+    expect(report.format).toBe('prazo-drill-report');
+    expect(report.phases.map((p) => p.name)).toEqual([
+      'warmup',
+      'trigger',
+      'fleet',
+      'degrade',
+      'burst',
+      'tail',
+      'recovery',
+    ]);
+    // Per configuration: three supplier instances, inventory, orders, the shop and the users.
+    expect(pids).toHaveLength(14);
+    const { naive, prazo } = report.configs;
+    for (const figures of [naive, prazo]) {
+      expect(figures.checkout.sent).toBeGreaterThan(100);
+      expect(figures.catalog.sent).toBeGreaterThan(100);
+      expect(figures.supplierReceived).toBeGreaterThan(0);
+      expect(report.timeline.samples.naive.length).toBeGreaterThan(10);
+    }
+    // Work for nobody: prazo never calls the supplier for a user who has gone (bounded by naive's).
+    expect(prazo.afterDeadline).toBeLessThanOrEqual(naive.afterDeadline);
+    // The comparison means something only if the machine could serve the healthy warm-up: on a
+    // machine so loaded that even the warm-up failed, both configurations measure the machine.
+    const served = (f: typeof naive) => f.byPhase.warmup.checkout.successRate ?? 0;
+    if (served(naive) >= 0.9 && served(prazo) >= 0.9) {
+      // The naive settings take the independent route down with the dependency; prazo keeps it up.
+      expect(prazo.independentSuccessDuringDegradation!).toBeGreaterThan(
+        naive.independentSuccessDuringDegradation!,
+      );
+      expect(naive.peakPoolInUse).toBeGreaterThanOrEqual(prazo.peakPoolInUse);
+      // Blind retries multiply the supplier's load; the budget holds prazo's near 1.
+      expect(naive.burstAmplification!).toBeGreaterThan(1.5);
+      expect(prazo.burstAmplification!).toBeLessThan(1.3);
+      expect(prazo.burstAmplification!).toBeLessThan(naive.burstAmplification!);
+      // One instance of three sick (503), one slow. Counted on the instances: round-robin gives the
+      // sick one its third and more (its failures are retried in turn); prazo ejects it after a few.
+      expect(naive.fleet.instanceRequests).toHaveLength(3);
+      expect(prazo.fleet.instanceRequests).toHaveLength(3);
+      expect(naive.fleet.sickShare!).toBeGreaterThan(0.25);
+      expect(prazo.fleet.sickShare!).toBeLessThan(0.2);
+      expect(prazo.fleet.sickShare!).toBeLessThan(naive.fleet.sickShare! / 2);
+      // Success in that phase is measured for both, but not compared here: over a phase this short
+      // prazo's first failures on the sick instance (five per client before it is ejected) and the
+      // slow instance's timeouts ask for more retries than a budget of a 1.5 s window allows, and it
+      // can fall below naive's (docs/drill.md: it is above it over the default 10 s phase).
+      for (const f of [naive, prazo]) {
+        expect(f.byPhase.fleet.checkout.sent).toBeGreaterThan(50);
+        expect(f.byPhase.fleet.checkout.successRate!).toBeGreaterThan(0);
+      }
+    } else {
+      console.warn('drill test: the machine could not serve the warm-up; comparisons skipped', {
+        naive: served(naive),
+        prazo: served(prazo),
+      });
+    }
+    expect(report.calibration['inventory']?.policy.readMs).toBeGreaterThan(0);
+    // The supplier has finite capacity: its queue, every process's event-loop delay, and each
+    // phase's success against the load it cost are measured for both columns.
+    for (const f of [naive, prazo]) {
+      expect(f.capacity.loopDelay?.worst.p99Ms).toBeGreaterThan(0);
+      expect(f.capacity.byPhase.warmup.load).toBeGreaterThan(0.5);
+      expect(f.capacity.trigger.peakQueue).toBeGreaterThanOrEqual(0);
+    }
+    // The overload experiment ran after the phases, for the three configurations, with its checks.
+    expect(report.overload?.map((f) => f.config)).toEqual(['naive', 'prazo', 'prazo-protected']);
+    for (const f of report.overload!) expect(f.capacityRps).toBe(320);
+    expect(report.checks.filter((c) => c.name.startsWith('overload'))).toHaveLength(3);
+    // Where the deadline went: per configuration a failing and the slowest successful /checkout,
+    // each laid out from the gateway down to the edge's attempts (prazo's from its ledger).
+    for (const config of ['naive', 'prazo']) {
+      const own = report.waterfalls!.run.filter((w) => w.config === config);
+      expect(own.map((w) => w.pick).sort()).toEqual(['failing', 'slow']);
+      const slow = own.find((w) => w.pick === 'slow')!;
+      // The first bars: the time before the gateway received it (when there was any), then the gateway.
+      const gateway = slow.rows.findIndex((r) => r.hop === 'gateway' && r.kind === 'hop');
+      expect(gateway).toBeLessThanOrEqual(1);
+      expect(slow.rows[gateway]!.startMs).toBe(0);
+      if (gateway === 1) expect(slow.rows[0]).toMatchObject({ hop: 'user', kind: 'transit' });
+      expect(slow.rows.some((r) => r.hop === 'inventory' && r.kind === 'attempt')).toBe(true);
+      expect(slow.userDeadlineMs).toBeGreaterThan(0);
+    }
+    expect(report.waterfalls!.byPhase.length).toBeGreaterThanOrEqual(4);
+    // Everything was stopped.
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+  }, 120_000);
+});

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { CoarseTimer } from '../coarse-timer.js';
+import { createFakeClock } from '../testing/fake-clock.js';
+import {
+  CONCURRENCY_MAX_QUEUED_DEFAULT,
+  ConcurrencyGate,
+  createConcurrencyGate,
+  normalizeConcurrencyOptions,
+} from './concurrency-gate.js';
+
+/** A gate whose limit finished its probe at 8 with a latency of 80 ms, on a fake clock. */
+function probedGate() {
+  const clock = createFakeClock(0);
+  const timer = new CoarseTimer(clock);
+  const gate = new ConcurrencyGate(
+    normalizeConcurrencyOptions({ minLimit: 2, initialLimit: 8, windowSamples: 1, windowMs: 10 }),
+    () => 0.5,
+    undefined,
+    timer,
+  );
+  for (let i = 0; i < 3; i++) {
+    expect(gate.tryAcquire()).toBe(true);
+    clock.advance(80);
+    gate.release(80, clock.now() - 80, clock.now());
+  }
+  expect(gate.snapshot()).toMatchObject({ limit: 8, rttMs: 80, probing: false });
+  return { clock, timer, gate };
+}
+
+describe('ConcurrencyGate, abandoned work', () => {
+  it('holds a slot per abandoned attempt for about one latency, then frees a backlog at the dependency’s pace', () => {
+    const { clock, gate } = probedGate();
+    const now = clock.now();
+    // Four attempts the callers cancelled after 5 ms: the dependency still has them.
+    for (let i = 0; i < 4; i++) gate.abandon(false, 5, now - 5, now, 1_000);
+    expect(gate.snapshot()).toMatchObject({ abandoned: 4, inFlight: 0, limit: 8, drops: 0 });
+    // The first frees after one latency (80 ms), the next ones one per latency ÷ limit (10 ms).
+    clock.advance(79);
+    expect(gate.abandoned).toBe(4);
+    clock.advance(6);
+    expect(gate.abandoned).toBe(3);
+    clock.advance(10);
+    expect(gate.abandoned).toBe(2);
+    clock.advance(30);
+    expect(gate.abandoned).toBe(0);
+  });
+
+  it('counts abandoned slots against the limit and hands a freed one to a waiting call', () => {
+    const { clock, gate } = probedGate();
+    const now = clock.now();
+    for (let i = 0; i < 6; i++) expect(gate.tryAcquire()).toBe(true);
+    for (let i = 0; i < 2; i++) gate.abandon(false, 5, now - 5, now, 1_000);
+    expect(gate.tryAcquire()).toBe(false);
+    let granted = 0;
+    gate.enqueue({ done: false, grant: () => granted++ });
+    clock.advance(85);
+    expect(granted).toBe(1);
+    expect(gate.snapshot()).toMatchObject({ inFlight: 7, abandoned: 1, queued: 0 });
+  });
+
+  it('holds nothing without a timer, and never longer than the cap', () => {
+    const clock = createFakeClock(0);
+    const untimed = new ConcurrencyGate(normalizeConcurrencyOptions({}), () => 0.5);
+    untimed.abandon(false, 50, 0, 50, 1_000);
+    expect(untimed.abandoned).toBe(0);
+    const { gate, clock: c } = probedGate();
+    gate.abandon(false, 500, c.now() - 500, c.now(), 40);
+    c.advance(45);
+    expect(gate.abandoned).toBe(0);
+    expect(clock.now()).toBe(0);
+  });
+
+  it('frees an outage’s backlog within the cap of its last abandonment, however low the limit fell', () => {
+    const { clock, gate } = probedGate();
+    // A hung dependency: 40 attempts time out after 300 ms each, one every 50 ms; the limit falls
+    // to its floor (2), so a backlog paced at latency ÷ limit would run for many seconds.
+    for (let i = 0; i < 40; i++) {
+      clock.advance(50);
+      if (gate.tryAcquire()) gate.release(undefined, clock.now(), clock.now());
+      gate.abandon(true, 300, clock.now() - 300, clock.now(), 300);
+    }
+    expect(gate.limit()).toBe(2);
+    expect(gate.abandoned).toBeGreaterThan(0);
+    clock.advance(300);
+    expect(gate.abandoned).toBe(0);
+    expect(gate.tryAcquire()).toBe(true);
+  });
+});
+
+describe('createConcurrencyGate (prazo/policy)', () => {
+  it('makes the gate dependency() makes from the same options, and checks them', () => {
+    const made = createConcurrencyGate({ initialLimit: 7, maxQueued: 3 }, () => 0.5);
+    const direct = new ConcurrencyGate(
+      normalizeConcurrencyOptions({ initialLimit: 7, maxQueued: 3 }),
+      () => 0.5,
+    );
+    expect(made.limit()).toBe(direct.limit());
+    expect(made.maxQueued).toBe(3);
+    expect(createConcurrencyGate().maxQueued).toBe(CONCURRENCY_MAX_QUEUED_DEFAULT);
+    expect(() => createConcurrencyGate({ maxQueued: -1 })).toThrow(/maxQueued/);
+  });
+});

@@ -1,0 +1,308 @@
+import type { CoarseTimer, TimerEntry } from '../coarse-timer.js';
+import { integerIn } from '../option-checks.js';
+import {
+  type GradientLimit,
+  type GradientLimitOptions,
+  type GradientLimitState,
+  gradientLimitFrom,
+  type NormalizedGradientLimitOptions,
+  normalizeGradientLimitOptions,
+} from './gradient-limit.js';
+
+/** A call waiting for a slot, as the gate sees it. */
+export interface GateWaiter {
+  /** Set once it left the queue (granted, timed out or cancelled). */
+  readonly done: boolean;
+  /** Its slot is taken: it may start. */
+  grant(): void;
+}
+
+/**
+ * The adaptive concurrency limit of a dependency: the gradient algorithm's options
+ * ({@link GradientLimitOptions}) and the wait queue's bound.
+ */
+export interface ConcurrencyOptions extends GradientLimitOptions {
+  /**
+   * Calls that may wait for a slot at once; one more fails with `CONCURRENCY_LIMITED` at once. A
+   * waiting call also fails as soon as it could no longer start in time for the dependency's p99.
+   * @default 1000
+   */
+  maxQueued?: number;
+}
+
+/** {@link ConcurrencyOptions} with every default applied. */
+export interface NormalizedConcurrencyOptions {
+  readonly limit: NormalizedGradientLimitOptions;
+  readonly maxQueued: number;
+}
+
+/** Default bound of the wait queue. */
+export const CONCURRENCY_MAX_QUEUED_DEFAULT = 1000;
+
+/**
+ * Validates {@link ConcurrencyOptions}.
+ * @throws {InvalidOptionError} naming the first unusable option.
+ */
+export function normalizeConcurrencyOptions(
+  options: ConcurrencyOptions,
+  optionPath = '',
+): NormalizedConcurrencyOptions {
+  const given = options.maxQueued;
+  const maxQueued = integerIn(
+    `${optionPath}maxQueued`,
+    given === undefined ? CONCURRENCY_MAX_QUEUED_DEFAULT : given,
+    0,
+    1_000_000,
+  );
+  // The limit's own options are read from `options` itself (it reads only its names): no copy.
+  return { limit: normalizeGradientLimitOptions(options, optionPath), maxQueued };
+}
+
+/**
+ * A concurrency gate of its own, as `dependency()` makes one per dependency from its `concurrency`
+ * option: the gradient limit and the wait queue, without the timer that frees abandoned slots (an
+ * abandoned attempt then holds no slot). For a client of your own, or a simulation that must limit
+ * as prazo does.
+ * @param random the limit's jitter source, `Math.random` by default
+ * @throws {InvalidOptionError} naming the first unusable option.
+ */
+export function createConcurrencyGate(
+  options: ConcurrencyOptions = {},
+  random: () => number = Math.random,
+): ConcurrencyGate {
+  return new ConcurrencyGate(normalizeConcurrencyOptions(options), random);
+}
+
+/** The concurrency limit of a dependency as `dependency.overload()` reports it. */
+export interface ConcurrencySnapshot extends GradientLimitState {
+  /** Calls holding a slot now (hedge copies included). */
+  inFlight: number;
+  /**
+   * Slots still held by attempts the client abandoned (timed out, cancelled, a losing hedge copy)
+   * for as long as the dependency is likely still working on them.
+   */
+  abandoned: number;
+  /** Calls waiting for a slot. */
+  queued: number;
+}
+
+/**
+ * The slots of one dependency and the calls waiting for one. A call holds one slot from its first
+ * attempt to its end (its retries run one after another inside it); a hedge copy needs a second
+ * slot, taken only when one is free and nobody waits.
+ *
+ * **Abandoned work holds a slot too.** HTTP/1.1 cannot take back a request the server has queued:
+ * an attempt the client gave up on (a timeout, a cancellation, a losing hedge copy) still loads the
+ * dependency. Such an attempt keeps a slot (`abandoned`) for about one more latency of the
+ * dependency (the limit's live latency, or the time the attempt already went unanswered if longer;
+ * at most the read timeout), and a backlog of them frees one slot per latency ÷ limit (the pace at
+ * which the dependency serves, by Little's law), so that what the client counts in flight matches
+ * what the dependency is working on — but no abandoned slot is held longer than the read timeout
+ * from when it was abandoned, so an outage's backlog is gone one read timeout after it.
+ */
+export class ConcurrencyGate implements TimerEntry {
+  inFlight = 0;
+  queued = 0;
+  /** Slots held by abandoned attempts (see the class). */
+  abandoned = 0;
+  /** When the oldest abandoned slot frees (the timer's entry). */
+  dueAt = 0;
+  timerPrev: TimerEntry | null = null;
+  timerNext: TimerEntry | null = null;
+  readonly maxQueued: number;
+  readonly #limit: GradientLimit;
+  /** FIFO of waiters; cancelled ones stay until reached (`queued` counts the live ones). */
+  #waiters: GateWaiter[] = [];
+  #head = 0;
+  #lastLimit: number;
+  readonly #onLimit: ((limit: number) => void) | undefined;
+  readonly #timer: CoarseTimer | undefined;
+  /** When each abandoned slot frees, in the order they were abandoned (a ring from #ghostHead). */
+  #ghostUntil: number[] = [];
+  #ghostHead = 0;
+  #armed = false;
+
+  /**
+   * @param timer frees the slots of abandoned attempts when they are due; without one, an abandoned
+   *   attempt holds no slot.
+   */
+  constructor(
+    options: NormalizedConcurrencyOptions,
+    random: () => number,
+    onLimit?: (limit: number) => void,
+    timer?: CoarseTimer,
+  ) {
+    this.#limit = gradientLimitFrom(options.limit, random);
+    this.maxQueued = options.maxQueued;
+    this.#lastLimit = this.#limit.limit();
+    this.#onLimit = onLimit;
+    this.#timer = timer;
+  }
+
+  limit(): number {
+    return this.#limit.limit();
+  }
+
+  /** The dependency's latency as the limit last measured it (ms), undefined before any. */
+  latencyMs(): number | undefined {
+    return this.#limit.latencyMs();
+  }
+
+  /**
+   * Whether the dependency is still working on abandoned attempts beyond the limit, counting
+   * `abandoning` attempts about to be abandoned: a retry sent now would only queue behind that work.
+   */
+  pastLimitWithAbandoned(abandoning = 0): boolean {
+    const abandoned = this.abandoned + abandoning;
+    return abandoned !== 0 && this.inFlight + abandoned > this.#limit.limit();
+  }
+
+  /** Takes a slot if one is free and no call waits for one. */
+  tryAcquire(): boolean {
+    if (this.queued !== 0 || this.inFlight + this.abandoned >= this.#limit.limit()) return false;
+    this.inFlight++;
+    return true;
+  }
+
+  /**
+   * An attempt that started at `startedMs` was given up at `nowMs` after `elapsedMs` while the
+   * dependency may still be working on it: it keeps a slot for about one more latency (the limit's,
+   * or `elapsedMs` if longer; at most `maxHoldMs`). With `timedOut` it ran out of time: a **drop** for the limit (a multiplicative
+   * decrease, and `elapsedMs` as a censored latency sample).
+   */
+  abandon(timedOut: boolean, elapsedMs: number, startedMs: number, nowMs: number, maxHoldMs: number): void {
+    const limit = this.#limit;
+    if (timedOut) {
+      limit.drop(elapsedMs, startedMs, nowMs, this.inFlight + this.abandoned);
+      this.#limitChanged();
+    }
+    const timer = this.#timer;
+    if (timer === undefined) return;
+    // About one more latency: the one the limit measures, or the time this attempt already went
+    // unanswered if longer (at the start of an overload the last window's latency is stale).
+    const latencyMs = limit.latencyMs() ?? maxHoldMs;
+    const holdMs = Math.min(Math.max(latencyMs, elapsedMs), maxHoldMs);
+    if (!(holdMs > 0)) return;
+    // The dependency works through a backlog of abandoned attempts at its own pace, which by
+    // Little's law is about `limit` round trips per latency: one abandoned slot frees no sooner
+    // than latency ÷ limit after the one before it.
+    const until = this.#ghostUntil;
+    const last = until.length > this.#ghostHead ? until[until.length - 1]! : Number.NEGATIVE_INFINITY;
+    // Never beyond `maxHoldMs` from now: a backlog paced at the pace of a limit that collapsed
+    // during an outage would hold the slots long after it (a hung dependency is restarted, or
+    // answers everything at once) — the slots would keep refusing calls to a healthy dependency.
+    const due = Math.min(Math.max(nowMs + holdMs, last + latencyMs / limit.limit()), nowMs + maxHoldMs);
+    this.abandoned++;
+    until.push(due);
+    if (!this.#armed) {
+      this.#armed = true;
+      this.dueAt = due;
+      timer.add(this);
+    }
+  }
+
+  /** The timer: frees the abandoned slots that are due and hands them to waiters. */
+  onDue(nowMs: number): void {
+    this.#armed = false;
+    const until = this.#ghostUntil;
+    while (this.#ghostHead < until.length && until[this.#ghostHead]! <= nowMs) {
+      this.#ghostHead++;
+      this.abandoned--;
+    }
+    if (this.#ghostHead === until.length) {
+      this.#ghostUntil = [];
+      this.#ghostHead = 0;
+    } else {
+      if (this.#ghostHead > 1024) {
+        this.#ghostUntil = until.slice(this.#ghostHead);
+        this.#ghostHead = 0;
+      }
+      this.#armed = true;
+      this.dueAt = this.#ghostUntil[this.#ghostHead]!;
+      this.#timer!.add(this);
+    }
+    this.#grant();
+  }
+
+  /**
+   * Gives a slot back; `rttMs` (undefined when the outcome says nothing of the dependency's
+   * latency) feeds the limit. The slot goes to the first waiter while the limit allows.
+   */
+  release(rttMs: number | undefined, startedMs: number, nowMs: number, refused = false): void {
+    if (refused) this.#limit.refused(nowMs);
+    if (rttMs !== undefined) {
+      this.#limit.sample(rttMs, startedMs, nowMs, this.inFlight + this.abandoned);
+      this.#limitChanged();
+    }
+    this.inFlight--;
+    if (this.queued !== 0) this.#grant();
+  }
+
+  #grant(): void {
+    const limit = this.#limit;
+    while (this.queued !== 0 && this.inFlight + this.abandoned < limit.limit()) {
+      const waiter = this.#shift();
+      this.inFlight++;
+      waiter.grant();
+    }
+  }
+
+  #limitChanged(): void {
+    const now = this.#limit.limit();
+    if (now !== this.#lastLimit) {
+      this.#lastLimit = now;
+      this.#onLimit?.(now);
+    }
+  }
+
+  /** Queues `waiter` (the caller checked `queued < maxQueued`). */
+  enqueue(waiter: GateWaiter): void {
+    this.#waiters.push(waiter);
+    this.queued++;
+  }
+
+  /** A waiter left the queue before its turn (timed out, cancelled). */
+  leave(): void {
+    this.queued--;
+    // Only departed waiters are left: drop them rather than keep them until the next release.
+    if (this.queued === 0) {
+      this.#waiters = [];
+      this.#head = 0;
+    }
+  }
+
+  /**
+   * How long a call queued behind `ahead` others can expect to wait, in ms, by Little's law (a slot
+   * frees every latency ÷ limit ms on average); `fallbackMs` stands for the latency before any is
+   * measured.
+   */
+  expectedWaitMs(ahead: number, fallbackMs: number): number {
+    const limit = this.#limit;
+    return ((ahead + 1) * (limit.latencyMs() ?? fallbackMs)) / limit.limit();
+  }
+
+  snapshot(): ConcurrencySnapshot {
+    return {
+      ...this.#limit.state(),
+      inFlight: this.inFlight,
+      abandoned: this.abandoned,
+      queued: this.queued,
+    };
+  }
+
+  #shift(): GateWaiter {
+    // `queued` counts live waiters, so one is ahead: the loop ends.
+    for (;;) {
+      const waiter = this.#waiters[this.#head]!;
+      this.#waiters[this.#head++] = undefined as unknown as GateWaiter;
+      if (this.#head > 1024 && this.#head * 2 > this.#waiters.length) {
+        this.#waiters = this.#waiters.slice(this.#head);
+        this.#head = 0;
+      }
+      if (!waiter.done) {
+        this.queued--;
+        return waiter;
+      }
+    }
+  }
+}
