@@ -171,7 +171,7 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     failedClosed: 0,
   };
   // Owners are unique per process (one random prefix, then a counter): cheaper than a UUID per request.
-  const ownerPrefix = randomUUID();
+  const ownerPrefix = `${randomUUID()}:`;
   let owners = 0;
   const lifetime = { defaultMs: 1, maxMs: o.maxLifetimeMs, skewMs: 0 };
 
@@ -343,7 +343,7 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
         ? deadline.limitMs
         : parseDeadlineHeaderWith(sent, grpc, now, lifetime).limitMs;
     const ttlMs = Math.max(deadline.limitMs, callerLimitMs) - now + o.graceMs;
-    const owner = `${ownerPrefix}:${++owners}`;
+    const owner = ownerPrefix + ++owners;
     const execution = new Execution(key, owner, request, body, ttlMs, now, res);
 
     let first: IdempotencyRecord | null | Promise<IdempotencyRecord | null>;
