@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createFakeClock } from '../../testing/fake-clock.js';
-import { createMemoryIdempotencyStore } from './memory-store.js';
+import { createMemoryIdempotencyStore, HELD_CLAIMS, type HeldClaims, isHeldClaim } from './memory-store.js';
 
 const RESPONSE = { status: 201, headers: { 'content-type': 'text/plain' }, body: new Uint8Array([111, 107]) };
 
@@ -136,5 +136,32 @@ describe('the in-memory store: expiry, in-place completion, bounds', () => {
         },
       ),
     );
+  });
+
+  it('a held claim (the layer in this process) completes and releases only its own record, as claim and complete by key do', () => {
+    const clock = createFakeClock(1_764_000_000_000);
+    const store = createMemoryIdempotencyStore({ clock });
+    const held = (store as unknown as { [HELD_CLAIMS]: HeldClaims })[HELD_CLAIMS];
+    const first = held.claim('k', 'o1', 'POST /', 100);
+    if (!isHeldClaim(first)) throw new Error('a fresh key gives a held claim');
+    // A repeat finds the record, not a claim.
+    const found = held.claim('k', 'o2', 'POST /', 100);
+    expect(isHeldClaim(found)).toBe(false);
+    expect(found).toEqual({ state: 'running', owner: 'o1', request: 'POST /' });
+    expect(held.complete(first, 'POST / =a', RESPONSE, 100)).toBe(true);
+    expect(held.complete(first, 'POST / =b', RESPONSE, 100)).toBe(false); // stored once
+    expect(store.get('k')).toMatchObject({ state: 'done', owner: 'o1', fingerprint: 'POST / =a' });
+    // Released, then claimed again by another: the old claim neither completes nor releases the new record.
+    held.release(first);
+    expect(store.get('k')).toBeNull();
+    const second = held.claim('k', 'o3', 'POST /', 100);
+    expect(held.complete(first, 'POST / =old', null, 100)).toBe(false);
+    held.release(first);
+    expect(store.get('k')).toEqual({ state: 'running', owner: 'o3', request: 'POST /' });
+    // Expired: its completion is refused and the record goes.
+    clock.advance(100);
+    expect(held.complete(second as never, 'POST / =late', RESPONSE, 100)).toBe(false);
+    expect(store.size().entries).toBe(0);
+    expect(store.claim('k', 'o4', 'POST /', 100)).toBeNull();
   });
 });

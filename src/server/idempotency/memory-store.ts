@@ -67,6 +67,33 @@ class Entry {
 }
 
 /**
+ * A claim of the in-memory store as the layer in the same process holds it: the entry itself, so
+ * that completing or releasing it looks nothing up. Opaque outside this module.
+ * @internal
+ */
+export type HeldClaim = Entry;
+
+/**
+ * The in-memory store's operations on a held claim, found on the store under {@link HELD_CLAIMS}.
+ * Each does what the store's method of the same name does for the claim's key and owner.
+ * @internal Used by the idempotency layer.
+ */
+export interface HeldClaims {
+  /** As `claim`, answering the held claim instead of null when the key was claimed. */
+  claim(key: string, owner: string, request: string, ttlMs: number): IdempotencyRecord | HeldClaim;
+  complete(claim: HeldClaim, fingerprint: string, response: StoredResponse | null, ttlMs: number): boolean;
+  release(claim: HeldClaim): void;
+}
+
+/** Where the in-memory store keeps its {@link HeldClaims}. @internal */
+export const HELD_CLAIMS = Symbol('prazo.idempotency.heldClaims');
+
+/** Whether `found` (what {@link HeldClaims.claim} answered) is a held claim, not a record found. @internal */
+export function isHeldClaim(found: IdempotencyRecord | HeldClaim): found is HeldClaim {
+  return found instanceof Entry;
+}
+
+/**
  * Creates the in-memory store: one process, bounded in records and bytes, each record gone at its
  * expiry. The default store of the layer; for a fleet of replicas use `createRedisIdempotencyStore`.
  *
@@ -162,32 +189,66 @@ export function createMemoryIdempotencyStore(
     }
   };
 
-  return {
-    claim(key, owner, request, ttlMs) {
+  const claim = (key: string, owner: string, request: string, ttlMs: number): IdempotencyRecord | Entry => {
+    const now = clock.now() - epoch;
+    const entry = live(key, now);
+    if (entry !== undefined) return entry.record();
+    const claimed = new Entry(key, owner, request, now + ttlMs);
+    entries.set(key, claimed);
+    wrote(claimed, now);
+    return claimed;
+  };
+  /** Completes `entry`, found live under its key at `now` (relative to `epoch`). */
+  const complete = (
+    entry: Entry,
+    fingerprint: string,
+    response: StoredResponse | null,
+    ttlMs: number,
+    now: number,
+  ): boolean => {
+    if (entry.done) return false;
+    bytes -= entry.bytes;
+    entry.done = true;
+    entry.fingerprint = fingerprint;
+    if (response !== null) {
+      entry.status = response.status;
+      entry.headers = response.headers;
+      entry.body = response.body;
+    }
+    entry.expiresAt = now + ttlMs;
+    entry.bytes = 128 + entry.key.length + sizeOf(response);
+    wrote(entry, now);
+    return true;
+  };
+  // A held claim is the entry itself: it is still its key's record exactly when it was not removed
+  // (`written` is 0 once removed; a key has one entry in the Map at a time), and its owner is its own.
+  const held: HeldClaims = {
+    claim,
+    complete(entry, fingerprint, response, ttlMs) {
+      if (entry.written === 0) return false;
       const now = clock.now() - epoch;
-      const entry = live(key, now);
-      if (entry !== undefined) return entry.record();
-      const claimed = new Entry(key, owner, request, now + ttlMs);
-      entries.set(key, claimed);
-      wrote(claimed, now);
-      return null;
+      if (entry.expiresAt <= now) {
+        remove(entry);
+        return false;
+      }
+      return complete(entry, fingerprint, response, ttlMs, now);
+    },
+    release(entry) {
+      if (entry.written !== 0) remove(entry);
+    },
+  };
+
+  const store: MemoryIdempotencyStore & { [HELD_CLAIMS]: HeldClaims } = {
+    [HELD_CLAIMS]: held,
+    claim(key, owner, request, ttlMs) {
+      const found = claim(key, owner, request, ttlMs);
+      return found instanceof Entry ? null : found;
     },
     complete(key, owner, fingerprint, response, ttlMs) {
       const now = clock.now() - epoch;
       const entry = live(key, now);
-      if (entry === undefined || entry.owner !== owner || entry.done) return false;
-      bytes -= entry.bytes;
-      entry.done = true;
-      entry.fingerprint = fingerprint;
-      if (response !== null) {
-        entry.status = response.status;
-        entry.headers = response.headers;
-        entry.body = response.body;
-      }
-      entry.expiresAt = now + ttlMs;
-      entry.bytes = 128 + key.length + sizeOf(response);
-      wrote(entry, now);
-      return true;
+      if (entry === undefined || entry.owner !== owner) return false;
+      return complete(entry, fingerprint, response, ttlMs, now);
     },
     release(key, owner) {
       const entry = entries.get(key);
@@ -199,6 +260,7 @@ export function createMemoryIdempotencyStore(
     },
     size: () => ({ entries: entries.size, bytes, evicted }),
   };
+  return store;
 }
 
 function sizeOf(response: StoredResponse | null): number {
