@@ -376,15 +376,19 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     const execution = new Execution(key, owner, request, body, ttlMs, now, res);
 
     let first: IdempotencyRecord | null | Promise<IdempotencyRecord | null>;
+    let claimed: HeldClaim | undefined;
     try {
       if (held !== undefined) {
         const found = held.claim(key, owner, request, ttlMs);
-        if (isHeldClaim(found)) return execution.runHeld(run, found);
-        first = found;
+        if (isHeldClaim(found)) {
+          claimed = found;
+          first = null;
+        } else first = found;
       } else first = store.claim(key, owner, request, ttlMs);
     } catch (error) {
       first = Promise.reject(error);
     }
+    if (claimed !== undefined) return execution.runHeld(run, claimed);
     // The usual case, a new key in a store that answers at once: run, with nothing more to set up.
     if (first === null) return execution.run(run);
     contested(res, deadline, run, reply, key, owner, request, ttlMs, body, execution, first);
