@@ -70,7 +70,7 @@ export function serveForBench(port: number): void {
   process.send?.({ port });
   process.on('message', () => {
     const { user, system } = process.cpuUsage();
-    process.send?.(user + system);
+    process.send?.([user, system]);
   });
   process.on('disconnect', () => process.exit(0));
 }
@@ -88,6 +88,12 @@ export interface ServerRun {
   rates: number[];
   /** Server CPU time (user + system) per request, µs. */
   cpuUs: number[];
+  /**
+   * Its user part alone, µs per request. The system part is mostly the socket writes, whose time on
+   * loopback includes delivering to the client and waking it: it moves with the client's and the
+   * machine's state as much as with the server's work.
+   */
+  userUs: number[];
 }
 
 /**
@@ -117,12 +123,13 @@ export async function compareServers(
       pools.push(new Pool(`http://127.0.0.1:${port}`, { connections: args.concurrency }));
     }
     let sequence = 0;
-    const serverCpuUs = async (child: ChildProcess): Promise<number> => {
+    /** The child's CPU time so far, µs: [user, system]. */
+    const serverCpuUs = async (child: ChildProcess): Promise<[number, number]> => {
       child.send('cpu');
-      const [us] = (await once(child, 'message')) as [number];
+      const [us] = (await once(child, 'message')) as [[number, number]];
       return us;
     };
-    const measure = async (i: number): Promise<{ rate: number; cpuUs: number }> => {
+    const measure = async (i: number): Promise<{ rate: number; cpuUs: number; userUs: number }> => {
       const child = children[i]!;
       const pool = pools[i]!;
       const variant = variants[i]!;
@@ -140,17 +147,23 @@ export async function compareServers(
       const started = performance.now();
       await Promise.all(Array.from({ length: args.concurrency }, loop));
       const rate = done / ((performance.now() - started) / 1000);
-      return { rate, cpuUs: ((await serverCpuUs(child)) - cpuBefore) / done };
+      const [user, system] = await serverCpuUs(child);
+      return {
+        rate,
+        cpuUs: (user + system - cpuBefore[0] - cpuBefore[1]) / done,
+        userUs: (user - cpuBefore[0]) / done,
+      };
     };
-    const runs: ServerRun[] = variants.map((variant) => ({ variant, rates: [], cpuUs: [] }));
+    const runs: ServerRun[] = variants.map((variant) => ({ variant, rates: [], cpuUs: [], userUs: [] }));
     for (let i = 0; i < variants.length; i++) await measure(i); // warm-up
     for (let r = 0; r < args.rounds; r++) {
       const order = runs.map((_, i) => i);
       if (r % 2 === 1) order.reverse();
       for (const i of order) {
-        const { rate, cpuUs } = await measure(i);
+        const { rate, cpuUs, userUs } = await measure(i);
         runs[i]!.rates.push(rate);
         runs[i]!.cpuUs.push(cpuUs);
+        runs[i]!.userUs.push(userUs);
       }
     }
     return { runs, pinned };

@@ -8,7 +8,13 @@ import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from '../../wire/idempote
 import { runOnAfterDisconnect } from '../deadline-scope.js';
 import { type BodyTap, tapBody } from './body-tap.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
-import { createMemoryIdempotencyStore } from './memory-store.js';
+import {
+  createMemoryIdempotencyStore,
+  HELD_CLAIMS,
+  type HeldClaim,
+  type HeldClaims,
+  isHeldClaim,
+} from './memory-store.js';
 import { type CaptureOwner, captureResponse, type ResponseCapture } from './response-capture.js';
 
 /** Options of {@link createIdempotency}. */
@@ -171,9 +177,11 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     failedClosed: 0,
   };
   // Owners are unique per process (one random prefix, then a counter): cheaper than a UUID per request.
-  const ownerPrefix = randomUUID();
+  const ownerPrefix = `${randomUUID()}:`;
   let owners = 0;
   const lifetime = { defaultMs: 1, maxMs: o.maxLifetimeMs, skewMs: 0 };
+  // The in-memory store in this process hands its claim over: completing it looks the key up no more.
+  const held = (store as { [HELD_CLAIMS]?: HeldClaims })[HELD_CLAIMS];
 
   /** A store operation bounded by `storeTimeoutMs`: a stalled client never holds the request. */
   // A store that answers at once (the in-memory one) is not given a timer: no timer and no promise
@@ -243,6 +251,8 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     readonly #ttlMs: number;
     readonly #startedMs: number;
     readonly #res: ServerResponse;
+    /** The claim the in-memory store handed over, if it did. */
+    #held: HeldClaim | undefined = undefined;
 
     constructor(
       key: string,
@@ -262,12 +272,18 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
       this.#res = res;
     }
 
+    /** Continues to the handler under a claim the in-memory store handed over. */
+    runHeld(run: () => void, claim: HeldClaim): void {
+      this.#held = claim;
+      this.run(run);
+    }
+
     /** Continues to the handler (`run`) under the claim, capturing its response. */
     run(run: () => void): void {
       const res = this.#res;
       if (res.headersSent || res.destroyed) {
         // The deadline passed (the adapter answered) or the client left while the key was claimed.
-        release(this.#key, this.#owner);
+        this.#release();
         return;
       }
       stats.executed++;
@@ -282,7 +298,7 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
       const status = this.#res.statusCode;
       if (KEPT_STATUSES.has(status)) return; // outcome unknown: keep the claim until it expires
       if (RELEASED_STATUSES.has(status)) {
-        release(this.#key, this.#owner);
+        this.#release();
         return;
       }
       // A handler that answered before reading the whole body (or without reading it): the rest is
@@ -299,10 +315,23 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
       const ttl = this.#ttlMs - (clock.now() - this.#startedMs);
       try {
         const fingerprint = `${this.#request} ${this.#body.digest()}`;
-        background(store.complete(this.#key, this.#owner, fingerprint, capture.stored(), ttl));
+        const claim = this.#held;
+        if (claim !== undefined) held!.complete(claim, fingerprint, capture.stored(), ttl);
+        else background(store.complete(this.#key, this.#owner, fingerprint, capture.stored(), ttl));
       } catch (error) {
         thrown(error);
       }
+    }
+
+    #release(): void {
+      const claim = this.#held;
+      if (claim === undefined) release(this.#key, this.#owner);
+      else
+        try {
+          held!.release(claim);
+        } catch (error) {
+          thrown(error);
+        }
     }
   }
 
@@ -343,15 +372,23 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
         ? deadline.limitMs
         : parseDeadlineHeaderWith(sent, grpc, now, lifetime).limitMs;
     const ttlMs = Math.max(deadline.limitMs, callerLimitMs) - now + o.graceMs;
-    const owner = `${ownerPrefix}:${++owners}`;
+    const owner = ownerPrefix + ++owners;
     const execution = new Execution(key, owner, request, body, ttlMs, now, res);
 
     let first: IdempotencyRecord | null | Promise<IdempotencyRecord | null>;
+    let claimed: HeldClaim | undefined;
     try {
-      first = store.claim(key, owner, request, ttlMs);
+      if (held !== undefined) {
+        const found = held.claim(key, owner, request, ttlMs);
+        if (isHeldClaim(found)) {
+          claimed = found;
+          first = null;
+        } else first = found;
+      } else first = store.claim(key, owner, request, ttlMs);
     } catch (error) {
       first = Promise.reject(error);
     }
+    if (claimed !== undefined) return execution.runHeld(run, claimed);
     // The usual case, a new key in a store that answers at once: run, with nothing more to set up.
     if (first === null) return execution.run(run);
     contested(res, deadline, run, reply, key, owner, request, ttlMs, body, execution, first);

@@ -43,7 +43,8 @@ export class ResponseCapture {
   readonly write: Method;
   readonly end: Method;
   #headHeaders: OutgoingHttpHeaders | readonly unknown[] | undefined = undefined;
-  #chunks: Buffer[] | null = [];
+  /** Buffers as written; a short ASCII string as it is (copied into the stored body at the end). */
+  #chunks: (Buffer | string)[] | null = [];
   #size = 0;
 
   constructor(res: ServerResponse, maxBytes: number, owner: CaptureOwner) {
@@ -64,12 +65,14 @@ export class ResponseCapture {
     const chunks = this.#chunks;
     if (chunks === null) return null;
     const headers: Record<string, string | string[]> = {};
-    // getHeaders() names are lower-case already.
-    const set = this.#res.getHeaders();
-    for (const name of Object.keys(set)) putLower(headers, name, set[name]);
+    // Names and values one by one rather than getHeaders(), which builds a dictionary-mode object
+    // of them all; the names are lower-case already.
+    const res = this.#res;
+    const names = res.getHeaderNames();
+    for (let i = 0; i < names.length; i++) putLower(headers, names[i]!, res.getHeader(names[i]!));
     if (this.#headHeaders !== undefined) addHeaders(headers, this.#headHeaders);
     return {
-      status: this.#res.statusCode,
+      status: res.statusCode,
       headers,
       body: chunks.length === 0 ? EMPTY : exactCopy(chunks, this.#size),
     };
@@ -84,16 +87,19 @@ export class ResponseCapture {
   take(chunk: unknown, encoding: unknown): void {
     const chunks = this.#chunks;
     if (chunks === null || chunk === undefined || chunk === null || typeof chunk === 'function') return;
-    // A Buffer is kept as it is (Node's own write holds it the same way); a string is encoded once.
-    const bytes =
-      typeof chunk === 'string'
-        ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
-        : Buffer.isBuffer(chunk)
+    // A Buffer is kept as it is (Node's own write holds it the same way); a short ASCII string in
+    // UTF-8 (a JSON answer) is kept as it is, its bytes its characters; another string is encoded once.
+    let piece: Buffer | string;
+    if (typeof chunk === 'string') {
+      const utf8 = typeof encoding !== 'string' || encoding === 'utf8' || encoding === 'utf-8';
+      piece =
+        utf8 && isShortAscii(chunk)
           ? chunk
-          : Buffer.from(chunk as Uint8Array);
-    this.#size += bytes.length;
+          : Buffer.from(chunk, utf8 ? 'utf8' : (encoding as BufferEncoding));
+    } else piece = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    this.#size += piece.length;
     if (this.#size > this.#maxBytes) this.#chunks = null;
-    else chunks.push(bytes);
+    else chunks.push(piece);
   }
 
   /** The owner to tell, once: null after the first `end`. @internal */
@@ -192,12 +198,24 @@ function putLower(into: Record<string, string | string[]>, lower: string, value:
  * The chunks in one buffer of their own: a small Buffer is often a view on a shared 8 KiB pool slab,
  * which a stored record would otherwise keep alive (and `maxBytes` would not count).
  */
-function exactCopy(chunks: readonly Buffer[], size: number): Uint8Array {
+function exactCopy(chunks: readonly (Buffer | string)[], size: number): Uint8Array {
   const out = new Uint8Array(size);
   let at = 0;
   for (const chunk of chunks) {
-    out.set(chunk, at);
+    if (typeof chunk === 'string') {
+      for (let i = 0; i < chunk.length; i++) out[at + i] = chunk.charCodeAt(i);
+    } else out.set(chunk, at);
     at += chunk.length;
   }
   return out;
+}
+
+/** Longest string kept as characters rather than encoded at once (checked character by character). */
+const SHORT_STRING = 1024;
+
+/** Whether `text` is short and ASCII only: its UTF-8 bytes are its character codes. */
+function isShortAscii(text: string): boolean {
+  if (text.length > SHORT_STRING) return false;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
 }
