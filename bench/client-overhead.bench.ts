@@ -63,6 +63,31 @@ const variants: BenchVariant[] = [
     },
   },
   {
+    // The same with both overload protections on. The concurrency limit's floor is set above the
+    // calls in flight, so that no call ever waits for a slot: what is left is their own cost per
+    // call on the healthy path (a slot taken and given back, the limit's sample, the throttle's
+    // check and count). With `concurrency: true` a new dependency would spend most of each round
+    // learning its limit from `minLimit` (4) and `initialLimit` (20), below the 32 in flight.
+    name: 'prazo, one instance, no listener, overload protections (no call waits)',
+    make() {
+      const dep = dependencyOver(
+        {
+          name: 'o',
+          origins: ['http://127.0.0.1:1'],
+          latency: { p99Ms: 500 },
+          userDeadlineMs: 5_000,
+          concurrency: { minLimit: 64, initialLimit: 64 },
+          throttle: true,
+        },
+        transport,
+      );
+      return {
+        call: async () => void (await (await dep.request({ path: '/' })).body.text()),
+        close: () => dep.close(),
+      };
+    },
+  },
+  {
     name: 'prazo, two instances, hedge armed, request-end listener',
     make() {
       const dep = dependencyOver(

@@ -127,6 +127,30 @@ const contenders: Contender[] = [
       prazo('prazo (all features + overload protections, 1 instance)', [origin], connections, true, true),
   },
   {
+    // The two rows above with their dependency created once and kept from round to round, as a
+    // service keeps it: every other contender starts each round with a new client, and the
+    // concurrency limit of a new dependency first measures the no-load latency at `minLimit` (4)
+    // and then starts at `initialLimit` (20), below the 32 calls in flight here, growing by about
+    // √limit × smoothing a window — most of a 2 s round. Kept, the limit has learnt (it sits above
+    // the calls in flight) and what is left is the protections' own cost per call.
+    name: 'prazo (all features, 1 instance, kept across rounds)',
+    create: kept((origin, connections) =>
+      prazo('prazo (all features, 1 instance, kept across rounds)', [origin], connections),
+    ),
+  },
+  {
+    name: 'prazo (all features + overload protections, 1 instance, kept across rounds)',
+    create: kept((origin, connections) =>
+      prazo(
+        'prazo (all features + overload protections, 1 instance, kept across rounds)',
+        [origin],
+        connections,
+        true,
+        true,
+      ),
+    ),
+  },
+  {
     // Two instances, hedging off: what the topology alone costs (twice the pools and connections),
     // to read the next row against.
     name: 'prazo (2 instances, hedging off)',
@@ -324,6 +348,29 @@ const contenders: Contender[] = [
   },
 ];
 
+/** The clients of the contenders kept across rounds, closed once every round has run. */
+const keptClients: Client[] = [];
+
+/**
+ * A contender whose client is created by its first round and kept for the next ones (its `close()`
+ * after a round does nothing); {@link closeKept} closes it at the end.
+ */
+function kept(create: Contender['create']): Contender['create'] {
+  let client: Client | undefined;
+  return (...args) => {
+    if (client === undefined) {
+      const made = create(...args);
+      keptClients.push(made);
+      client = { call: () => made.call(), close: async () => {} };
+    }
+    return client;
+  };
+}
+
+function closeKept(): Promise<unknown> {
+  return Promise.all(keptClients.splice(0).map((client) => client.close()));
+}
+
 /** Errors by code, over every contender (the report names them). */
 const errorCodes = new Map<string, number>();
 
@@ -420,6 +467,7 @@ async function main() {
     for (const c of selected) results.get(c.name)!.histogram = await runners.get(c.name)!.finish();
   } finally {
     for (const runner of runners.values()) runner.kill();
+    await closeKept();
     server.stop();
   }
   const base = results.get('undici Pool.request');
@@ -447,6 +495,12 @@ async function main() {
     ['pass-through interceptor over Agent.request', 'undici Agent.request'],
     ['header-only interceptor over Agent.request', 'undici Agent.request'],
     ['global fetch with install()', 'global fetch'],
+    // The overload protections' cost: the same call with them and without (the issue's ≤ 5 %).
+    ['prazo (all features + overload protections, 1 instance)', 'prazo (all features, 1 instance)'],
+    [
+      'prazo (all features + overload protections, 1 instance, kept across rounds)',
+      'prazo (all features, 1 instance, kept across rounds)',
+    ],
   ] as const;
   for (const [name, peer] of pairs) {
     const a = results.get(name);
@@ -455,7 +509,7 @@ async function main() {
     const rounds = a.perRound.map((r, i) => r / b.perRound[i]!);
     lines.push(
       '',
-      `${name} ÷ ${peer}: ${(a.count / a.ms / (b.count / b.ms)).toFixed(3)} overall, median of round ratios ${median(rounds).toFixed(3)} (${rounds.map((r) => r.toFixed(2)).join(' ')})`,
+      `${name} ÷ ${peer}: ${(a.count / a.ms / (b.count / b.ms)).toFixed(3)} overall, median of round ratios ${median(rounds).toFixed(3)} (${rounds.map((r) => r.toFixed(2)).join(' ')}), client CPU ratio (the peer's µs per request ÷ this one's) ${(b.cpuUs / b.count / (a.cpuUs / a.count)).toFixed(3)}`,
     );
   }
   for (const [name, t] of prazoExtras)
@@ -557,7 +611,7 @@ function serveRounds(name: string): void {
     if (message.type === 'round')
       void runner.round(message.concurrency, message.ms, message.measured).then((out) => process.send!(out));
     else
-      void runner.finish().then((histogram) => {
+      void Promise.all([runner.finish(), closeKept()]).then(([histogram]) => {
         const report: ChildReport = {
           histogram: histogram.toJSON(),
           errorCodes: [...errorCodes],

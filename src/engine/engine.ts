@@ -28,14 +28,13 @@ import { admitStep } from './steps/admit-step.js';
 import { attemptHandler } from './steps/attempt.js';
 import { budgetStep } from './steps/budget-step.js';
 import { cancelStep } from './steps/cancel-step.js';
-import { concurrencyStep } from './steps/concurrency-step.js';
 import { deadlineStep } from './steps/deadline-step.js';
 import { hedgeStep } from './steps/hedge.js';
 import { membershipStep } from './steps/membership-step.js';
+import { overloadStep } from './steps/overload-step.js';
 import { requestEventsStep } from './steps/request-events-step.js';
 import type { NormalizedRequeueOptions } from './steps/requeue.js';
 import { retryStep } from './steps/retry.js';
-import { throttleStep } from './steps/throttle-step.js';
 
 /** What the engine reads of a dependency's options, validated and with every default applied. */
 export interface EngineOptions {
@@ -294,8 +293,7 @@ export function createEngine(
       cancelStep(ctx),
       ...(poller === undefined ? [] : [membershipStep(ctx, poller)]),
       admitStep(ctx),
-      ...(throttle === null ? [] : [throttleStep(ctx, throttle)]),
-      ...(gate === null ? [] : [concurrencyStep(ctx, gate)]),
+      ...(throttle === null && gate === null ? [] : [overloadStep(ctx, throttle, gate)]),
       budgetStep(ctx, ownBudget),
     ],
     // The retry step turns the call into tries; each try's plan goes down through the hedge step

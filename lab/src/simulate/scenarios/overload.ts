@@ -424,7 +424,7 @@ function runConfig(
     );
   };
 
-  /** One call through the protections of its client (see concurrency-step.ts and throttle-step.ts). */
+  /** One call through the protections of its client (see overload-step.ts, concurrency-step.ts and throttle-step.ts). */
   const guardedCall = (request: Request): void => {
     const { gate, throttle } = protections[request.client]!;
     if (throttle.reject(sim.now(), pick.next()) > 0) {
