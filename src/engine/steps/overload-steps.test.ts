@@ -230,6 +230,10 @@ describe('abandoned work (concurrency step)', () => {
       const { error } = await call;
       expect(isPrazoError(error, 'READ_TIMEOUT')).toBe(true);
       expect((error as { attempts: unknown[] }).attempts).toHaveLength(1);
+      // The reason is given once.
+      expect((error as Error).message).toMatch(
+        / Not retried: the dependency is past its concurrency limit\.$/,
+      );
     }
     expect(transport.exchanges.filter((e) => e.path === '/slow')).toHaveLength(4);
     await dep.close();

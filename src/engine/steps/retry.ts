@@ -161,14 +161,7 @@ async function retryLoop(
     // (`ConcurrencyGate.abandon`): a retry would only queue behind that work.
     if (ctx.concurrency?.pastLimitWithAbandoned()) {
       if (response !== undefined) return response;
-      throw finalError(
-        ctx,
-        call,
-        last,
-        error,
-        verdict,
-        'not retried: the dependency is past its concurrency limit.',
-      );
+      throw finalError(ctx, call, last, error, verdict, 'the dependency is past its concurrency limit.');
     }
     // A retry the attempt step reserved when it cut the attempt (lastAttempt 'deadline') is spent.
     const spent = reserved;
