@@ -70,12 +70,6 @@ export interface RetryBudget {
    * two concurrent requests can never spend the same slot. `false` is an answer, not a failure.
    */
   tryConsume(): boolean;
-  /**
-   * Whether {@link tryConsume} would authorise an extra attempt now, without spending it. Optional:
-   * the client asks before it abandons an attempt at its read timeout (an attempt nothing can
-   * follow keeps waiting until the deadline); without it, the client assumes one would be granted.
-   */
-  canConsume?(): boolean;
   /** What the window holds now. */
   state(): RetryBudgetState;
 }
@@ -224,10 +218,6 @@ export function createRetryBudget(options?: RetryBudgetOptions): RetryBudget {
       const slot = advance(clock.now());
       refusedBySlot[slot]! += 1;
       refused += 1;
-    },
-    canConsume() {
-      advance(clock.now());
-      return extras < Math.max(floor, originals * maxRatio);
     },
     tryConsume() {
       const slot = advance(clock.now());
