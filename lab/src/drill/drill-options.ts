@@ -6,7 +6,7 @@ export interface PhaseLengths {
   warmupMs: number;
   /**
    * A healthy fleet whose capacity drops for `triggerDropMs` (service time × `triggerFactor`), then
-   * comes back: does the load the clients add outlive the trigger? Ends with the supplier restarted.
+   * comes back: does the load the clients add outlive the trigger? Ends with the supplier restarted for a configuration whose supplier still queues.
    */
   triggerMs: number;
   /** Of the three supplier instances, one answers 503 (sick), one is slower, one is healthy. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ConfigReading, instanceRequests } from './report/recorder.js';
-import { drillConfigs, throughProxy } from './run-drill.js';
+import { drillConfigs, stillQueues, throughProxy } from './run-drill.js';
 import type { TierStats } from './services/spec.js';
 import { type SupplierCounts, ZERO_SUPPLIER_COUNTS } from './services/supplier.js';
 
@@ -70,5 +70,13 @@ describe('throughProxy', () => {
         supplier({ received: 0 }),
       ]),
     ).toEqual([75, 3, 0]);
+  });
+});
+
+describe('stillQueues (the restart after the trigger)', () => {
+  it('restarts only a supplier with more waiting than its workers serve in one round', () => {
+    expect(stillQueues([supplier({ queued: 0 }), supplier({ queued: 2 })], 2)).toBe(false);
+    expect(stillQueues([supplier({ queued: 0 }), supplier({ queued: 3 })], 2)).toBe(true);
+    expect(stillQueues([], 2)).toBe(false);
   });
 });

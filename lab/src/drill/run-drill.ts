@@ -247,10 +247,13 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     const enter = async (from: Phase, to: Phase) => {
       // The degraded supplier is restarted, already with the next phase's behaviour: its stuck
       // connections reset, as a restarted dependency's would, and the retries they cause are answered.
-      // So is the supplier after the trigger: a storm that outlived it ends there, not in the next phase.
+      // After the trigger only a configuration whose supplier still queues is: a storm that outlived
+      // the trigger ends there, not in the next phase, and a configuration that recovered is not
+      // handed a restart (its connections reset, its retry budget spent on them) it did not cause.
       if (from.name === 'degrade' || from.name === 'trigger') {
         await applyBehaviours(to, to.startMs);
-        await Promise.all(sets.flatMap((s) => s.suppliers.map((p) => p.call('restart'))));
+        const restarted = from.name === 'degrade' ? sets : await stormedSets(sets, options.supplierWorkers);
+        await Promise.all(restarted.flatMap((s) => s.suppliers.map((p) => p.call('restart'))));
       }
       // The edge's own view of hedging: supplier-call p99 by variant over the tail phase alone.
       if (to.name === 'tail' || from.name === 'tail') {
@@ -382,6 +385,26 @@ function columnProcesses(
       process,
     })),
   );
+}
+
+/**
+ * The service sets whose supplier still queues at the end of the trigger: more requests waiting than
+ * one round of its workers serves, on some instance, with the trigger's capacity drop long over — a
+ * storm that outlived its cause.
+ */
+async function stormedSets(sets: readonly ServiceSet[], workers: number): Promise<ServiceSet[]> {
+  const queues = await Promise.all(
+    sets.map(async (set) => {
+      const counts = await Promise.all(set.suppliers.map((s) => s.call<SupplierCounts>('counts')));
+      return stillQueues(counts, workers);
+    }),
+  );
+  return sets.filter((_, i) => queues[i]);
+}
+
+/** Whether some supplier instance has more requests waiting than one round of its `workers` serves. */
+export function stillQueues(counts: readonly Pick<SupplierCounts, 'queued'>[], workers: number): boolean {
+  return counts.some((c) => c.queued > workers);
 }
 
 /** Each column's processes' event-loop delay over the timeline (p99 and max, ms). */
