@@ -74,9 +74,9 @@ describe('throughProxy', () => {
 });
 
 describe('stillQueues (the restart after the trigger)', () => {
-  it('restarts only a supplier with more waiting than its workers serve in one round', () => {
-    expect(stillQueues([supplier({ queued: 0 }), supplier({ queued: 2 })], 2)).toBe(false);
-    expect(stillQueues([supplier({ queued: 0 }), supplier({ queued: 3 })], 2)).toBe(true);
+  it('restarts only a supplier with more waiting than five rounds of its workers serve', () => {
+    expect(stillQueues([supplier({ queued: 0 }), supplier({ queued: 10 })], 2)).toBe(false);
+    expect(stillQueues([supplier({ queued: 0 }), supplier({ queued: 11 })], 2)).toBe(true);
     expect(stillQueues([], 2)).toBe(false);
   });
 });

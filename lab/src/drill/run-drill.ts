@@ -388,9 +388,8 @@ function columnProcesses(
 }
 
 /**
- * The service sets whose supplier still queues at the end of the trigger: more requests waiting than
- * one round of its workers serves, on some instance, with the trigger's capacity drop long over — a
- * storm that outlived its cause.
+ * The service sets whose supplier still queues at the end of the trigger ({@link stillQueues}), with
+ * the trigger's capacity drop long over: a storm that outlived its cause.
  */
 async function stormedSets(sets: readonly ServiceSet[], workers: number): Promise<ServiceSet[]> {
   const queues = await Promise.all(
@@ -402,9 +401,17 @@ async function stormedSets(sets: readonly ServiceSet[], workers: number): Promis
   return sets.filter((_, i) => queues[i]);
 }
 
-/** Whether some supplier instance has more requests waiting than one round of its `workers` serves. */
+/**
+ * Requests waiting per worker beyond which a supplier instance still queues at the end of the
+ * trigger: a storm keeps hundreds waiting, while a healthy instance at 60 % utilisation has more than
+ * five rounds of its workers waiting well under 1 % of the time (M/M/c: the chance of n waiting falls
+ * as ρⁿ).
+ */
+export const STORM_QUEUE_ROUNDS = 5;
+
+/** Whether some supplier instance has more requests waiting than {@link STORM_QUEUE_ROUNDS} rounds of its `workers` serve. */
 export function stillQueues(counts: readonly Pick<SupplierCounts, 'queued'>[], workers: number): boolean {
-  return counts.some((c) => c.queued > workers);
+  return counts.some((c) => c.queued > STORM_QUEUE_ROUNDS * workers);
 }
 
 /** Each column's processes' event-loop delay over the timeline (p99 and max, ms). */
