@@ -133,6 +133,48 @@ describe('createGradientLimit', () => {
       expect(probes[i]! - probes[i - 1]!).toBeGreaterThanOrEqual(60_000 / EARLY_PROBE_DIVISOR);
   });
 
+  it('re-measures early when halving the limit did not move the latency (a latency this caller does not make)', () => {
+    const gl = createGradientLimit({ probeIntervalMs: 60_000, probeJitter: 0 }, createRandom(9));
+    const probes: number[] = [];
+    let lowest = Number.POSITIVE_INFINITY;
+    let wasProbing = true;
+    // One call every 5 ms, the limit in use. From 8 s every round trip takes 100 ms longer,
+    // whatever the limit (an instance farther away, or peers' load at a busy dependency).
+    for (let t = 5; t <= 20_000; t += 5) {
+      const rtt = t < 8_000 ? 50 : 150;
+      gl.sample(rtt, t - rtt, t, gl.limit());
+      const probing = gl.state().probing;
+      if (probing && !wasProbing) probes.push(t);
+      if (!probing && t > 8_000 && probes.length === 0) lowest = Math.min(lowest, gl.limit());
+      wasProbing = probing;
+    }
+    // It re-measures once the limit has halved, well before it reaches the floor…
+    expect(probes[0]).toBeGreaterThan(8_000);
+    expect(probes[0]).toBeLessThan(9_500);
+    expect(lowest).toBeGreaterThan(GRADIENT_LIMIT_DEFAULTS.minLimit);
+    // …and the no-load latency is the new one: the limit grows again.
+    expect(gl.state().noLoadMs).toBeGreaterThan(140);
+    expect(gl.limit()).toBeGreaterThan(lowest);
+  });
+
+  it('keeps cutting, with no early probe, while the latency falls as the limit does (its own queue)', () => {
+    // Every caller waits for a slot; the dependency's 4 workers serve 20 ms each, so the latency is
+    // the queue the limit lets in: an overload this client makes, which a lower limit relieves.
+    const gl = createGradientLimit({ probeIntervalMs: 60_000, probeJitter: 0 }, createRandom(10));
+    let probes = 0;
+    let wasProbing = true;
+    for (let t = 5; t <= 20_000; t += 5) {
+      const inFlight = gl.limit();
+      const rtt = 20 * Math.max(1, inFlight / 4);
+      gl.sample(rtt, t - rtt, t, inFlight);
+      const probing = gl.state().probing;
+      if (probing && !wasProbing && t > 8_000) probes++;
+      wasProbing = probing;
+    }
+    expect(probes).toBe(0);
+    expect(gl.limit()).toBeLessThanOrEqual(8);
+  });
+
   it('does not re-measure early while the dependency sheds load (calls refused with 429/503)', () => {
     const gl = createGradientLimit({ probeIntervalMs: 60_000, probeJitter: 0 }, createRandom(8));
     let probes = 0;

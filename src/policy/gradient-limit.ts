@@ -70,6 +70,30 @@ export const PROBE_WINDOWS = 3;
 export const EARLY_PROBE_WINDOWS = 5;
 
 /**
+ * A decline of the limit that did not move the latency: once the limit — in use to the full, so
+ * that it binds — has fallen to this share of what it was when the windows began to read queueing,
+ * with no drop and no call refused by the dependency since, while the latency stayed within
+ * {@link STEADY_LATENCY} of what it was early in the decline ({@link DECLINE_REFERENCE}), the
+ * no-load latency is re-measured early (see {@link EARLY_PROBE_DIVISOR}). A queue this client makes
+ * shrinks when it sends less; a latency that does not is not its queue (an instance farther away,
+ * peers' load on a busy but coping dependency).
+ */
+export const FUTILE_DECLINE = 0.5;
+
+/**
+ * How far the latency may move, as a ratio either way, and still count as unchanged by a decline
+ * ({@link FUTILE_DECLINE}); a latency that keeps rising is a queue still growing, not one the limit
+ * cannot touch.
+ */
+export const STEADY_LATENCY = 1.35;
+
+/**
+ * The decline's reference latency is the last one measured while the limit was above this share of
+ * where the decline began ({@link FUTILE_DECLINE}).
+ */
+export const DECLINE_REFERENCE = 0.75;
+
+/**
  * An early probe comes at most once per `probeIntervalMs / EARLY_PROBE_DIVISOR` (6 s by default)
  * after the previous probe ended.
  */
@@ -221,7 +245,9 @@ export function normalizeGradientLimitOptions(
  * `initialLimit`, from where it adapts. A limit held at its floor, fully used, by a latency above the
  * no-load one for {@link EARLY_PROBE_WINDOWS} windows probes early (at most once per
  * `probeIntervalMs / EARLY_PROBE_DIVISOR`): a latency that is not a queue (an instance farther away,
- * a slower release) would otherwise keep callers waiting for a slot until the next probe.
+ * a slower release) would otherwise keep callers waiting for a slot until the next probe. So does a
+ * limit, in use, that has halved without moving the latency ({@link FUTILE_DECLINE}): a queue this
+ * caller makes shrinks when it sends less, and one it does not make is no reason to hold it back.
  *
  * @see Envoy, "Adaptive Concurrency" filter (gradient controller, minRTT calculation):
  *   https://www.envoyproxy.io/docs/envoy/latest/configuration/http/http_filters/adaptive_concurrency_filter
@@ -267,6 +293,10 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
   let floorWindows = 0;
   // When a call last ended refused by the dependency (it sheds load: no early probe).
   let refusedAt = Number.NEGATIVE_INFINITY;
+  // The decline under way (see FUTILE_DECLINE): when it began, and the estimate and latency then.
+  let declineAt = Number.NaN;
+  let declineFrom = 0;
+  let declineLatency = 0;
   // The last multiplicative decrease (a drop of a call sent before it adds nothing), and how many.
   let droppedAt = Number.NEGATIVE_INFINITY;
   let drops = 0;
@@ -312,6 +342,7 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
     const tolerated = noLoad * o.tolerance + o.noiseMs;
     const gradient = latency > tolerated + noise ? Math.max(0.5, tolerated / latency) : 1;
     const used = peak * 2 >= limit;
+    const before = estimate;
     if (gradient < 1 || used) {
       const target = estimate * gradient + (gradient === 1 ? Math.sqrt(estimate) : 0);
       apply(estimate * (1 - o.smoothing) + target * o.smoothing);
@@ -330,9 +361,31 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
       refusedAt < windowStart
         ? floorWindows + 1
         : 0;
-    if (floorWindows >= EARLY_PROBE_WINDOWS && nowMs - probedAt >= o.probeIntervalMs / EARLY_PROBE_DIVISOR)
+    // A decline that did not move the latency (FUTILE_DECLINE): the same re-measurement. It lasts
+    // until the limit is back where it began (a window of no queueing now and then is noise).
+    if (!Number.isNaN(declineAt) && estimate >= declineFrom) declineAt = Number.NaN;
+    if (gradient < 1 && Number.isNaN(declineAt)) {
+      declineAt = windowStart;
+      declineFrom = before;
+    }
+    // The latency the decline is judged against: the last one measured before the limit had fallen
+    // by a quarter (a step change shows in full only a window or two after it began).
+    if (!Number.isNaN(declineAt) && estimate > declineFrom * DECLINE_REFERENCE) declineLatency = latency;
+    const futile =
+      !Number.isNaN(declineAt) &&
+      peak >= limit &&
+      estimate <= declineFrom * FUTILE_DECLINE &&
+      latency * STEADY_LATENCY >= declineLatency &&
+      latency <= declineLatency * STEADY_LATENCY &&
+      droppedAt < declineAt &&
+      refusedAt < declineAt;
+    if (
+      (floorWindows >= EARLY_PROBE_WINDOWS || futile) &&
+      nowMs - probedAt >= o.probeIntervalMs / EARLY_PROBE_DIVISOR
+    )
       probeAt = nowMs;
     if (nowMs >= probeAt) {
+      declineAt = Number.NaN;
       probeStart = nowMs;
       probeLow = Number.POSITIVE_INFINITY;
       probeWindows = 0;
