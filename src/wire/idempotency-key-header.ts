@@ -113,7 +113,8 @@ export function serializeIdempotencyKey(key: string): string {
 }
 
 function checked(key: string): ParsedIdempotencyKey {
-  if (key.trim() === '') return { ok: false, problem: 'empty' };
+  // Its characters are printable ASCII by now: blank means spaces only.
+  if (isBlank(key)) return { ok: false, problem: 'empty' };
   if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) return { ok: false, problem: 'too-long' };
   return { ok: true, key };
 }
@@ -132,6 +133,11 @@ function bareToken(text: string): ParsedIdempotencyKey {
 function parametersOnly(value: string, from: number, end: number): boolean {
   const rest = value.slice(from, end);
   return /^(?:[ \t]*;[ \t]*[a-z*][a-z0-9_.*-]*(?:=(?:"(?:[^"\\]|\\["\\])*"|[^;,\s"]+))?)*$/.test(rest);
+}
+
+function isBlank(key: string): boolean {
+  for (let i = 0; i < key.length; i++) if (key.charCodeAt(i) !== 32) return false;
+  return true;
 }
 
 function isSpace(c: number): boolean {

@@ -140,8 +140,11 @@ export const REPLAYED_HEADER = 'idempotent-replayed';
  * rather than the answer stored. A 504 keeps the key claimed until the record expires: the handler
  * may still be running (prazo answers 504 at the deadline without stopping it).
  */
-const RELEASED_STATUSES = new Set([408, 425, 429, 503]);
-const KEPT_STATUSES = new Set([504]);
+function isReleasedStatus(status: number): boolean {
+  return status === 408 || status === 425 || status === 429 || status === 503;
+}
+/** See {@link isReleasedStatus}. */
+const KEPT_STATUS = 504;
 
 /** The headers of a response not stored (its body went over the bound): none are kept. */
 const NO_HEADERS: Record<string, string | string[]> = Object.freeze({});
@@ -312,8 +315,8 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     /** The handler ended the response: store it, or give the key back, or keep the claim. */
     onResponseEnd(capture: ResponseCapture): void {
       const status = this.#res.statusCode;
-      if (KEPT_STATUSES.has(status)) return; // outcome unknown: keep the claim until it expires
-      if (RELEASED_STATUSES.has(status)) {
+      if (status === KEPT_STATUS) return; // outcome unknown: keep the claim until it expires
+      if (isReleasedStatus(status)) {
         this.#release();
         return;
       }

@@ -2,16 +2,21 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { StoredResponse } from './idempotency-store.js';
 
 /** Headers a replay does not repeat: hop-by-hop, and those that describe one transmission. */
-const NOT_REPLAYED = new Set([
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'content-length',
-  'date',
-  'server-timing',
-  'upgrade',
-  'trailer',
-]);
+function isNotReplayed(name: string): boolean {
+  switch (name) {
+    case 'connection':
+    case 'keep-alive':
+    case 'transfer-encoding':
+    case 'content-length':
+    case 'date':
+    case 'server-timing':
+    case 'upgrade':
+    case 'trailer':
+      return true;
+    default:
+      return false;
+  }
+}
 
 const EMPTY = new Uint8Array(0);
 
@@ -211,7 +216,7 @@ function put(into: Record<string, string | string[]>, name: string, value: unkno
 }
 
 function putLower(into: Record<string, string | string[]>, lower: string, value: unknown): void {
-  if (NOT_REPLAYED.has(lower) || value === undefined || value === null) return;
+  if (isNotReplayed(lower) || value === undefined || value === null) return;
   into[lower] = Array.isArray(value) ? value.map(String) : typeof value === 'string' ? value : String(value);
 }
 
