@@ -421,7 +421,19 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     if (claimed !== undefined) return execution.runHeld(run, claimed);
     // The usual case, a new key in a store that answers at once: run, with nothing more to set up.
     if (first === null) return execution.run(run);
-    contested(res, deadline, run, reply, key, execution.owner, execution.request, ttlMs, body, execution, first);
+    contested(
+      res,
+      deadline,
+      run,
+      reply,
+      key,
+      execution.owner,
+      execution.request,
+      ttlMs,
+      body,
+      execution,
+      first,
+    );
   };
 
   /** Everything but a fresh claim answered at once: a record found, a remote store, a store failure. */
