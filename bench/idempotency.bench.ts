@@ -16,8 +16,15 @@
  * a key costs: `crypto.randomUUID()` against a time-ordered UUIDv7 built from `Date.now()` and random
  * bytes.
  *
+ * Ratios are given two ways: the ratio of the medians, and the median of the per-round ratios — each
+ * round's figure against the adapter's in the same round, measured seconds apart, so that a change of
+ * the machine's load between rounds cancels — and, for the layer, against both adapter processes (the
+ * mean of the adapter and its twin in the round), so that the bias of one process (up to ±5 % between
+ * two identical servers here) weighs half. `--focus` serves only the keyed adapter, the layer and the
+ * twin: shorter rounds, the three measured closer together.
+ *
  *   node --import tsx bench/idempotency.bench.ts [--rounds 7] [--seconds 2] [--concurrency 32] [--no-pin]
- *     [--keys 1000000] [--prof-dir DIR] [--server-flag --trace-gc]
+ *     [--keys 1000000] [--prof-dir DIR] [--server-flag --trace-gc] [--focus]
  *   (--prof-dir: a CPU profile of each server process, written when it exits; --server-flag: a Node
  *   flag for every server process, repeatable)
  */
@@ -136,9 +143,19 @@ else {
     const at = process.argv.indexOf(name);
     return at === -1 ? fallback : Number(process.argv[at + 1]);
   };
+  const focus = process.argv.includes('--focus');
+  const variants = focus
+    ? VARIANTS.filter(
+        ([server, key]) =>
+          key === 'key' &&
+          (server === 'adapter' ||
+            server === 'adapter + idempotency (memory)' ||
+            server === 'adapter, second process'),
+      )
+    : VARIANTS;
   const { runs, pinned } = await compareServers(
     fileURLToPath(import.meta.url),
-    VARIANTS,
+    variants,
     (sequence, [, key]) => ({
       path: '/orders',
       method: 'POST',
@@ -153,22 +170,39 @@ else {
   );
   console.log(`${describeRun(args, pinned)}\n`);
   console.log(
-    '| server | request | req/s (median) | server CPU µs per request (median) | CPU against the adapter alone | user CPU µs (median) | user CPU against the adapter alone |',
+    '| server | request | req/s (median) | server CPU µs per request (median) | CPU against the adapter alone | the same, median of per-round ratios | user CPU µs (median) | user CPU against the adapter alone | the same, median of per-round ratios |',
   );
-  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  /** Each round's value of `run` against the same round's of `peers` (their mean), then the median. */
+  const perRound = (values: number[], peers: number[][]): string =>
+    `${median(values.map((v, r) => v / (peers.reduce((sum, p) => sum + p[r]!, 0) / peers.length))).toFixed(3)}×`;
   for (const run of runs) {
     const [server, key] = run.variant;
     const peer = runs.find((r) => r.variant[0] === 'adapter' && r.variant[1] === key)!;
     const us = median(run.cpuUs);
     const user = median(run.userUs);
-    const [ratio, userRatio] =
+    const [ratio, paired, userRatio, userPaired] =
       server === 'adapter'
-        ? ['', '']
-        : [`${(us / median(peer.cpuUs)).toFixed(3)}×`, `${(user / median(peer.userUs)).toFixed(3)}×`];
+        ? ['', '', '', '']
+        : [
+            `${(us / median(peer.cpuUs)).toFixed(3)}×`,
+            perRound(run.cpuUs, [peer.cpuUs]),
+            `${(user / median(peer.userUs)).toFixed(3)}×`,
+            perRound(run.userUs, [peer.userUs]),
+          ];
     console.log(
-      `| ${server} | ${key} | ${median(run.rates).toFixed(0)} | ${us.toFixed(1)} | ${ratio} | ${user.toFixed(1)} | ${userRatio} |`,
+      `| ${server} | ${key} | ${median(run.rates).toFixed(0)} | ${us.toFixed(1)} | ${ratio} | ${paired} | ${user.toFixed(1)} | ${userRatio} | ${userPaired} |`,
     );
   }
+  // The layer against both adapter processes: the bias of one process weighs half.
+  const twin = runs.find((r) => r.variant[0] === 'adapter, second process');
+  const layer = runs.find((r) => r.variant[0] === 'adapter + idempotency (memory)' && r.variant[1] === 'key');
+  const adapter = runs.find((r) => r.variant[0] === 'adapter' && r.variant[1] === 'key');
+  if (twin !== undefined && layer !== undefined && adapter !== undefined)
+    console.log(
+      `\nkeyed POST through the layer against both adapter processes (per round against their mean, median of the rounds): CPU ${perRound(layer.cpuUs, [adapter.cpuUs, twin.cpuUs])}, user CPU ${perRound(layer.userUs, [adapter.userUs, twin.userUs])}`,
+    );
+  if (focus) process.exit(0);
 
   // The layer's parts without HTTP, in this process: what a keyed request cannot do without.
   const { createMemoryIdempotencyStore } = await importBuilt<typeof import('../src/server/http.js')>('http');

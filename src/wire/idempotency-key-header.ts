@@ -63,13 +63,15 @@ export function parseIdempotencyKey(
   while (end > start && isSpace(value.charCodeAt(end - 1))) end--;
   if (start === end) return { ok: false, problem: 'empty' };
   if (value.charCodeAt(start) !== 34 /* " */) return bareToken(value.slice(start, end));
-  // The usual key (a UUID) has no escapes: check its characters and take it in one slice.
-  const close = value.indexOf('"', start + 1);
-  if (close !== -1 && value.lastIndexOf('\\', close) < start) {
-    for (let j = start + 1; j < close; j++) {
-      const c = value.charCodeAt(j);
-      if (c < 0x20 || c > 0x7e) return { ok: false, problem: 'malformed' };
-    }
+  // The usual key (a UUID) has no escapes: check its characters up to the closing quote and take it
+  // in one slice (one pass, no search of the string from either end).
+  let close = start + 1;
+  for (; close < end; close++) {
+    const c = value.charCodeAt(close);
+    if (c === 34 /* " */ || c === 92 /* \ */) break;
+    if (c < 0x20 || c > 0x7e) return { ok: false, problem: 'malformed' };
+  }
+  if (close < end && value.charCodeAt(close) === 34) {
     if (close + 1 !== end && !parametersOnly(value, close + 1, end))
       return { ok: false, problem: 'malformed' };
     return checked(value.slice(start + 1, close));
@@ -111,7 +113,8 @@ export function serializeIdempotencyKey(key: string): string {
 }
 
 function checked(key: string): ParsedIdempotencyKey {
-  if (key.trim() === '') return { ok: false, problem: 'empty' };
+  // Its characters are printable ASCII by now: blank means spaces only.
+  if (isBlank(key)) return { ok: false, problem: 'empty' };
   if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) return { ok: false, problem: 'too-long' };
   return { ok: true, key };
 }
@@ -130,6 +133,11 @@ function bareToken(text: string): ParsedIdempotencyKey {
 function parametersOnly(value: string, from: number, end: number): boolean {
   const rest = value.slice(from, end);
   return /^(?:[ \t]*;[ \t]*[a-z*][a-z0-9_.*-]*(?:=(?:"(?:[^"\\]|\\["\\])*"|[^;,\s"]+))?)*$/.test(rest);
+}
+
+function isBlank(key: string): boolean {
+  for (let i = 0; i < key.length; i++) if (key.charCodeAt(i) !== 32) return false;
+  return true;
 }
 
 function isSpace(c: number): boolean {

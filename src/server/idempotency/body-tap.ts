@@ -18,6 +18,11 @@ export interface BodyTap {
   readonly ended: boolean;
   /** The digest so far (base64url SHA-256); the body's own once `ended`. */
   digest(): string;
+  /**
+   * For a small body that went whole through the tap: its bytes in base64, the digest without its
+   * leading `=` (one string, where the digest is two); otherwise undefined.
+   */
+  inline(): string | undefined;
   /** Reads the rest of the body (nobody else will: the handler does not run) and resolves at its end. */
   drain(): Promise<void>;
 }
@@ -32,7 +37,7 @@ export function tapBody(req: IncomingMessage, fallback: () => unknown): BodyTap 
     const parsed = fallback();
     const text = parsed === undefined ? '' : typeof parsed === 'string' ? parsed : JSON.stringify(parsed);
     const digest = text === '' ? EMPTY_DIGEST : `~${createHash('sha256').update(text).digest('base64url')}`;
-    return { ended: true, digest: () => digest, drain: () => Promise.resolve() };
+    return { ended: true, digest: () => digest, inline: () => undefined, drain: () => Promise.resolve() };
   }
   return new PushTap(req);
 }
@@ -64,6 +69,7 @@ class PushTap implements BodyTap {
   #size = 0;
   #hash: Hash | null = null;
   #digest: string | undefined = undefined;
+  #inline: string | undefined = undefined;
 
   /** The request's own `push`, called by {@link tappedPush}. @internal */
   readonly push: IncomingMessage['push'];
@@ -95,6 +101,14 @@ class PushTap implements BodyTap {
     this.#hash.update(bytes);
   }
 
+  inline(): string | undefined {
+    const small = this.#small;
+    if (!this.ended || small === null || small.length === 0) return undefined;
+    if (this.#inline === undefined)
+      this.#inline = (small.length === 1 ? small[0]! : Buffer.concat(small)).toString('base64');
+    return this.#inline;
+  }
+
   digest(): string {
     if (this.#digest !== undefined) return this.#digest;
     const small = this.#small;
@@ -103,7 +117,7 @@ class PushTap implements BodyTap {
       value =
         small.length === 0
           ? EMPTY_DIGEST
-          : `=${(small.length === 1 ? small[0]! : Buffer.concat(small)).toString('base64')}`;
+          : `=${this.inline() ?? (small.length === 1 ? small[0]! : Buffer.concat(small)).toString('base64')}`;
     else if (!this.ended) return (this.#hash as Hash).copy().digest('base64url');
     else value = (this.#hash as Hash).digest('base64url');
     if (this.ended) this.#digest = value;

@@ -140,8 +140,14 @@ export const REPLAYED_HEADER = 'idempotent-replayed';
  * rather than the answer stored. A 504 keeps the key claimed until the record expires: the handler
  * may still be running (prazo answers 504 at the deadline without stopping it).
  */
-const RELEASED_STATUSES = new Set([408, 425, 429, 503]);
-const KEPT_STATUSES = new Set([504]);
+function isReleasedStatus(status: number): boolean {
+  return status === 408 || status === 425 || status === 429 || status === 503;
+}
+/** See {@link isReleasedStatus}. */
+const KEPT_STATUS = 504;
+
+/** The headers of a response not stored (its body went over the bound): none are kept. */
+const NO_HEADERS: Record<string, string | string[]> = Object.freeze({});
 
 /**
  * Creates the server-side idempotency layer (IETF httpapi draft "The Idempotency-Key HTTP Header
@@ -179,6 +185,7 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
   // Owners are unique per process (one random prefix, then a counter): cheaper than a UUID per request.
   const ownerPrefix = `${randomUUID()}:`;
   let owners = 0;
+  let lastPath = '';
   const lifetime = { defaultMs: 1, maxMs: o.maxLifetimeMs, skewMs: 0 };
   // The in-memory store in this process hands its claim over: completing it looks the key up no more.
   const held = (store as { [HELD_CLAIMS]?: HeldClaims })[HELD_CLAIMS];
@@ -245,8 +252,10 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
    */
   class Execution implements CaptureOwner {
     readonly #key: string;
-    readonly #owner: string;
-    readonly #request: string;
+    /** Its owner is `${ownerPrefix}${#ownerNumber}`, its request `${#method} ${#path}`: joined only when needed. */
+    readonly #ownerNumber: number;
+    readonly #method: string;
+    readonly #path: string;
     readonly #body: BodyTap;
     readonly #ttlMs: number;
     readonly #startedMs: number;
@@ -256,20 +265,30 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
 
     constructor(
       key: string,
-      owner: string,
-      request: string,
+      ownerNumber: number,
+      method: string,
+      path: string,
       body: BodyTap,
       ttlMs: number,
       startedMs: number,
       res: ServerResponse,
     ) {
       this.#key = key;
-      this.#owner = owner;
-      this.#request = request;
+      this.#ownerNumber = ownerNumber;
+      this.#method = method;
+      this.#path = path;
       this.#body = body;
       this.#ttlMs = ttlMs;
       this.#startedMs = startedMs;
       this.#res = res;
+    }
+
+    get owner(): string {
+      return `${ownerPrefix}${this.#ownerNumber}`;
+    }
+
+    get request(): string {
+      return `${this.#method} ${this.#path}`;
     }
 
     /** Continues to the handler under a claim the in-memory store handed over. */
@@ -296,8 +315,8 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     /** The handler ended the response: store it, or give the key back, or keep the claim. */
     onResponseEnd(capture: ResponseCapture): void {
       const status = this.#res.statusCode;
-      if (KEPT_STATUSES.has(status)) return; // outcome unknown: keep the claim until it expires
-      if (RELEASED_STATUSES.has(status)) {
+      if (status === KEPT_STATUS) return; // outcome unknown: keep the claim until it expires
+      if (isReleasedStatus(status)) {
         this.#release();
         return;
       }
@@ -314,10 +333,18 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     #complete(capture: ResponseCapture): void {
       const ttl = this.#ttlMs - (clock.now() - this.#startedMs);
       try {
-        const fingerprint = `${this.#request} ${this.#body.digest()}`;
         const claim = this.#held;
-        if (claim !== undefined) held!.complete(claim, fingerprint, capture.stored(), ttl);
-        else background(store.complete(this.#key, this.#owner, fingerprint, capture.stored(), ttl));
+        if (claim !== undefined) {
+          // The store keeps the parts it is given, without a response object or a copy of a short body.
+          const body = capture.body();
+          const headers = body === null ? NO_HEADERS : capture.headers();
+          const inline = this.#body.inline();
+          const digest = inline ?? this.#body.digest();
+          held!.completeParts(claim, digest, inline !== undefined, this.#res.statusCode, headers, body, ttl);
+        } else {
+          const fingerprint = `${this.request} ${this.#body.digest()}`;
+          background(store.complete(this.#key, this.owner, fingerprint, capture.stored(), ttl));
+        }
       } catch (error) {
         thrown(error);
       }
@@ -325,7 +352,7 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
 
     #release(): void {
       const claim = this.#held;
-      if (claim === undefined) release(this.#key, this.#owner);
+      if (claim === undefined) release(this.#key, this.owner);
       else
         try {
           held!.release(claim);
@@ -361,7 +388,11 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
       );
     }
     const key = scoped(o.scope, req, parsed.key);
-    const request = `${method} ${req.url ?? ''}`;
+    // The request's path, as the last one when equal (most keyed requests go to a few routes): the
+    // record held for seconds keeps that string rather than each request's own.
+    let path = req.url ?? '';
+    if (path === lastPath) path = lastPath;
+    else lastPath = path;
     const body = tapBody(req, parsedBody ?? (() => (req as { body?: unknown }).body));
     const now = clock.now();
     const sent = req.headers[DEADLINE_HEADER];
@@ -372,26 +403,37 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
         ? deadline.limitMs
         : parseDeadlineHeaderWith(sent, grpc, now, lifetime).limitMs;
     const ttlMs = Math.max(deadline.limitMs, callerLimitMs) - now + o.graceMs;
-    const owner = ownerPrefix + ++owners;
-    const execution = new Execution(key, owner, request, body, ttlMs, now, res);
+    const execution = new Execution(key, ++owners, method, path, body, ttlMs, now, res);
 
     let first: IdempotencyRecord | null | Promise<IdempotencyRecord | null>;
     let claimed: HeldClaim | undefined;
     try {
       if (held !== undefined) {
-        const found = held.claim(key, owner, request, ttlMs);
+        const found = held.claimParts(key, ownerPrefix, owners, method, path, ttlMs);
         if (isHeldClaim(found)) {
           claimed = found;
           first = null;
         } else first = found;
-      } else first = store.claim(key, owner, request, ttlMs);
+      } else first = store.claim(key, execution.owner, execution.request, ttlMs);
     } catch (error) {
       first = Promise.reject(error);
     }
     if (claimed !== undefined) return execution.runHeld(run, claimed);
     // The usual case, a new key in a store that answers at once: run, with nothing more to set up.
     if (first === null) return execution.run(run);
-    contested(res, deadline, run, reply, key, owner, request, ttlMs, body, execution, first);
+    contested(
+      res,
+      deadline,
+      run,
+      reply,
+      key,
+      execution.owner,
+      execution.request,
+      ttlMs,
+      body,
+      execution,
+      first,
+    );
   };
 
   /** Everything but a fresh claim answered at once: a record found, a remote store, a store failure. */

@@ -28,42 +28,85 @@ export interface MemoryIdempotencyStore extends IdempotencyStore {
  * One key's record, flat: the running and the done state in one object updated in place, the
  * stored response's parts as fields. A record that lives for seconds is copied by every scavenge it
  * survives and then promoted, so each object less per record is work the collector does not do on
- * every keyed request; the {@link IdempotencyRecord} a caller sees is made on the rare read that
- * finds one (a repeat), not kept.
+ * every keyed request: the layer in this process hands over the parts it already has (its owner as
+ * a shared prefix and a number, the method and the request's own URL string, the body's digest, a
+ * short ASCII body as the handler's own string) and the strings a caller sees (`owner`, `request`,
+ * `fingerprint`) are joined, and the {@link IdempotencyRecord} made, on the rare read that finds one
+ * (a repeat), not kept.
  */
 class Entry {
   readonly key: string;
-  readonly owner: string;
-  readonly request: string;
-  /** The done record's fingerprint; '' while running. */
-  fingerprint = '';
+  /** The owner, or its shared prefix when `ownerNumber` is not -1 (the owner is then both joined). */
+  readonly ownerPrefix: string;
+  readonly ownerNumber: number;
+  /** The request (`POST /orders`), or its method when `path` is not null (then `method path`). */
+  readonly method: string;
+  readonly path: string | null;
+  /**
+   * The done record's fingerprint (`digestKind` 0), or its body digest alone (1: the fingerprint is
+   * `request digest`), or a small body's base64 (2: `request =digest`); '' while running.
+   */
+  digest = '';
+  digestKind = 0;
   done = false;
   /** The stored response's parts; `body` null when the response was not stored (over the bound). */
   status = 0;
   headers: Record<string, string | string[]> | null = null;
-  body: Uint8Array | null = null;
+  /** The body's bytes, or a string of ASCII characters, each one byte. */
+  body: Uint8Array | string | null = null;
   /** Its expiry, in ms after the store's `epoch` (a small integer: no heap number per record). */
   expiresAt: number;
   bytes: number;
   /** Its latest write's number: a copy in the write order with another number is stale; 0 once removed. */
   written = 0;
 
-  constructor(key: string, owner: string, request: string, expiresAt: number) {
+  constructor(
+    key: string,
+    ownerPrefix: string,
+    ownerNumber: number,
+    method: string,
+    path: string | null,
+    expiresAt: number,
+  ) {
     this.key = key;
-    this.owner = owner;
-    this.request = request;
+    this.ownerPrefix = ownerPrefix;
+    this.ownerNumber = ownerNumber;
+    this.method = method;
+    this.path = path;
     this.expiresAt = expiresAt;
     this.bytes = 64 + key.length;
   }
 
+  get owner(): string {
+    return this.ownerNumber === -1 ? this.ownerPrefix : `${this.ownerPrefix}${this.ownerNumber}`;
+  }
+
+  get request(): string {
+    return this.path === null ? this.method : `${this.method} ${this.path}`;
+  }
+
   /** The record as callers see it (a new object: the entry itself changes in place). */
   record(): IdempotencyRecord {
-    const { owner, request } = this;
+    const owner = this.owner;
+    const request = this.request;
     if (!this.done) return { state: 'running', owner, request };
     const body = this.body;
-    const response = body === null ? null : { status: this.status, headers: this.headers!, body };
-    return { state: 'done', owner, request, fingerprint: this.fingerprint, response };
+    // A copy of the headers: the object may be shared with other records (see `completeParts`).
+    const response =
+      body === null ? null : { status: this.status, headers: { ...this.headers! }, body: bytesOf(body) };
+    const kind = this.digestKind;
+    const fingerprint =
+      kind === 0 ? this.digest : kind === 1 ? `${request} ${this.digest}` : `${request} =${this.digest}`;
+    return { state: 'done', owner, request, fingerprint, response };
   }
+}
+
+/** A body kept as ASCII characters, as bytes. */
+function bytesOf(body: Uint8Array | string): Uint8Array {
+  if (typeof body !== 'string') return body;
+  const out = new Uint8Array(body.length);
+  for (let i = 0; i < body.length; i++) out[i] = body.charCodeAt(i);
+  return out;
 }
 
 /**
@@ -81,7 +124,35 @@ export type HeldClaim = Entry;
 export interface HeldClaims {
   /** As `claim`, answering the held claim instead of null when the key was claimed. */
   claim(key: string, owner: string, request: string, ttlMs: number): IdempotencyRecord | HeldClaim;
+  /**
+   * As {@link claim} for the owner `${ownerPrefix}${ownerNumber}` and the request `${method} ${path}`,
+   * given in parts: the record keeps the strings the caller already has, and joins them when read.
+   */
+  claimParts(
+    key: string,
+    ownerPrefix: string,
+    ownerNumber: number,
+    method: string,
+    path: string,
+    ttlMs: number,
+  ): IdempotencyRecord | HeldClaim;
   complete(claim: HeldClaim, fingerprint: string, response: StoredResponse | null, ttlMs: number): boolean;
+  /**
+   * As {@link complete} with the fingerprint `${request} ${digest}` (the claim's request; with
+   * `inline`, `${request} =${digest}`: the digest is a small body's base64) and the
+   * response in parts; `body` null when it was not stored, a string of ASCII characters (each one
+   * byte) kept as it is. Headers equal to the last stored ones are shared with them (a record read
+   * answers a copy).
+   */
+  completeParts(
+    claim: HeldClaim,
+    digest: string,
+    inline: boolean,
+    status: number,
+    headers: Record<string, string | string[]>,
+    body: Uint8Array | string | null,
+    ttlMs: number,
+  ): boolean;
   release(claim: HeldClaim): void;
 }
 
@@ -189,49 +260,86 @@ export function createMemoryIdempotencyStore(
     }
   };
 
-  const claim = (key: string, owner: string, request: string, ttlMs: number): IdempotencyRecord | Entry => {
+  const claim = (
+    key: string,
+    ownerPrefix: string,
+    ownerNumber: number,
+    method: string,
+    path: string | null,
+    ttlMs: number,
+  ): IdempotencyRecord | Entry => {
     const now = clock.now() - epoch;
     const entry = live(key, now);
     if (entry !== undefined) return entry.record();
-    const claimed = new Entry(key, owner, request, now + ttlMs);
+    const claimed = new Entry(key, ownerPrefix, ownerNumber, method, path, now + ttlMs);
     entries.set(key, claimed);
     wrote(claimed, now);
     return claimed;
   };
   /** Completes `entry`, found live under its key at `now` (relative to `epoch`). */
+  /**
+   * Completes `entry`, found live under its key at `now` (relative to `epoch`): `digest` is its
+   * fingerprint, or the body's digest alone when `digestOnly`.
+   */
   const complete = (
     entry: Entry,
-    fingerprint: string,
-    response: StoredResponse | null,
+    digest: string,
+    digestKind: number,
+    status: number,
+    headers: Record<string, string | string[]>,
+    body: Uint8Array | string | null,
     ttlMs: number,
     now: number,
   ): boolean => {
     if (entry.done) return false;
     bytes -= entry.bytes;
     entry.done = true;
-    entry.fingerprint = fingerprint;
-    if (response !== null) {
-      entry.status = response.status;
-      entry.headers = response.headers;
-      entry.body = response.body;
+    entry.digest = digest;
+    entry.digestKind = digestKind;
+    if (body !== null) {
+      entry.status = status;
+      entry.headers = headers;
+      entry.body = body;
     }
     entry.expiresAt = now + ttlMs;
-    entry.bytes = 128 + entry.key.length + sizeOf(response);
+    entry.bytes = 128 + entry.key.length + (body === null ? 0 : sizeOf(headers, body));
     wrote(entry, now);
     return true;
+  };
+  /** The held claim `entry` if it is still its key's live record at `now`; else removed when expired. */
+  const stillHeld = (entry: Entry, now: number): boolean => {
+    if (entry.written === 0) return false;
+    if (entry.expiresAt <= now) {
+      remove(entry);
+      return false;
+    }
+    return true;
+  };
+  // The last headers stored through a held claim: the next equal ones are the same object, not
+  // another one held per record (a service answers most requests with the same few headers).
+  let lastHeaders: Record<string, string | string[]> | null = null;
+  const shared = (headers: Record<string, string | string[]>): Record<string, string | string[]> => {
+    if (lastHeaders !== null && sameHeaders(headers, lastHeaders)) return lastHeaders;
+    lastHeaders = headers;
+    return headers;
   };
   // A held claim is the entry itself: it is still its key's record exactly when it was not removed
   // (`written` is 0 once removed; a key has one entry in the Map at a time), and its owner is its own.
   const held: HeldClaims = {
-    claim,
+    claim: (key, owner, request, ttlMs) => claim(key, owner, -1, request, null, ttlMs),
+    claimParts: claim,
     complete(entry, fingerprint, response, ttlMs) {
-      if (entry.written === 0) return false;
       const now = clock.now() - epoch;
-      if (entry.expiresAt <= now) {
-        remove(entry);
-        return false;
-      }
-      return complete(entry, fingerprint, response, ttlMs, now);
+      if (!stillHeld(entry, now)) return false;
+      if (response === null) return complete(entry, fingerprint, 0, 0, EMPTY_HEADERS, null, ttlMs, now);
+      const { status, headers, body } = response;
+      return complete(entry, fingerprint, 0, status, headers, body, ttlMs, now);
+    },
+    completeParts(entry, digest, inline, status, headers, body, ttlMs) {
+      const now = clock.now() - epoch;
+      if (!stillHeld(entry, now)) return false;
+      const kept = body === null ? headers : shared(headers);
+      return complete(entry, digest, inline ? 2 : 1, status, kept, body, ttlMs, now);
     },
     release(entry) {
       if (entry.written !== 0) remove(entry);
@@ -241,14 +349,16 @@ export function createMemoryIdempotencyStore(
   const store: MemoryIdempotencyStore & { [HELD_CLAIMS]: HeldClaims } = {
     [HELD_CLAIMS]: held,
     claim(key, owner, request, ttlMs) {
-      const found = claim(key, owner, request, ttlMs);
+      const found = claim(key, owner, -1, request, null, ttlMs);
       return found instanceof Entry ? null : found;
     },
     complete(key, owner, fingerprint, response, ttlMs) {
       const now = clock.now() - epoch;
       const entry = live(key, now);
       if (entry === undefined || entry.owner !== owner) return false;
-      return complete(entry, fingerprint, response, ttlMs, now);
+      if (response === null) return complete(entry, fingerprint, 0, 0, EMPTY_HEADERS, null, ttlMs, now);
+      const { status, headers, body } = response;
+      return complete(entry, fingerprint, 0, status, headers, body, ttlMs, now);
     },
     release(key, owner) {
       const entry = entries.get(key);
@@ -263,12 +373,29 @@ export function createMemoryIdempotencyStore(
   return store;
 }
 
-function sizeOf(response: StoredResponse | null): number {
-  if (response === null) return 0;
-  let n = response.body.byteLength;
-  for (const name of Object.keys(response.headers)) {
-    const value = response.headers[name]!;
+const EMPTY_HEADERS: Record<string, string | string[]> = Object.freeze({});
+
+function sizeOf(headers: Record<string, string | string[]>, body: Uint8Array | string): number {
+  let n = typeof body === 'string' ? body.length : body.byteLength;
+  for (const name in headers) {
+    const value = headers[name]!;
     n += name.length + (typeof value === 'string' ? value.length : value.join('').length);
   }
   return n;
+}
+
+/** Whether two stored header sets hold the same names and values (the order aside). */
+function sameHeaders(a: Record<string, string | string[]>, b: Record<string, string | string[]>): boolean {
+  let count = 0;
+  for (const name in a) {
+    const x = a[name]!;
+    const y = b[name];
+    if (y === undefined) return false;
+    if (typeof x === 'string') {
+      if (x !== y) return false;
+    } else if (typeof y === 'string' || x.length !== y.length || x.some((v, i) => v !== y[i])) return false;
+    count++;
+  }
+  for (const _ in b) count--;
+  return count === 0;
 }

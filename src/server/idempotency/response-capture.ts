@@ -2,16 +2,21 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { StoredResponse } from './idempotency-store.js';
 
 /** Headers a replay does not repeat: hop-by-hop, and those that describe one transmission. */
-const NOT_REPLAYED = new Set([
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'content-length',
-  'date',
-  'server-timing',
-  'upgrade',
-  'trailer',
-]);
+function isNotReplayed(name: string): boolean {
+  switch (name) {
+    case 'connection':
+    case 'keep-alive':
+    case 'transfer-encoding':
+    case 'content-length':
+    case 'date':
+    case 'server-timing':
+    case 'upgrade':
+    case 'trailer':
+      return true;
+    default:
+      return false;
+  }
+}
 
 const EMPTY = new Uint8Array(0);
 
@@ -62,24 +67,45 @@ export class ResponseCapture {
 
   /** The response as written, or null when its body went over the bound. Call once it finished. */
   stored(): StoredResponse | null {
+    const body = this.body();
+    if (body === null) return null;
+    return {
+      status: this.#res.statusCode,
+      headers: this.headers(),
+      body: typeof body === 'string' ? asciiBytes(body) : body,
+    };
+  }
+
+  /**
+   * The body as written, or null when it went over the bound: the handler's own string when it wrote
+   * one short ASCII string (its bytes its characters), else the bytes in a buffer of their own.
+   * Call once it finished.
+   */
+  body(): Uint8Array | string | null {
     const chunks = this.#chunks;
     if (chunks === null) return null;
+    if (chunks.length === 0) return EMPTY;
+    if (chunks.length === 1 && typeof chunks[0] === 'string') return chunks[0];
+    return exactCopy(chunks, this.#size);
+  }
+
+  /** The headers as written: names lower-case, those a replay does not repeat left out. Call once it finished. */
+  headers(): Record<string, string | string[]> {
     const headers: Record<string, string | string[]> = {};
     // Names and values one by one rather than getHeaders(), which builds a dictionary-mode object
     // of them all; the names are lower-case already.
     const res = this.#res;
     const names = res.getHeaderNames();
     for (let i = 0; i < names.length; i++) putLower(headers, names[i]!, res.getHeader(names[i]!));
-    if (this.#headHeaders !== undefined) addHeaders(headers, this.#headHeaders);
-    return {
-      status: res.statusCode,
-      headers,
-      body: chunks.length === 0 ? EMPTY : exactCopy(chunks, this.#size),
-    };
+    // Headers given to writeHead are among the response's own once any header was set on it (Node
+    // then sets each of them); on a response without any, Node sends them as given.
+    const head = this.#headHeaders;
+    if (head !== undefined && names.length === 0) addHeaders(headers, head);
+    return headers;
   }
 
   /** @internal */
-  headers(headers: unknown): void {
+  headHeaders(headers: unknown): void {
     if (typeof headers === 'object' && headers !== null) this.#headHeaders = headers as OutgoingHttpHeaders;
   }
 
@@ -113,7 +139,7 @@ export class ResponseCapture {
 function capturedWriteHead(this: Captured, ...args: unknown[]): unknown {
   const capture = this[CAPTURE]!;
   const headers = typeof args[1] === 'string' ? args[2] : args[1];
-  for (let c: ResponseCapture | undefined = capture; c !== undefined; c = c.outer) c.headers(headers);
+  for (let c: ResponseCapture | undefined = capture; c !== undefined; c = c.outer) c.headHeaders(headers);
   return capture.writeHead.apply(this, args);
 }
 
@@ -190,7 +216,7 @@ function put(into: Record<string, string | string[]>, name: string, value: unkno
 }
 
 function putLower(into: Record<string, string | string[]>, lower: string, value: unknown): void {
-  if (NOT_REPLAYED.has(lower) || value === undefined || value === null) return;
+  if (isNotReplayed(lower) || value === undefined || value === null) return;
   into[lower] = Array.isArray(value) ? value.map(String) : typeof value === 'string' ? value : String(value);
 }
 
@@ -207,6 +233,13 @@ function exactCopy(chunks: readonly (Buffer | string)[], size: number): Uint8Arr
     } else out.set(chunk, at);
     at += chunk.length;
   }
+  return out;
+}
+
+/** A string of ASCII characters as its bytes. */
+function asciiBytes(text: string): Uint8Array {
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
   return out;
 }
 
