@@ -30,6 +30,12 @@ export default defineConfig([
     banner: { js: '#!/usr/bin/env node' },
     // Optional at run time (prom-client, `prazo calibrate --prometheus`): never bundled.
     external: ['prom-client'],
+    // @prazo/cli-kit (packages/cli-kit, private) is bundled: it is in no dependency list of
+    // package.json, so tsup does not leave it external, and the package never names it. The kit uses
+    // the library through `prazo`, which here is the library's own sources (one copy of its errors).
+    esbuildOptions(options) {
+      options.alias = { ...options.alias, prazo: './src/index.ts' };
+    },
     define,
   },
 ]);

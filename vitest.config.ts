@@ -47,7 +47,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['src/**/*.test.ts', 'lab/src/**/*.test.ts'],
+          include: ['src/**/*.test.ts', 'lab/src/**/*.test.ts', 'packages/*/src/**/*.test.ts'],
           pool: 'threads',
           isolate: false,
         },

@@ -14,4 +14,6 @@ export default defineConfig({
   // The library, undici, and what only some runs load (the dashboard's metrics, the peers of
   // `--peers`, the browser, esbuild for a source checkout): never bundled.
   external: [/^prazo(?:\/|$)/, 'undici', 'prom-client', 'esbuild', 'playwright-core', 'cockatiel', 'opossum'],
+  // @prazo/cli-kit (packages/cli-kit) is sources only, like the lab: bundled.
+  noExternal: [/^@prazo\/cli-kit(?:\/|$)/],
 });

@@ -5,6 +5,9 @@
  * - the library never imports the lab, and the lab imports the library only by its entry points
  *   (`prazo`, `prazo/http`, …: scripts/library-entries.ts), never a path into `src/` — but for the
  *   known exceptions listed in {@link KNOWN_LAB_DEEP} (scripts/lab-imports.ts);
+ * - the kit (`@prazo/cli-kit`, packages/cli-kit) follows the lab's rules and never imports the lab;
+ *   the library imports it by name, outside src/cli/ only its import-free subpaths; and package.json
+ *   names no private workspace in a dependency list (tsup bundles the kit);
  * - every folder sits in a layer declared in docs/architecture.md ("Layers") and imports only from
  *   its own layer or below, and no folders import each other in a circle — but for the known
  *   exceptions listed in {@link KNOWN_UPWARD}, reported apart (scripts/folder-layers.ts);
@@ -28,7 +31,14 @@ import {
   syncFolderTable,
   unitOf,
 } from './folder-layers.js';
-import { labImportProblems, libraryImportsOfLab } from './lab-imports.js';
+import {
+  KIT,
+  kitImportProblems,
+  labImportProblems,
+  libraryImportsOfKit,
+  libraryImportsOfLab,
+  manifestProblems,
+} from './lab-imports.js';
 import { LIBRARY_ENTRIES, specifierOf } from './library-entries.js';
 
 const DOC = 'docs/architecture.md';
@@ -81,6 +91,20 @@ async function sources(dir: string): Promise<Record<string, string>> {
     files[path] = await readFile(path, 'utf8');
   }
   return files;
+}
+
+async function readJson(path: string): Promise<Record<string, unknown>> {
+  return JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+}
+
+/** The names of the repository's private workspaces (package.json's `workspaces`). */
+async function privateWorkspaces(): Promise<string[]> {
+  const names: string[] = [];
+  for (const folder of ((await readJson('package.json')).workspaces as string[] | undefined) ?? []) {
+    const manifest = await readJson(join(folder, 'package.json'));
+    if (manifest.private === true) names.push(String(manifest.name));
+  }
+  return names;
 }
 
 /** Folder-level edges, as a Mermaid flowchart (sorted, so the text is stable). */
@@ -142,6 +166,9 @@ async function main(): Promise<number> {
   const entries = Object.keys(LIBRARY_ENTRIES).map(specifierOf);
   const lab = labImportProblems(await sources('lab'), entries, KNOWN_LAB_DEEP);
   problems.push(...lab.problems);
+  problems.push(...kitImportProblems(await sources(KIT.home.slice(0, -1)), entries));
+  problems.push(...libraryImportsOfKit(await sources('src')));
+  problems.push(...manifestProblems(await readJson('package.json'), await privateWorkspaces()));
   problems.push(...(await sideEffectImports(Object.keys(graph))));
   const doc = await readFile(DOC, 'utf8');
   const layers = parseLayers(doc, LAYERS_BEGIN, LAYERS_END);
@@ -185,7 +212,7 @@ async function main(): Promise<number> {
   for (const problem of problems) console.error(problem);
   if (problems.length === 0)
     console.log(
-      'imports: no circle, the lab on the entry points of the library (which never imports it), folders in their layers with no circle, undici loaded only by its loader, picture current',
+      'imports: no circle, the lab and the kit on the entry points of the library (which never imports the lab, and the kit only as allowed), folders in their layers with no circle, undici loaded only by its loader, picture current',
     );
   return problems.length === 0 ? 0 : 1;
 }

@@ -1,6 +1,9 @@
 /**
- * The lab's side of `npm run imports`: lab/ is a package of its own (a workspace, never published)
- * that uses the library only through its entry points, and the library never imports it.
+ * The workspaces' side of `npm run imports`: lab/ is a package of its own (a workspace, never
+ * published) that uses the library only through its entry points, and the library never imports it;
+ * packages/cli-kit (`@prazo/cli-kit`, the same) holds what the library's CLI and the lab's share: it
+ * too uses the library only through its entry points, the library's CLI (src/cli/) imports it, and the
+ * rest of the library only its import-free subpaths ({@link KIT_LEAVES}), which tsup bundles.
  */
 import { dirname, join, normalize } from 'node:path';
 
@@ -24,11 +27,13 @@ const isTestFile = (file: string) => /\.test(?:-helper)?\.ts$/.test(file) || fil
  * @param files the lab's files by path from the repository's root (`lab/src/…`), with their text
  * @param entries the library's entry specifiers (`prazo`, `prazo/http`, …)
  * @param known deep imports allowed for now, `file => target`, each with what it needs to go
+ * @param home the package's folder (`lab/`, `packages/cli-kit/`): relative imports stay inside it
  */
 export function labImportProblems(
   files: Readonly<Record<string, string>>,
   entries: readonly string[],
   known: Readonly<Record<string, string>> = {},
+  home = 'lab/',
 ): { problems: string[]; known: string[]; stale: string[] } {
   const problems: string[] = [];
   const seen: string[] = [];
@@ -38,7 +43,7 @@ export function labImportProblems(
         const target = normalize(join(dirname(file), specifier))
           .split('\\')
           .join('/');
-        if (target.startsWith('lab/')) continue;
+        if (target.startsWith(home)) continue;
         if (isTestFile(file) && target.startsWith('test/')) continue;
         const key = `${file} => ${target}`;
         if (known[key] !== undefined) seen.push(key);
@@ -66,6 +71,84 @@ export function libraryImportsOfLab(files: Readonly<Record<string, string>>): st
       if (/^@prazo\/lab(?:\/|$)/.test(target) || target.startsWith('lab/'))
         problems.push(`${file} imports the lab (${specifier})`);
     }
+  }
+  return problems;
+}
+
+/** The kit's package name, and its folder in the repository. */
+export const KIT = { name: '@prazo/cli-kit', home: 'packages/cli-kit/' } as const;
+
+/**
+ * The kit's subpaths that any library module may import, each with its file: they import nothing, so
+ * the library's build bundles them whole and no published file reaches the kit or back into prazo.
+ */
+export const KIT_LEAVES: Readonly<Record<string, string>> = {
+  '@prazo/cli-kit/format': 'packages/cli-kit/src/format.ts',
+};
+
+/**
+ * What the kit's files import against the rules: the lab's rules (its own files, the library's entry
+ * points; in tests also the shared test helpers), never the lab, and nothing at all in a leaf
+ * ({@link KIT_LEAVES}).
+ */
+export function kitImportProblems(
+  files: Readonly<Record<string, string>>,
+  entries: readonly string[],
+): string[] {
+  const problems = labImportProblems(files, entries, {}, KIT.home).problems;
+  const leaves = Object.values(KIT_LEAVES);
+  for (const [file, text] of Object.entries(files)) {
+    for (const specifier of specifiersOf(text)) {
+      if (/^@prazo\/lab(?:\/|$)/.test(specifier)) problems.push(`${file} imports the lab (${specifier})`);
+      if (leaves.includes(file))
+        problems.push(`${file} imports ${specifier}: library modules bundle it, so it imports nothing`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * Library files (src/, tests aside) that import the kit against the rules: by a path (its package
+ * name only), or, outside the library's CLI (src/cli/), anything but a leaf ({@link KIT_LEAVES}).
+ */
+export function libraryImportsOfKit(files: Readonly<Record<string, string>>): string[] {
+  const problems: string[] = [];
+  for (const [file, text] of Object.entries(files)) {
+    if (isTestFile(file)) continue;
+    for (const specifier of specifiersOf(text)) {
+      const target = specifier.startsWith('.')
+        ? normalize(join(dirname(file), specifier))
+            .split('\\')
+            .join('/')
+        : specifier;
+      if (target.startsWith(KIT.home))
+        problems.push(`${file} imports the kit by a path (${specifier}; import ${KIT.name})`);
+      else if (
+        (target === KIT.name || target.startsWith(`${KIT.name}/`)) &&
+        !file.startsWith('src/cli/') &&
+        KIT_LEAVES[target] === undefined
+      )
+        problems.push(
+          `${file} imports ${specifier}: outside src/cli/ only ${Object.keys(KIT_LEAVES).join(', ')} (they import nothing)`,
+        );
+    }
+  }
+  return problems;
+}
+
+/**
+ * The library's package.json naming a private workspace (the lab, the kit) in a dependency list: it is
+ * published as it is, so it would ask for a package no registry has (tsup bundles the kit instead).
+ */
+export function manifestProblems(
+  manifest: Readonly<Record<string, unknown>>,
+  privateNames: readonly string[],
+): string[] {
+  const problems: string[] = [];
+  for (const field of ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies']) {
+    const names = Object.keys((manifest[field] as Record<string, string> | undefined) ?? {});
+    for (const name of names.filter((n) => privateNames.includes(n)))
+      problems.push(`package.json: ${field} names ${name}, a private workspace that is never published`);
   }
   return problems;
 }

@@ -1,7 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkFolders, folderEdges, parseLayers, syncFolderTable } from '../scripts/folder-layers.js';
-import { labImportProblems, libraryImportsOfLab } from '../scripts/lab-imports.js';
+import {
+  KIT_LEAVES,
+  kitImportProblems,
+  labImportProblems,
+  libraryImportsOfKit,
+  libraryImportsOfLab,
+  manifestProblems,
+} from '../scripts/lab-imports.js';
 
 // The folder rules of `npm run imports` (scripts/check-imports.ts) on small graphs, then the layers
 // docs/architecture.md declares against src/ as it is.
@@ -134,5 +141,72 @@ describe('the lab check of npm run imports', () => {
         'src/c.test.ts': "import { createRandom } from '@prazo/lab';",
       }),
     ).toEqual(['src/a.ts imports the lab (@prazo/lab)', 'src/b.ts imports the lab (../lab/src/x.js)']);
+  });
+});
+
+describe('the kit check of npm run imports (@prazo/cli-kit, packages/cli-kit)', () => {
+  const entries = ['prazo', 'prazo/http'];
+
+  it('accepts the kit on the entry points and its own files, the leaf importing nothing', () => {
+    expect(
+      kitImportProblems(
+        {
+          'packages/cli-kit/src/args.ts': "import { InvalidInputError } from 'prazo';",
+          'packages/cli-kit/src/index.ts': "export { parseFlags } from './args.js';",
+          'packages/cli-kit/src/format.ts': 'export function formatMs(value: number): string {}',
+        },
+        entries,
+      ),
+    ).toEqual([]);
+  });
+
+  it('catches a deep import into src/, the lab, and a leaf that imports anything', () => {
+    expect(
+      kitImportProblems(
+        {
+          'packages/cli-kit/src/a.ts': "import { EXIT } from '../../../src/errors.js';",
+          'packages/cli-kit/src/b.ts': "import { startDouble } from '@prazo/lab';",
+          'packages/cli-kit/src/format.ts': "import { InvalidInputError } from 'prazo';",
+        },
+        entries,
+      ),
+    ).toEqual([
+      "packages/cli-kit/src/a.ts imports src/errors.js past the library's entry points (import prazo or a subpath)",
+      'packages/cli-kit/src/b.ts imports the lab (@prazo/lab)',
+      'packages/cli-kit/src/format.ts imports prazo: library modules bundle it, so it imports nothing',
+    ]);
+  });
+
+  it('lets the library’s CLI import the kit, the rest of the library only its leaves, and no path', () => {
+    expect(KIT_LEAVES['@prazo/cli-kit/format']).toBe('packages/cli-kit/src/format.ts');
+    expect(
+      libraryImportsOfKit({
+        'src/cli/run.ts': "import { createCli } from '@prazo/cli-kit';",
+        'src/engine/ledger.ts': "import { formatMs } from '@prazo/cli-kit/format';",
+        'src/engine/ledger.test.ts': "import { captureCli } from '@prazo/cli-kit/capture';",
+        'src/engine/a.ts': "import { EXIT } from '@prazo/cli-kit';",
+        'src/cli/b.ts': "import { EXIT } from '../../packages/cli-kit/src/command.js';",
+      }),
+    ).toEqual([
+      'src/engine/a.ts imports @prazo/cli-kit: outside src/cli/ only @prazo/cli-kit/format (they import nothing)',
+      'src/cli/b.ts imports the kit by a path (../../packages/cli-kit/src/command.js; import @prazo/cli-kit)',
+    ]);
+  });
+
+  it('catches a private workspace named in any dependency list of the published package.json', () => {
+    const privateNames = ['@prazo/lab', '@prazo/cli-kit'];
+    expect(manifestProblems({ dependencies: { undici: '7.30.2' } }, privateNames)).toEqual([]);
+    expect(
+      manifestProblems(
+        { dependencies: { '@prazo/cli-kit': '0.0.0' }, devDependencies: { '@prazo/lab': '*' } },
+        privateNames,
+      ),
+    ).toEqual([
+      'package.json: dependencies names @prazo/cli-kit, a private workspace that is never published',
+      'package.json: devDependencies names @prazo/lab, a private workspace that is never published',
+    ]);
+    const root = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    expect(manifestProblems(root, privateNames)).toEqual([]);
+    expect(root.workspaces).toContain('packages/cli-kit');
   });
 });

@@ -77,6 +77,40 @@ describe.skipIf(!built)(`the published package (npm pack)${skipped}`, () => {
     expect(cli).not.toMatch(/runDrill|simulateAmplification|startDouble/);
   });
 
+  it('names no private workspace (the lab, @prazo/cli-kit) in its manifest or any file: tsup bundles the kit', async () => {
+    const pkg = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    for (const field of ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies'])
+      expect(
+        Object.keys((pkg[field] as object | undefined) ?? {}).filter((name) => name.startsWith('@prazo/')),
+      ).toEqual([]);
+    const importing: string[] = [];
+    for (const file of files.filter((f) => /\.(?:js|cjs|d\.ts|d\.cts)$/.test(f))) {
+      const text = await readFile(join(installed, file), 'utf8');
+      if (/(?:from\s*|import\s*\(\s*|require\(\s*)["']@prazo\//.test(text)) importing.push(file);
+    }
+    expect(importing).toEqual([]);
+  });
+
+  it('runs its CLI from the unpacked package, the kit bundled in: --help, calibrate, pool, a bad flag', async () => {
+    const prazo = (...argv: string[]) =>
+      run(process.execPath, [join(installed, 'dist', 'cli.js'), ...argv], { cwd: dir, timeout: 30_000 });
+    expect((await prazo('--help')).stdout).toMatch(/^ {2}calibrate +derive/m);
+    expect((await prazo('calibrate', '--p99', '180', '--deadline', '1500')).stdout).toMatch(
+      /read timeout +252 ms/,
+    );
+    expect((await prazo('pool', '--rps', '100', '--pool', '20', '--timeout', '150ms')).stdout).toContain(
+      'prazo pool',
+    );
+    const bad = await prazo('pool', '--bogus').then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(bad).toMatchObject({ code: 2, stderr: 'prazo pool: unknown option --bogus (see --help)\n' });
+  });
+
   it('names its repository, so the README’s links to docs/ resolve on the registry', () => {
     expect(manifest.repository?.type).toBe('git');
     expect(manifest.repository?.url).toMatch(/^git\+https:\/\/.+\.git$/);

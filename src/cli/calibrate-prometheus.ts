@@ -1,3 +1,4 @@
+import { type CliIo, EXIT } from '@prazo/cli-kit';
 import { InvalidInputError, isPrazoError, PrometheusError } from '../errors.js';
 import { createPrometheusApi, PROMETHEUS_API_DEFAULTS } from '../fleet/prometheus-api.js';
 import {
@@ -8,8 +9,6 @@ import {
 import type { LatencyFileReport } from '../latency/formats/read-latency-file.js';
 import type { HealthRule } from '../latency/healthy.js';
 import { duration, durationFlag } from './args.js';
-import type { CliIo } from './command.js';
-import { EXIT } from './command.js';
 
 /** The flags `prazo calibrate` takes for a Prometheus source (merged into its own). */
 export const PROMETHEUS_FLAGS = {

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { type Command, EXIT, joinNegativeValues, parseFlags } from '@prazo/cli-kit';
 import { InvalidInputError, InvalidOptionError } from '../errors.js';
 import type { LatencyFileReport } from '../latency/formats/read-latency-file.js';
 import { READ_LATENCY_FILE_DEFAULTS, readLatencyFile } from '../latency/formats/read-latency-file.js';
@@ -9,18 +10,7 @@ import { HEALTH_RULE_DEFAULTS } from '../latency/healthy.js';
 import { LatencyHistogram } from '../latency/histogram.js';
 import type { CalibratedPolicy, CalibrationOptions, CalibrationProfile } from '../policy/calibrate.js';
 import { CALIBRATION_DEFAULTS, calibrateTimeout, normalizeCalibrationOptions } from '../policy/calibrate.js';
-import {
-  count,
-  duration,
-  durationFlag,
-  fractionFlag,
-  joinNegativeValues,
-  ms,
-  numberFlag,
-  parseFlags,
-  percent,
-  runCommand,
-} from './args.js';
+import { count, duration, durationFlag, fractionFlag, ms, numberFlag, percent, runCommand } from './args.js';
 import {
   type FleetCalibrationSource,
   PROMETHEUS_FLAGS,
@@ -28,8 +18,6 @@ import {
   readPrometheusForCalibrate,
   reportPrometheusFailure,
 } from './calibrate-prometheus.js';
-import type { Command } from './command.js';
-import { EXIT } from './command.js';
 
 const HELP = `Usage: prazo calibrate (--p99 DURATION | --histogram FILE | --prometheus URL) --deadline DURATION [options]
 

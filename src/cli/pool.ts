@@ -1,20 +1,10 @@
 import { parseArgs } from 'node:util';
+import { type Command, EXIT, joinNegativeValues, parseFlags } from '@prazo/cli-kit';
 import { InvalidInputError } from '../errors.js';
 import { CALIBRATION_DEFAULTS } from '../policy/calibrate.js';
 import type { PoolAnalysis, TimeoutHeadroom } from '../policy/littles-law.js';
 import { analysePool } from '../policy/littles-law.js';
-import {
-  count,
-  durationFlag,
-  joinNegativeValues,
-  ms,
-  numberFlag,
-  parseFlags,
-  percent,
-  runCommand,
-} from './args.js';
-import type { Command } from './command.js';
-import { EXIT } from './command.js';
+import { count, durationFlag, ms, numberFlag, percent, runCommand } from './args.js';
 
 const HELP = `Usage: prazo pool --rps N --pool N [--timeout DURATION] [--p99 DURATION [--slack X]] [--json]
 

@@ -1,3 +1,4 @@
+import { formatMs } from '@prazo/cli-kit/format';
 import { describe, expect, it } from 'vitest';
 import { withDeadline } from '../deadline/context.js';
 import { Deadline } from '../deadline/deadline.js';
@@ -11,7 +12,7 @@ import {
   TEST_START_MS as START,
   settle,
 } from '../testing/test-dependency.js';
-import { describeLedger, formatMs, type LedgerAttempt } from './ledger.js';
+import { describeLedger, type LedgerAttempt } from './ledger.js';
 
 describe('the deadline ledger of a call', () => {
   it('accounts for a healthy call: one attempt, its connect and first-byte phases, the time left', async () => {

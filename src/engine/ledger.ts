@@ -1,3 +1,4 @@
+import { formatMs } from '@prazo/cli-kit/format';
 import type { Clock } from '../clock.js';
 import type { HopTally } from '../deadline/hop-tally.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
@@ -350,18 +351,6 @@ function hopShares(shares: LedgerShare[], hop: HopTiming, path: string, waitMs: 
     if (wait.hop === null) shares.push({ kind: 'opaque', hop: below, ms: wait.waitedMs });
     else hopShares(shares, wait.hop, below, wait.waitedMs, depth + 1);
   }
-}
-
-/** `value` ms, rounded, with thin groups of thousands ("1 900 ms"). */
-export function formatMs(value: number): string {
-  const rounded = Math.round(value);
-  const digits = String(Math.abs(rounded));
-  let out = '';
-  for (let i = 0; i < digits.length; i++) {
-    if (i > 0 && (digits.length - i) % 3 === 0) out += ' ';
-    out += digits[i];
-  }
-  return `${rounded < 0 ? '-' : ''}${out} ms`;
 }
 
 /**

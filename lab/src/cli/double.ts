@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { type CliIo, EXIT, joinNegativeValues, parseFlags } from '@prazo/cli-kit';
 import { InvalidInputError, isPrazoError } from 'prazo';
 import { ADMIN_PREFIX, type Behaviour, MAX_INSTANCES, parseBehaviourJson, startDoubles } from '../index.js';
-import { joinNegativeValues, parseFlags } from './args.js';
-import { type CliIo, EXIT } from './command.js';
 
 const HELP = `Usage: prazo double [options]
 

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { type CliIo, type Command, EXIT, unknownOption } from '@prazo/cli-kit';
 import { isPrazoError } from 'prazo';
 import { renderDashboardPage } from '../drill/dashboard/page.js';
 import {
@@ -11,8 +12,6 @@ import type { DrillOptions, PhaseLengths } from '../drill/drill-options.js';
 import type { DrillReport } from '../drill/report/drill-report.js';
 import { formatReportTable } from '../drill/report/table.js';
 import { type DrillProgress, drillConfigs, runDrill } from '../drill/run-drill.js';
-import { unknownOption } from './args.js';
-import { type CliIo, type Command, EXIT } from './command.js';
 
 const HELP = `Usage: prazo drill [options]
 

@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { type CliIo, EXIT, unknownOption } from '@prazo/cli-kit';
 import { InvalidInputError, isPrazoError } from 'prazo';
 import { formatSimulationHtml } from '../simulate/html.js';
 import { formatSimulationJson, formatSimulationTable, type SimulationResult } from '../simulate/report.js';
@@ -32,8 +33,6 @@ import {
   sweepUtilization,
   type UtilizationSweep,
 } from '../simulate/scenarios/utilization-sweep.js';
-import { unknownOption } from './args.js';
-import { type CliIo, EXIT } from './command.js';
 
 const SCENARIOS = ['amplification', 'tail', 'instances', 'overload'] as const;
 type Scenario = (typeof SCENARIOS)[number];

@@ -1,6 +1,8 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync, mkdirSync, unlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import type { Plugin } from 'esbuild';
 import type { ServiceMessage, ServiceSpec } from './spec.js';
 
 /** A drill service running in its own process. */
@@ -36,6 +38,18 @@ export function serviceEntry(): Promise<string> {
   return sourceBundle;
 }
 
+/**
+ * `@prazo/cli-kit` is sources only (packages/cli-kit): bundled in, as lab/tsup.config.ts does, while
+ * every other package stays external.
+ */
+const bundleKit: Plugin = {
+  name: 'bundle @prazo/cli-kit',
+  setup(build) {
+    const require = createRequire(import.meta.url);
+    build.onResolve({ filter: /^@prazo\/cli-kit(?:\/|$)/ }, (args) => ({ path: require.resolve(args.path) }));
+  },
+};
+
 async function bundleSource(): Promise<string> {
   const source = fileURLToPath(new URL('./main.ts', import.meta.url));
   const cacheDir = fileURLToPath(new URL('../../../../node_modules/.cache/prazo/', import.meta.url));
@@ -51,6 +65,7 @@ async function bundleSource(): Promise<string> {
     format: 'esm',
     target: 'node20',
     logLevel: 'silent',
+    plugins: [bundleKit],
   });
   // esbuild keeps a helper process for later builds; there will be none.
   await stop();

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
+import { formatMs } from '@prazo/cli-kit/format';
 import type { Deadline } from 'prazo';
-import { formatMs } from '../../format-ms.js';
 import { joinTrail, type TrailSpan } from './trail.js';
 
 /** When a service of the chain handled one request, in epoch ms (see `epochNow`); -1 where it did not get that far. */

@@ -1,5 +1,5 @@
+import { formatMs } from '@prazo/cli-kit/format';
 import type { DeadlineLedger, LedgerAttempt } from 'prazo';
-import { formatMs } from '../../format-ms.js';
 import type { TrailSpan } from './trail.js';
 
 /**

@@ -1,4 +1,4 @@
-import { formatMs as ms } from '../../format-ms.js';
+import { formatMs as ms } from '@prazo/cli-kit/format';
 import type { SpanKind } from './trail.js';
 import type { DeadlineWaterfall } from './waterfall.js';
 

@@ -1,6 +1,9 @@
+// Imports nothing: the library's own modules use it (the deadline ledger's text), so it must not
+// reach the library's entry points back (`npm run imports` checks it).
+
 /**
- * Milliseconds as a deadline ledger's summary writes them (`1 234 ms`: whole, thin-spaced
- * thousands), so the drill's waterfall reads like the ledger beside it.
+ * `value` ms, rounded, with thin groups of thousands (`1 900 ms`): how the deadline ledger's text
+ * writes milliseconds, and the drill's waterfall beside it.
  */
 export function formatMs(value: number): string {
   const rounded = Math.round(value);

@@ -1,15 +1,15 @@
 import type { Writable } from 'node:stream';
 
-/** Where the CLI writes; injected so tests can capture output. */
+/** Where a command writes; injected so tests can capture output. */
 export interface CliIo {
   stdout: Pick<Writable, 'write'>;
   stderr: Pick<Writable, 'write'>;
 }
 
-/** A `prazo` sub-command: takes its arguments, returns the process exit code. */
+/** A sub-command: takes its arguments, returns the process exit code. */
 export type Command = (argv: string[], io: CliIo) => Promise<number>;
 
-/** Exit codes shared by every command. */
+/** Exit codes shared by every command of both command lines (the library's `prazo` and the lab's). */
 export const EXIT = Object.freeze({
   ok: 0,
   /** The command ran but raised a warning worth a non-zero status (see each command's help). */

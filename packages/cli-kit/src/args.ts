@@ -1,8 +1,5 @@
 import { InvalidInputError } from 'prazo';
 
-// The lab's commands word their arguments' problems as the library's CLI does (src/cli/args.ts):
-// the same three helpers, kept here because the library's CLI is not one of its entry points.
-
 /**
  * Runs a `node:util` `parseArgs` call and turns its errors (unknown flag, missing value, stray argument)
  * into bad input.
@@ -34,7 +31,7 @@ export function unknownOption(flag: string, scope?: string): InvalidInputError {
 }
 
 /**
- * Joins a value-taking flag and a negative number after it (`--rps -5` → `--rps=-5`): parseArgs would
+ * Joins a value-taking flag and a negative number after it (`--p99 -5` → `--p99=-5`): parseArgs would
  * otherwise call the value "ambiguous" and hide the real problem, which the flag's own check then names.
  */
 export function joinNegativeValues(
