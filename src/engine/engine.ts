@@ -353,12 +353,15 @@ export function createEngine(
     close() {
       ctx.closed = true;
       poller?.close();
-      const error = new CancelledError(`Dependency ${o.name} closed during the call.`);
+      // Each call gets an error of its own: the call's history (`attempts`, `ledger`) is attached
+      // to the error it fails with, so one error shared by every call would carry the history of
+      // whichever call was handled last.
+      const closedDuringCall = () => new CancelledError(`Dependency ${o.name} closed during the call.`);
       // Every call still running is cancelled as its caller would cancel it (`Call.cancel`): those
       // with attempts in flight are reached through the shared timer (each attempt's `onClose`),
       // those waiting out a delay or a place in the queue through `sleepers`.
-      for (const entry of ctx.timer.entries()) entry.onClose?.(error);
-      for (const call of [...ctx.sleepers]) call.cancel(error);
+      for (const entry of ctx.timer.entries()) entry.onClose?.(closedDuringCall());
+      for (const call of [...ctx.sleepers]) call.cancel(closedDuringCall());
       return transport.close().finally(() => {
         ctx.timer.clear();
         events.clear();

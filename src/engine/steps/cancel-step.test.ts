@@ -162,4 +162,26 @@ describe('close() as the calls see it', () => {
     expect(transport.exchanges[0]!.signal.aborted).toBe(true);
     await closing;
   });
+
+  it('fails each call in flight with an error of its own, which carries that call’s attempts', async () => {
+    const { dep, transport } = setup();
+    const first = settle(dep.request({ path: '/first' }));
+    const second = settle(dep.request({ path: '/second' }));
+    await flush();
+    const [one, two] = transport.pending();
+    // The first call's attempt answers 503: it goes on to a retry; the second's is still out.
+    (one!.path === '/first' ? one! : two!).respond(503);
+    await flush();
+    const closing = dep.close();
+    const [a, b] = [(await first).error, (await second).error] as {
+      code: string;
+      attempts: readonly { status?: number }[];
+    }[];
+    expect(a).not.toBe(b);
+    expect([a!.code, b!.code]).toEqual(['CANCELLED', 'CANCELLED']);
+    expect(a!.attempts[0]!.status).toBe(503);
+    expect(b!.attempts).toHaveLength(1);
+    expect(b!.attempts[0]!.status).toBeUndefined();
+    await closing;
+  });
 });
