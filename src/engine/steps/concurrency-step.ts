@@ -17,22 +17,12 @@ import type { DependencyContext } from '../pipeline.js';
  *
  * When no slot is free the call waits, first come first served, in a bounded queue — but only while
  * it can still start in time: it fails at once with `CONCURRENCY_LIMITED` when the queue is full or
- * when the wait it faces (the calls ahead × the latency ÷ the limit, by Little's law) is more than
- * {@link HOPELESS_WAIT} times the time it has for waiting (its deadline less the dependency's
- * latency: its p99, or the latency the limit measures now when that is longer), and it fails as
- * soon as its wait has eaten that margin. A limited
+ * when the wait it faces (the calls ahead × the latency ÷ the limit, by Little's law) leaves less
+ * than the dependency's latency (its p99, or the latency the limit measures now when that is
+ * longer) before its deadline, and it fails as soon as its wait has eaten that margin. A limited
  * call never reached the dependency: the retry budget counts it as refused (`recordRefused`), not
  * as an original, and the `limited` event says `reason: 'concurrency'`. See docs/overload.md.
  */
-
-/**
- * How many times longer than the time left for waiting the expected wait must be before a call fails
- * at once rather than waits. The expected wait reads the throughput of the last window, and the
- * throughput of a dependency whose capacity dropped for a moment comes back: a call whose wait
- * might fit waits, and fails when its wait has eaten the margin (a queued call does not load the
- * dependency); one that could not fit even at twice the throughput fails at once.
- */
-export const HOPELESS_WAIT = 2;
 
 /** A call waiting for a slot: an entry of the coarse timer, due when it could no longer start in time. */
 class Waiter implements TimerEntry, GateWaiter, Interruptible {
@@ -124,7 +114,7 @@ export function waitForSlot(
   if (gate.queued >= gate.maxQueued)
     return Promise.reject(limited(ctx, gate, call, now, 'the wait queue is full.'));
   const waitMs = gate.expectedWaitMs(gate.queued, needMs);
-  if (now + waitMs / HOPELESS_WAIT > startBy)
+  if (now + waitMs > startBy)
     return Promise.reject(
       limited(
         ctx,

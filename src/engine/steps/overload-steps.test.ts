@@ -95,28 +95,6 @@ describe('adaptive concurrency limit (concurrency step)', () => {
     await dep.close();
   });
 
-  it('lets a call whose expected wait might fit wait, and serves it when a slot frees sooner (a capacity that came back)', async () => {
-    const { dep, transport, clock } = createTestDependency({
-      origins: ONE,
-      latency: { p99Ms: 550 },
-      concurrency: { minLimit: 1 },
-    });
-    const first = settle(dep.request({ path: '/first' }));
-    // A 1 s deadline and a p99 of 550 ms: it must start by 450 ms; the wait it expects (one p99,
-    // 550 ms) would not fit, but not twice over — so it waits rather than fails at once.
-    const second = settle(dep.request({ path: '/second' }));
-    await flush();
-    expect(dep.overload().concurrency?.queued).toBe(1);
-    await advance(clock, 100);
-    transport.pending()[0]!.respond(200);
-    await flush();
-    expect(transport.pending().map((e) => e.path)).toEqual(['/second']);
-    transport.pending()[0]!.respond(200);
-    expect((await second).value?.status).toBe(200);
-    await first;
-    await dep.close();
-  });
-
   it('lets the caller cancel a waiting call (CANCELLED) and close() end the waiting ones, leaving no timer', async () => {
     const { dep, transport, clock } = createTestDependency({ origins: ONE, concurrency: { minLimit: 1 } });
     const controller = new AbortController();
