@@ -2,16 +2,13 @@ import type { DependencyOptions } from 'prazo';
 import { type Dependency, dependency } from 'prazo';
 import { undici } from '../undici.js';
 import { startCapacitySupplier } from './capacity-supplier.js';
+import { OVERLOAD_CONFIGS, type OverloadConfig } from './overload-run.js';
 
-/** The clients the transient experiment compares, one after the other on the same schedule. */
-export type TransientConfig = 'naive' | 'prazo' | 'prazo-protected';
+/** The clients the transient experiment compares, one after the other on the same schedule: the overload experiment's. */
+export type TransientConfig = OverloadConfig;
 
 /** Every configuration, in report order. */
-export const TRANSIENT_CONFIGS: readonly TransientConfig[] = Object.freeze([
-  'naive',
-  'prazo',
-  'prazo-protected',
-]);
+export const TRANSIENT_CONFIGS: readonly TransientConfig[] = OVERLOAD_CONFIGS;
 
 /** Options of {@link runTransient}. Durations in ms. */
 export interface TransientRunOptions {
