@@ -3,6 +3,7 @@ import { normalizeDrillOptions } from './drill-options.js';
 import {
   burstPlateauStartMs,
   burstRampStartMs,
+  countsInPhase,
   fleetInstanceLabels,
   phaseAt,
   planPhases,
@@ -124,5 +125,27 @@ describe('the drill phases', () => {
     expect(() => normalizeDrillOptions({ phases: { triggerMs: 1_000 } })).toThrow(/phases\.triggerMs/);
     // A short trigger phase shortens the default drop to fit.
     expect(normalizeDrillOptions({ phases: { triggerMs: 1_500 } }).triggerDropMs).toBe(500);
+  });
+});
+
+describe('which phase a user request counts in', () => {
+  const phases = planPhases(normalizeDrillOptions({}).phases);
+  const fleet = phases.find((p) => p.name === 'fleet')!;
+  const last = phases[phases.length - 1]!;
+
+  it('counts a request whose whole deadline falls in its phase, and leaves out one that meets the next phase', () => {
+    expect(countsInPhase(phases, fleet.startMs, 2_000)).toBe(true);
+    expect(countsInPhase(phases, fleet.endMs - 2_001, 2_000)).toBe(true);
+    expect(countsInPhase(phases, fleet.endMs - 2_000, 2_000)).toBe(false);
+    expect(countsInPhase(phases, fleet.endMs - 1, 2_000)).toBe(false);
+    expect(countsInPhase(phases, fleet.endMs, 2_000)).toBe(true);
+  });
+
+  it('counts the last phase to its end, and the first half of a phase shorter than two deadlines', () => {
+    expect(countsInPhase(phases, last.endMs - 1, 2_000)).toBe(true);
+    const mid = (fleet.startMs + fleet.endMs) / 2;
+    expect(countsInPhase(phases, mid - 1, 60_000)).toBe(true);
+    expect(countsInPhase(phases, mid, 60_000)).toBe(false);
+    expect(countsInPhase(phases, fleet.endMs - 1, 0)).toBe(true);
   });
 });

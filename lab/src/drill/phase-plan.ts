@@ -88,6 +88,21 @@ export function phaseAt(phases: readonly Phase[], atMs: number): Phase {
   return phases.find((p) => atMs < p.endMs) ?? phases[phases.length - 1]!;
 }
 
+/**
+ * Whether a user request sent at `sentAtMs` counts in the figures of the phase it was sent in: its
+ * whole deadline (`deadlineMs`) must fall inside that phase. A request sent in a phase's last
+ * `deadlineMs` meets the next phase's supplier before it ends (a request sent 0.5 s before the
+ * degradation waits on a supplier that hangs for 30 s), so it tells about neither phase and counts
+ * only in the whole run. The last phase, which nothing follows, counts to its end; so does the
+ * first half of a phase shorter than twice the deadline.
+ */
+export function countsInPhase(phases: readonly Phase[], sentAtMs: number, deadlineMs: number): boolean {
+  const phase = phaseAt(phases, sentAtMs);
+  if (phase === phases[phases.length - 1]) return true;
+  const settledEnd = Math.max(phase.endMs - deadlineMs, (phase.startMs + phase.endMs) / 2);
+  return sentAtMs < settledEnd;
+}
+
 /** Start of the burst's ramp (after the settle), in ms since the start. */
 export function burstRampStartMs(burst: Phase): number {
   return burst.startMs + Math.round((burst.endMs - burst.startMs) * BURST_SHAPE.settle);

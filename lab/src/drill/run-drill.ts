@@ -97,7 +97,13 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
   const phases = planPhases(options.phases);
   const totalMs = phases[phases.length - 1]!.endMs;
   const { configs, skipped, haproxy } = drillConfigs(options);
-  const recorder = createDrillRecorder(phases, SAMPLE_MS, options.alertWindowMs, configs);
+  const recorder = createDrillRecorder(
+    phases,
+    SAMPLE_MS,
+    options.alertWindowMs,
+    configs,
+    options.userDeadlineMs,
+  );
   const processes: Stoppable[] = [];
   const calibration: DrillReport['calibration'] = {};
   const edgeTail: Partial<Record<DrillConfig, Record<string, number>>> = {};

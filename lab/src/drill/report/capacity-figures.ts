@@ -139,6 +139,9 @@ export function capacityFigures(
       const a = marks.get(phase.name);
       const b = marks.get(phases[i + 1]?.name ?? 'end');
       const tally = recorder.tally(config, phase.name, 'checkout');
+      // The supplier's requests over every checkout sent in the phase (those counted in the whole
+      // run only included: they were sent, and loaded the supplier, in it).
+      const sent = recorder.tally(config, phase.name, 'checkout:any').sent;
       const requests =
         a && b
           ? b.supplier.originals +
@@ -148,7 +151,7 @@ export function capacityFigures(
           : null;
       byPhase[phase.name] = {
         success: tally.sent > 0 ? tally.ok / tally.sent : null,
-        load: requests !== null && tally.sent > 0 ? requests / tally.sent : null,
+        load: requests !== null && sent > 0 ? requests / sent : null,
         dominatedBy: [],
       };
     });

@@ -1,5 +1,5 @@
 import { LatencyHistogram } from 'prazo/latency';
-import { type Phase, type PhaseName, phaseAt } from '../phase-plan.js';
+import { countsInPhase, type Phase, type PhaseName, phaseAt } from '../phase-plan.js';
 import type { UserResult } from '../services/load-driver.js';
 import type { DrillConfig, PerConfig, TierStats } from '../services/spec.js';
 import { type SupplierCounts, sumSuppliers } from '../services/supplier.js';
@@ -42,7 +42,10 @@ export interface Sample {
   timeoutMs: number;
 }
 
-/** Counters of a set of user requests, grouped by the phase they were sent in. */
+/**
+ * Counters of a set of user requests, grouped by the phase they were sent in (those whose deadline
+ * falls in the next phase count in the whole run only: {@link countsInPhase}).
+ */
 export interface RouteTally {
   sent: number;
   ok: number;
@@ -92,7 +95,12 @@ export interface DrillRecorder {
   mark(name: string, readings: PerConfig<ConfigReading>): void;
   samples(config: DrillConfig): readonly Sample[];
   marks(config: DrillConfig): ReadonlyMap<string, Mark>;
-  /** User requests sent in `phase` on `key` (`checkout`, `catalog`, `checkout:hedged`, `checkout:unhedged`). */
+  /**
+   * User requests sent in `phase` on `key` (`checkout`, `catalog`, `checkout:hedged`,
+   * `checkout:unhedged`), those whose deadline falls in the next phase left out ({@link countsInPhase});
+   * every request in `'all'`, and in `checkout:any` / `catalog:any` (`sent` only) of the phase it
+   * was sent in.
+   */
   tally(config: DrillConfig, phase: PhaseName | 'all', key: string): RouteTally;
   /** Checkouts by the sample interval they were SENT in (for the error rate, free of leftovers). */
   checkoutsBySent(config: DrillConfig): readonly Bucketed[];
@@ -100,13 +108,15 @@ export interface DrillRecorder {
 
 /**
  * Creates the drill's recorder for `configs` (naive and prazo, and the peers when they run): a
- * configuration is a column, so another one adds a column and no new code.
+ * configuration is a column, so another one adds a column and no new code. `userDeadlineMs` is the
+ * users' deadline, which decides the phase a request counts in ({@link countsInPhase}).
  */
 export function createDrillRecorder(
   phases: readonly Phase[],
   sampleMs: number,
   alertWindowMs: number,
   configs: readonly DrillConfig[] = ['naive', 'prazo'],
+  userDeadlineMs = 0,
 ): DrillRecorder {
   const perConfig = new Map(
     configs.map((config) => [
@@ -151,7 +161,10 @@ export function createDrillRecorder(
       else s.pending[result.ok ? 'catalogOk' : 'catalogFailed']++;
       const phase = phaseAt(phases, result.sentAtMs).name;
       const keys = result.route === 'checkout' ? ['checkout', `checkout:${result.variant}`] : ['catalog'];
-      for (const p of [phase, 'all']) {
+      const counted = countsInPhase(phases, result.sentAtMs, userDeadlineMs) ? [phase, 'all'] : ['all'];
+      // Every request by the phase it was sent in, for the load the phase put on the supplier.
+      tallyOf(result.config, phase, `${result.route}:any`).sent++;
+      for (const p of counted) {
         for (const key of keys) {
           const tally = tallyOf(result.config, p, key);
           tally.sent++;
