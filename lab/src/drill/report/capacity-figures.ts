@@ -56,6 +56,11 @@ export interface PhaseTradeOff {
   success: number | null;
   /** Requests the supplier received per checkout sent in the phase (originals, retries and hedges). */
   load: number | null;
+  /**
+   * The checkouts `success` counts (absent in reports written before it was recorded): how much
+   * of a difference in success is noise ({@link dominates}).
+   */
+  checkouts?: number;
   /** The columns that beat this one on both: more success and less load (see {@link dominators}). */
   dominatedBy: DrillConfig[];
 }
@@ -70,14 +75,38 @@ export interface CapacityFigures {
 
 /**
  * The margins within which two columns count as equal when one is said to dominate another: 0.1 point
- * of success (the table's noise on the catalog row) and 0.01 request per checkout.
+ * of success (the table's noise on the catalog row) and 0.01 request per checkout. The success margin
+ * is wider when the phase's checkouts are few: see {@link successNoise}.
  */
 export const DOMINANCE_MARGIN = Object.freeze({ success: 0.001, load: 0.01 });
 
-/** Whether `a` has both more success and less load than `b`, each beyond {@link DOMINANCE_MARGIN}. */
+/**
+ * Standard errors by which one column's success must exceed another's to count as more: with 2 a
+ * difference this large comes from chance (two columns that would succeed equally often, each phase
+ * a sample of their checkouts) about once in 40 comparisons.
+ */
+export const SUCCESS_STANDARD_ERRORS = 2;
+
+/**
+ * How far apart the success of `a` and `b` may be by chance alone: {@link SUCCESS_STANDARD_ERRORS}
+ * standard errors of the difference of two proportions, √(p₁(1−p₁)/n₁ + p₂(1−p₂)/n₂). 0 when either
+ * count is unknown. A phase of 5 s holds about 170 counted checkouts: 99.4 % against 100 % there is
+ * one checkout, within the noise; 90 % against 100 % is not.
+ */
+export function successNoise(a: PhaseTradeOff, b: PhaseTradeOff): number {
+  if (a.success === null || b.success === null || !a.checkouts || !b.checkouts) return 0;
+  const variance = (a.success * (1 - a.success)) / a.checkouts + (b.success * (1 - b.success)) / b.checkouts;
+  return SUCCESS_STANDARD_ERRORS * Math.sqrt(variance);
+}
+
+/**
+ * Whether `a` has both more success and less load than `b`, each beyond {@link DOMINANCE_MARGIN}
+ * (the success also beyond its noise, {@link successNoise}).
+ */
 export function dominates(a: PhaseTradeOff, b: PhaseTradeOff): boolean {
   if (a.success === null || b.success === null || a.load === null || b.load === null) return false;
-  return a.success > b.success + DOMINANCE_MARGIN.success && a.load < b.load - DOMINANCE_MARGIN.load;
+  const margin = Math.max(DOMINANCE_MARGIN.success, successNoise(a, b));
+  return a.success > b.success + margin && a.load < b.load - DOMINANCE_MARGIN.load;
 }
 
 /**
@@ -152,6 +181,7 @@ export function capacityFigures(
       byPhase[phase.name] = {
         success: tally.sent > 0 ? tally.ok / tally.sent : null,
         load: requests !== null && sent > 0 ? requests / sent : null,
+        checkouts: tally.sent,
         dominatedBy: [],
       };
     });

@@ -4,6 +4,7 @@ import {
   LOOP_DELAY_BOUND_MS,
   RECOVERED_FOR_MS,
   RECOVERED_SUCCESS,
+  SUCCESS_STANDARD_ERRORS,
 } from './capacity-figures.js';
 import type { ConfigFigures, DrillReport } from './drill-report.js';
 
@@ -49,7 +50,7 @@ export function capacityRows(report: DrillReport, columns: readonly DrillConfig[
     rows.push(
       row(
         `/checkout success @ supplier load, ${phase.label}`,
-        `Checkouts of the phase that succeeded, and the requests the supplier received per checkout (originals, retries and hedges). “dominated” when another column had both more success (by > ${DOMINANCE_MARGIN.success * 100} point) and less load (by > ${DOMINANCE_MARGIN.load}).`,
+        `Checkouts of the phase that succeeded, and the requests the supplier received per checkout (originals, retries and hedges). “dominated” when another column had both more success (by > ${DOMINANCE_MARGIN.success * 100} point, and by more than ${SUCCESS_STANDARD_ERRORS} standard errors of the difference) and less load (by > ${DOMINANCE_MARGIN.load}).`,
         (c) => {
           const f = c.capacity.byPhase[phase.name];
           if (!f) return '–';
