@@ -28,6 +28,7 @@ export interface DashboardData {
   summary: string[][] | null;
   /** Where a peer matches or beats prazo, in sentences (empty without peers). */
   comparison?: string[];
+  tradeOffs?: string[];
   checks: Array<{ name: string; pass: boolean; detail: string }> | null;
   /**
    * The overload experiment once it ran: its heading, the configurations, their goodput as a share of
@@ -442,6 +443,7 @@ export function dashboardClient(initial: DashboardData | null, live: boolean, sc
         )
         .join('');
       const comparison = (data.comparison ?? []).map((line) => `<li>${esc(line)}</li>`).join('');
+      const tradeOffs = (data.tradeOffs ?? []).map((line) => `<li>${esc(line)}</li>`).join('');
       const head = columns.map((c) => `<th>${esc(c)}</th>`).join('');
       const o = data.overload;
       let overload = '';
@@ -467,8 +469,10 @@ export function dashboardClient(initial: DashboardData | null, live: boolean, sc
         overload = `<h3>${esc(o.heading)}</h3><p>goodput ÷ capacity (dashed: 80 %, grey: 100 %)</p>${chart}<table><tr><th></th>${oHead}</tr>${oRows}</table>`;
       }
       summary.innerHTML = `<table><tr><th></th>${head}</tr>${rows}</table>${overload}<ul>${checks}</ul>${
-        comparison ? `<h3>Where a peer matches or beats prazo</h3><ul>${comparison}</ul>` : ''
-      }`;
+        tradeOffs
+          ? `<h3>Where another column gets more checkouts through than prazo, at more supplier load</h3><ul>${tradeOffs}</ul>`
+          : ''
+      }${comparison ? `<h3>Where a peer matches or beats prazo</h3><ul>${comparison}</ul>` : ''}`;
     }
   }
 

@@ -24,6 +24,7 @@ export function dashboardData(context: DrillContext, report: DrillReport | null)
     elapsedMs: context.elapsedMs(),
     summary: null,
     comparison: [],
+    tradeOffs: [],
     checks: null,
     overload: null,
     waterfallsHtml: renderWaterfallsHtml(context.waterfalls?.() ?? [], columns),
@@ -45,6 +46,7 @@ export function reportDashboardData(report: DrillReport): DashboardData {
     elapsedMs: report.durationMs,
     summary: reportRows(report),
     comparison: report.peerComparison,
+    tradeOffs: report.tradeOffs ?? [],
     checks: report.checks,
     waterfallsHtml: renderWaterfallsHtml(report.waterfalls?.run ?? [], columns),
     overload:

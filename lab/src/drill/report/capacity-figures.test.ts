@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { dominates, type PhaseTradeOff, recoveryMs, successNoise } from './capacity-figures.js';
+import {
+  type CapacityFigures,
+  dominates,
+  type PhaseTradeOff,
+  recoveryMs,
+  successNoise,
+  tradeOffs,
+} from './capacity-figures.js';
 
 const phase = (success: number, load: number, checkouts?: number): PhaseTradeOff => ({
   success,
@@ -59,5 +66,55 @@ describe('the time to recover', () => {
     ];
     expect(recoveryMs(buckets, 500, 0, 3_500)).toBe(1_000);
     expect(recoveryMs(buckets.slice(0, 5), 500, 0, 2_500)).toBeNull();
+  });
+});
+
+describe('the trade-offs the report states', () => {
+  const column = (byPhase: Record<string, PhaseTradeOff>): { capacity: CapacityFigures } => ({
+    capacity: {
+      trigger: { successDuringDrop: null, recoverMs: null, peakQueue: 0 },
+      loopDelay: null,
+      byPhase: byPhase as CapacityFigures['byPhase'],
+    },
+  });
+  const labels = {
+    burst: 'error burst',
+    tail: 'slow tail on every instance',
+    fleet: 'one instance sick, one slow',
+  };
+
+  it('says where another column got more checkouts through at more load, the burst as the article’s', () => {
+    const sentences = tradeOffs(
+      {
+        naive: column({
+          burst: phase(0.3478, 1.67, 900),
+          tail: phase(0.9756, 1.07, 900),
+          fleet: phase(0.9575, 1.43, 400),
+        }),
+        prazo: column({
+          burst: phase(0.2, 1.13, 900),
+          tail: phase(0.9933, 1.07, 900),
+          fleet: phase(0.9975, 0.99, 400),
+        }),
+      },
+      ['naive', 'prazo'],
+      labels,
+    );
+    expect(sentences).toHaveLength(1);
+    expect(sentences[0]).toMatch(
+      /^error burst: naive got 14\.8 points more .*\(34\.78 % against prazo’s 20 %\) for 1\.48× prazo’s supplier load \(1\.67 against 1\.13 requests per checkout\) — the article’s deliberate trade-off/,
+    );
+  });
+
+  it('says nothing of a difference within the noise, nor of one at no more load', () => {
+    const sentences = tradeOffs(
+      {
+        naive: column({ burst: phase(0.349, 1.715, 900), trigger: phase(1, 1.0, 500) }),
+        prazo: column({ burst: phase(0.31, 1.151, 900), trigger: phase(0.86, 1.0, 500) }),
+      },
+      ['naive', 'prazo'],
+      labels,
+    );
+    expect(sentences).toEqual([]);
   });
 });

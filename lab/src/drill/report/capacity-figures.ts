@@ -226,6 +226,44 @@ const pct = (value: number | null) => (value === null ? 'n/a' : `${Math.round(va
 const seconds = (value: number | null) => (value === null ? 'never' : `${(value / 1000).toFixed(1)} s`);
 
 /**
+ * Where another column got more of its checkouts through than prazo in a phase, beyond the noise
+ * ({@link successNoise}), at more supplier load: one sentence each, with the figures — a trade-off,
+ * not a loss on both counts (that is {@link dominates}). The error burst's says that it is the
+ * article's: a budget that keeps the retries of a burst of errors to about a tenth of the calls.
+ * `labels` names the phases.
+ */
+export function tradeOffs(
+  configs: PerConfig<{ capacity: CapacityFigures }>,
+  columns: readonly DrillConfig[],
+  labels: Readonly<Record<string, string>>,
+): string[] {
+  const prazo = configs.prazo;
+  if (!prazo) return [];
+  const sentences: string[] = [];
+  for (const [phase, mine] of Object.entries(prazo.capacity.byPhase)) {
+    for (const other of columns) {
+      const theirs = configs[other]?.capacity.byPhase[phase as PhaseName];
+      if (other === 'prazo' || !theirs) continue;
+      if (mine.success === null || theirs.success === null || mine.load === null || theirs.load === null)
+        continue;
+      const margin = Math.max(DOMINANCE_MARGIN.success, successNoise(theirs, mine));
+      if (!(theirs.success > mine.success + margin && theirs.load > mine.load + DOMINANCE_MARGIN.load))
+        continue;
+      const points = ((theirs.success - mine.success) * 100).toFixed(1);
+      const ratio = mine.load > 0 ? `${(theirs.load / mine.load).toFixed(2)}× prazo’s` : 'more';
+      const why =
+        phase === 'burst'
+          ? 'the article’s deliberate trade-off: prazo’s retry budget holds the extra attempts of a burst of errors to about a tenth of its calls, so that retries cannot take a supplier past its capacity'
+          : 'a trade-off of success against load, not a loss on both counts';
+      sentences.push(
+        `${labels[phase] ?? phase}: ${other} got ${points} points more of its checkouts through (${pct(theirs.success)} against prazo’s ${pct(mine.success)}) for ${ratio} supplier load (${theirs.load.toFixed(2)} against ${mine.load.toFixed(2)} requests per checkout) — ${why}.`,
+      );
+    }
+  }
+  return sentences;
+}
+
+/**
  * The checks the finite-capacity supplier adds: prazo's whole-run success at least naive's, prazo not
  * dominated in any phase, prazo's recovery from the trigger, naive's storm, and no column stalled.
  */

@@ -6,7 +6,13 @@ import { comparePeers } from '../peers/comparison.js';
 import { burstRampStartMs, FLEET_ROLES, type Phase, type PhaseName } from '../phase-plan.js';
 import type { DrillConfig, PerConfig, TierMeasurement, TierPolicy } from '../services/spec.js';
 import type { DeadlineWaterfall } from '../waterfall/waterfall.js';
-import { type CapacityFigures, capacityChecks, capacityFigures, type LoopDelay } from './capacity-figures.js';
+import {
+  type CapacityFigures,
+  capacityChecks,
+  capacityFigures,
+  type LoopDelay,
+  tradeOffs,
+} from './capacity-figures.js';
 import type { DrillRecorder, Mark, Sample } from './recorder.js';
 
 /** Success and latency of one route over some requests (latencies in ms, rates in [0, 1]). */
@@ -118,6 +124,11 @@ export interface DrillReport {
   checks: DrillCheck[];
   /** Where a peer matches or beats prazo, row by row, said plainly (empty without peers). */
   peerComparison: string[];
+  /**
+   * Where another column got more checkouts through than prazo in a phase at more supplier load, one
+   * sentence each with the figures (`tradeOffs`); absent in reports written before it was added.
+   */
+  tradeOffs?: string[];
   /** The dashboard's timeline (samples of each configuration). */
   timeline: { sampleMs: number; samples: PerConfig<Sample[]> };
   /**
@@ -359,6 +370,7 @@ export function buildDrillReport(
       ...overloadChecks(overload),
     ],
     peerComparison: comparePeers(configs, recorder.configs),
+    tradeOffs: tradeOffs(configs, recorder.configs, Object.fromEntries(phases.map((p) => [p.name, p.label]))),
     timeline: { sampleMs: recorder.sampleMs, samples: timelines },
     overload,
   };

@@ -168,6 +168,10 @@ export function formatReportTable(report: DrillReport): string {
     out.push(formatOverloadTable(report.overload), '');
   for (const check of report.checks)
     out.push(`${check.pass ? 'PASS' : 'FAIL'}  ${check.name} — ${check.detail}`);
+  if ((report.tradeOffs ?? []).length > 0) {
+    out.push('', 'Where another column gets more checkouts through than prazo, at more supplier load:');
+    for (const sentence of report.tradeOffs ?? []) out.push(`  ${sentence}`);
+  }
   if ((report.peerComparison ?? []).length > 0) {
     out.push('', 'Where a peer matches or beats prazo:');
     for (const sentence of report.peerComparison) out.push(`  ${sentence}`);
