@@ -358,8 +358,8 @@ export function createEngine(
       // whichever call was handled last.
       const closedDuringCall = () => new CancelledError(`Dependency ${o.name} closed during the call.`);
       // Every call still running is cancelled as its caller would cancel it (`Call.cancel`): those
-      // with attempts in flight or waiting for a slot are reached through the shared timer (each
-      // attempt's or place's `onClose`), those waiting out a delay through `sleepers`.
+      // with attempts in flight are reached through the shared timer (each attempt's `onClose`),
+      // those waiting out a delay or a place in the queue through `sleepers`.
       for (const entry of ctx.timer.entries()) entry.onClose?.(closedDuringCall());
       for (const call of [...ctx.sleepers]) call.cancel(closedDuringCall());
       return transport.close().finally(() => {

@@ -13,8 +13,8 @@ import {
 export interface GateWaiter {
   /** Set once it left the queue (granted, timed out or cancelled). */
   readonly done: boolean;
-  /** Its slot is taken, since `nowMs` (when the slot was given back, or freed): it may start. */
-  grant(nowMs: number): void;
+  /** Its slot is taken: it may start. */
+  grant(): void;
 }
 
 /**
@@ -221,7 +221,7 @@ export class ConcurrencyGate implements TimerEntry {
       this.dueAt = this.#ghostUntil[this.#ghostHead]!;
       this.#timer!.add(this);
     }
-    this.#grant(nowMs);
+    this.#grant();
   }
 
   /**
@@ -235,15 +235,15 @@ export class ConcurrencyGate implements TimerEntry {
       this.#limitChanged();
     }
     this.inFlight--;
-    if (this.queued !== 0) this.#grant(nowMs);
+    if (this.queued !== 0) this.#grant();
   }
 
-  #grant(nowMs: number): void {
+  #grant(): void {
     const limit = this.#limit;
     while (this.queued !== 0 && this.inFlight + this.abandoned < limit.limit()) {
       const waiter = this.#shift();
       this.inFlight++;
-      waiter.grant(nowMs);
+      waiter.grant();
     }
   }
 

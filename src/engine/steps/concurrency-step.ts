@@ -1,7 +1,7 @@
 import type { TimerEntry } from '../../coarse-timer.js';
 import { ConcurrencyLimitedError } from '../../errors.js';
 import type { ConcurrencyGate, GateWaiter } from '../../policy/concurrency-gate.js';
-import type { Call, DependencyResponse, Interruptible } from '../call.js';
+import type { Call, Interruptible } from '../call.js';
 import { closedError, withHistory } from '../history.js';
 import type { DependencyContext } from '../pipeline.js';
 
@@ -24,28 +24,7 @@ import type { DependencyContext } from '../pipeline.js';
  * as an original, and the `limited` event says `reason: 'concurrency'`. See docs/overload.md.
  */
 
-/**
- * What a call that waited for a slot does once it holds one: it runs from `admittedMs` and settles
- * its own promise through `resolve` or `reject`. One per step (the step's constants), not one per
- * call: the call and its promise's functions come as arguments.
- */
-export type SlotTenant = (
-  call: Call,
-  admittedMs: number,
-  resolve: (response: DependencyResponse) => void,
-  reject: (error: unknown) => void,
-) => void;
-
-/** Settled, so that a call granted a slot starts on the next microtask, as an `await` would resume it. */
-const RESOLVED = Promise.resolve();
-
-/**
- * A call waiting for a slot: an entry of the coarse timer, due when it could no longer start in time,
- * and what a cancellation or the dependency's `close()` interrupts (through the call, as they
- * interrupt an attempt). It settles the call's promise itself — the slot granted, the tenant runs
- * the call in it; refused, cancelled or closed, it rejects — so that waiting costs one promise, not a
- * promise for the wait and a second one chained to it.
- */
+/** A call waiting for a slot: an entry of the coarse timer, due when it could no longer start in time. */
 class Waiter implements TimerEntry, GateWaiter, Interruptible {
   dueAt: number;
   done = false;
@@ -54,40 +33,29 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
   readonly #ctx: DependencyContext;
   readonly #gate: ConcurrencyGate;
   readonly #call: Call;
-  readonly #queuedMs: number;
-  readonly #tenant: SlotTenant;
-  readonly #resolve: (response: DependencyResponse) => void;
-  readonly #reject: (error: unknown) => void;
+  readonly #resolve: () => void;
+  readonly #reject: (error: Error) => void;
 
   constructor(
     ctx: DependencyContext,
     gate: ConcurrencyGate,
     call: Call,
-    queuedMs: number,
     dueAt: number,
-    tenant: SlotTenant,
-    resolve: (response: DependencyResponse) => void,
-    reject: (error: unknown) => void,
+    resolve: () => void,
+    reject: (error: Error) => void,
   ) {
     this.#ctx = ctx;
     this.#gate = gate;
     this.#call = call;
-    this.#queuedMs = queuedMs;
     this.dueAt = dueAt;
-    this.#tenant = tenant;
     this.#resolve = resolve;
     this.#reject = reject;
   }
 
-  /**
-   * A slot is this call's (the gate already counted it) since `nowMs`, when the slot it takes was
-   * given back: the call runs in it from the next microtask on.
-   */
-  grant(nowMs: number): void {
+  /** A slot is this call's (the gate already counted it). */
+  grant(): void {
     this.#settle();
-    const call = this.#call;
-    call.ledger.queued(this.#queuedMs, nowMs);
-    RESOLVED.then(() => this.#tenant(call, nowMs, this.#resolve, this.#reject));
+    this.#resolve();
   }
 
   /** It could no longer start in time for the dependency's latency (p99, or more if measured). */
@@ -106,11 +74,6 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
     );
   }
 
-  /** The dependency closes: the call is cancelled with `error`, as an attempt in flight is. */
-  onClose(error: Error): void {
-    this.#call.cancel(error);
-  }
-
   /** The caller cancelled, or the dependency closed. */
   interrupt(): void {
     if (this.done) return;
@@ -122,16 +85,18 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
 
   #settle(): void {
     this.done = true;
-    this.#ctx.timer.delete(this);
+    const ctx = this.#ctx;
+    ctx.timer.delete(this);
+    ctx.sleepers.delete(this.#call);
     this.#call.stopWaiting(this);
   }
 }
 
 /**
- * Waits for a slot of `gate` for a call that found none free at `now`: once the gate grants it one
- * (counted in `gate.inFlight`: the tenant releases it), `tenant` runs the call in it and settles the
- * promise returned; it rejects with `CONCURRENCY_LIMITED` when the call cannot wait or waited too
- * long, or with the cancellation (or the dependency's `close()`) that ended its wait.
+ * Waits for a slot of `gate` for a call that found none free at `now`: resolves once the gate
+ * granted it one (counted in `gate.inFlight`: the caller releases it), rejects with
+ * `CONCURRENCY_LIMITED` when it cannot wait or waited too long, or with the cancellation (or the
+ * dependency's `close()`) that ended its wait.
  *
  * @see docs/overload.md
  */
@@ -140,8 +105,7 @@ export function waitForSlot(
   gate: ConcurrencyGate,
   call: Call,
   now: number,
-  tenant: SlotTenant,
-): Promise<DependencyResponse> {
+): Promise<void> {
   // The call must start early enough for the dependency's p99, or for the latency the limit
   // measures now if that is longer (a dependency slowed by overload answers later than its p99).
   const latencyMs = gate.latencyMs();
@@ -160,11 +124,12 @@ export function waitForSlot(
         `the wait ahead (≈ ${Math.ceil(waitMs)} ms) leaves less than the dependency's latency (${Math.ceil(needMs)} ms) before the deadline.`,
       ),
     );
-  return new Promise<DependencyResponse>((resolve, reject) => {
-    const waiter = new Waiter(ctx, gate, call, now, startBy, tenant, resolve, reject);
+  return new Promise<void>((resolve, reject) => {
+    const waiter = new Waiter(ctx, gate, call, startBy, resolve, reject);
     gate.enqueue(waiter);
     ctx.timer.add(waiter);
     call.waitOn(waiter);
+    ctx.sleepers.add(call);
   });
 }
 

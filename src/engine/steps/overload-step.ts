@@ -3,7 +3,7 @@ import { judgeStatus } from '../../policy/classify.js';
 import type { ConcurrencyGate } from '../../policy/concurrency-gate.js';
 import type { Call, DependencyResponse } from '../call.js';
 import type { DependencyContext, Handler, Step } from '../pipeline.js';
-import { type SlotTenant, waitForSlot } from './concurrency-step.js';
+import { waitForSlot } from './concurrency-step.js';
 import { acceptedAnswer, throttleCounts, throttled } from './throttle-step.js';
 
 /**
@@ -22,19 +22,18 @@ export function overloadStep(
   throttle: AdaptiveThrottle | null,
   gate: ConcurrencyGate | null,
 ): Step {
-  return (next) => {
-    // What a call that waited for a slot runs once granted one: one function for the step.
-    const tenant: SlotTenant = (call, admittedMs, resolve, reject) =>
-      guardedInto(ctx, throttle, gate, call, next, admittedMs, resolve, reject);
-    return (call, nowMs) => {
-      if (throttle !== null) {
-        const probability = throttle.reject(nowMs, ctx.random());
-        if (probability > 0) return Promise.reject(throttled(ctx, probability, call, nowMs));
-      }
-      if (gate === null || gate.tryAcquire()) return guarded(ctx, throttle, gate, call, next, nowMs);
-      // No slot free: the call waits for one (or fails with CONCURRENCY_LIMITED), then runs in it.
-      return waitForSlot(ctx, gate, call, nowMs, tenant);
-    };
+  return (next) => (call, nowMs) => {
+    if (throttle !== null) {
+      const probability = throttle.reject(nowMs, ctx.random());
+      if (probability > 0) return Promise.reject(throttled(ctx, probability, call, nowMs));
+    }
+    if (gate === null || gate.tryAcquire()) return guarded(ctx, throttle, gate, call, next, nowMs);
+    // No slot free: the call waits for one (or fails with CONCURRENCY_LIMITED), then runs in it.
+    return waitForSlot(ctx, gate, call, nowMs).then(() => {
+      const admitted = ctx.clock.now();
+      call.ledger.queued(nowMs, admitted);
+      return guarded(ctx, throttle, gate, call, next, admitted);
+    });
   };
 }
 
@@ -58,74 +57,26 @@ function guarded(
     return Promise.reject(failed(ctx, throttle, gate, call, startedMs, error));
   }
   return sent.then(
-    (response) => answered(ctx, throttle, gate, call, startedMs, response),
+    (response) => {
+      const now = ctx.clock.now();
+      // The limit learns from the answers the dependency served; one it failed (5xx) or refused
+      // (429, 502–504: it sheds load) is no sample, and a refusal says it is overloaded.
+      if (gate !== null) {
+        const verdict = judgeStatus(response.status);
+        gate.release(
+          verdict.failed || verdict.refused ? undefined : now - startedMs,
+          startedMs,
+          now,
+          verdict.refused,
+        );
+      }
+      if (throttle !== null) throttle.record(acceptedAnswer(call, response), now);
+      return response;
+    },
     (error: unknown) => {
       throw failed(ctx, throttle, gate, call, startedMs, error);
     },
   );
-}
-
-/**
- * {@link guarded} for a call that waited for its slot: it settles the call's own promise (the
- * waiter's) rather than returning a second one that promise would have to follow.
- */
-function guardedInto(
-  ctx: DependencyContext,
-  throttle: AdaptiveThrottle | null,
-  gate: ConcurrencyGate | null,
-  call: Call,
-  next: Handler,
-  startedMs: number,
-  resolve: (response: DependencyResponse) => void,
-  reject: (error: unknown) => void,
-): void {
-  let sent: Promise<DependencyResponse>;
-  try {
-    sent = next(call, startedMs);
-  } catch (error) {
-    reject(failed(ctx, throttle, gate, call, startedMs, error));
-    return;
-  }
-  sent.then(
-    (response) => {
-      try {
-        resolve(answered(ctx, throttle, gate, call, startedMs, response));
-      } catch (error) {
-        reject(error);
-      }
-    },
-    (error: unknown) => {
-      try {
-        reject(failed(ctx, throttle, gate, call, startedMs, error));
-      } catch (thrown) {
-        reject(thrown);
-      }
-    },
-  );
-}
-
-/** Gives the slot of a call answered with `response` back, counts it for the throttle, returns `response`. */
-function answered(
-  ctx: DependencyContext,
-  throttle: AdaptiveThrottle | null,
-  gate: ConcurrencyGate | null,
-  call: Call,
-  startedMs: number,
-  response: DependencyResponse,
-): DependencyResponse {
-  const now = ctx.clock.now();
-  // The limit learns from the answers the dependency served; one it failed (5xx) or refused
-  // (429, 502–504: it sheds load) is no sample, and a refusal says it is overloaded.
-  const verdict = judgeStatus(response.status);
-  if (gate !== null)
-    gate.release(
-      verdict.failed || verdict.refused ? undefined : now - startedMs,
-      startedMs,
-      now,
-      verdict.refused,
-    );
-  if (throttle !== null) throttle.record(acceptedAnswer(call, response), now);
-  return response;
 }
 
 /** Gives the slot of a call that ended in `error` back, counts it for the throttle, returns `error`. */
