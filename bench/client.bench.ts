@@ -127,6 +127,22 @@ const contenders: Contender[] = [
       prazo('prazo (all features + overload protections, 1 instance)', [origin], connections, true, true),
   },
   {
+    // The same protections with the limit's floor (and start) above the calls in flight, so that no
+    // call ever waits for a slot and the limit never binds: what is left against the plain row is
+    // the protections' own cost per call (the slot, the limit's sample, the throttle's check and
+    // count), without the limit's learning from `minLimit` and `initialLimit` that the row above
+    // pays with a new dependency every round.
+    name: 'prazo (all features + overload protections, limit above the calls in flight, 1 instance)',
+    create: (origin, connections) =>
+      prazo(
+        'prazo (all features + overload protections, limit above the calls in flight, 1 instance)',
+        [origin],
+        connections,
+        true,
+        { minLimit: 64, initialLimit: 64 },
+      ),
+  },
+  {
     // The two rows above with their dependency created once and kept from round to round, as a
     // service keeps it: every other contender starts each round with a new client, and the
     // concurrency limit of a new dependency first measures the no-load latency at `minLimit` (4)
@@ -381,9 +397,14 @@ const prazoExtras = new Map<string, { calls: number; hedges: number; retries: nu
  * prazo with every feature on: deadline (header + pre-call check), retry budget, calibrated
  * timeouts on the shared timer, hedging at the live p95, events with listeners.
  */
-function benchOptions(origins: string[], connections: number, hedge: boolean, overload = false) {
+function benchOptions(
+  origins: string[],
+  connections: number,
+  hedge: boolean,
+  overload: boolean | { minLimit: number; initialLimit: number } = false,
+) {
   return {
-    ...(overload ? { concurrency: true, throttle: true } : {}),
+    ...(overload === false ? {} : { concurrency: overload, throttle: true }),
     name: 'bench',
     origins,
     latency: { p99Ms: 200, p95Ms: 50 },
@@ -394,7 +415,13 @@ function benchOptions(origins: string[], connections: number, hedge: boolean, ov
   };
 }
 
-function prazo(key: string, origins: string[], connections: number, hedge = true, overload = false): Client {
+function prazo(
+  key: string,
+  origins: string[],
+  connections: number,
+  hedge = true,
+  overload: boolean | { minLimit: number; initialLimit: number } = false,
+): Client {
   const dep = dependency(benchOptions(origins, connections, hedge, overload));
   const tally = prazoExtras.get(key) ?? { calls: 0, hedges: 0, retries: 0 };
   prazoExtras.set(key, tally);
@@ -497,6 +524,10 @@ async function main() {
     ['global fetch with install()', 'global fetch'],
     // The overload protections' cost: the same call with them and without (the issue's ≤ 5 %).
     ['prazo (all features + overload protections, 1 instance)', 'prazo (all features, 1 instance)'],
+    [
+      'prazo (all features + overload protections, limit above the calls in flight, 1 instance)',
+      'prazo (all features, 1 instance)',
+    ],
     [
       'prazo (all features + overload protections, 1 instance, kept across rounds)',
       'prazo (all features, 1 instance, kept across rounds)',
