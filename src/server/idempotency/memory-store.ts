@@ -117,6 +117,8 @@ class SlabStore implements SlotKeys {
 
   #count = 0;
   #totalBytes = 0;
+  /** Characters of names and values the last {@link #putHeaders} wrote (a record's size counts them). */
+  #headerChars = 0;
   #evicted = 0;
   #claimCount = 0;
   /** Claim numbers wrap before a held claim (claim number × maxEntries + slot) leaves the safe integers. */
@@ -276,16 +278,16 @@ class SlabStore implements SlotKeys {
     if (this.#state[slot] === DONE) return false;
     this.#state[slot] = DONE;
     this.#totalBytes -= this.#bytes[slot]!;
-    const f = slot * FIELDS;
-    const bytes = 128 + this.#lengths[f + KEY]! + (body === null ? 0 : sizeOf(headers, body));
-    this.#bytes[slot] = bytes;
-    this.#totalBytes += bytes;
     this.#expiresAt[slot] = now + ttlMs;
     if (body !== null) {
       this.#stored[slot] = 1;
       this.#status[slot] = status;
     }
-    if (this.#sides[slot] !== undefined || !this.#writeDone(slot, digest, digestKind, headers, body)) {
+    let size = 128 + this.#lengths[slot * FIELDS + KEY]!;
+    if (this.#sides[slot] === undefined && this.#writeDone(slot, digest, digestKind, headers, body)) {
+      if (body !== null) size += body.length + this.#headerChars;
+    } else {
+      if (body !== null) size += sizeOf(headers, body);
       const side = this.#toSide(slot);
       const request = side.request;
       side.fingerprint =
@@ -295,7 +297,9 @@ class SlabStore implements SlotKeys {
         side.headers = headers;
         side.body = body;
       }
-    } else this.#digestKind[slot] = digestKind;
+    }
+    this.#bytes[slot] = size;
+    this.#totalBytes += size;
     this.#unlink(slot);
     this.#append(slot);
     this.#settle(now);
@@ -393,6 +397,7 @@ class SlabStore implements SlotKeys {
     if (at === -1) return false;
     lengths[f + DIGEST] = digest.length;
     this.#digestKind[slot] = digestKind;
+    this.#headerChars = 0;
     if (body === null) return true;
     const headersAt = at;
     at = this.#putHeaders(headers, at, end);
@@ -446,10 +451,12 @@ class SlabStore implements SlotKeys {
    */
   #putHeaders(headers: Record<string, string | string[]>, at: number, end: number): number {
     const slab = this.#slab;
+    let chars = 0;
     for (const name in headers) {
       const value = headers[name]!;
       const many = typeof value !== 'string';
       if (name.length > 0xff || at + 2 > end || (many && value.length > 0xff)) return -1;
+      chars += name.length;
       slab[at] = name.length;
       slab[at + 1] = many ? value.length : 0;
       at = this.#put(name, at + 2, end);
@@ -458,10 +465,15 @@ class SlabStore implements SlotKeys {
         for (let i = 0; i < value.length; i++) {
           at = this.#putValue(value[i]!, at, end);
           if (at === -1) return -1;
+          chars += value[i]!.length;
         }
-      } else at = this.#putValue(value, at, end);
+      } else {
+        at = this.#putValue(value, at, end);
+        chars += value.length;
+      }
       if (at === -1) return -1;
     }
+    this.#headerChars = chars;
     return at;
   }
 
