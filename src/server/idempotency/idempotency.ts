@@ -342,11 +342,11 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
           // The store keeps the parts it is given, without a response object or a copy of a short body.
           const body = capture.body();
           const headers = body === null ? NO_HEADERS : capture.headers();
-          const inline = this.#body.inline();
-          const digest = inline ?? this.#body.digest();
+          // A small body is its own fingerprint: the store keeps its bytes (no base64 string per request).
+          const digest = this.#body.small() ?? this.#body.digest();
           const status = this.#res.statusCode;
           const at = sharedClock ? nowMs : undefined;
-          held!.completeParts(claim, digest, inline !== undefined, status, headers, body, ttl, at);
+          held!.completeParts(claim, digest, status, headers, body, ttl, at);
         } else {
           const fingerprint = `${this.request} ${this.#body.digest()}`;
           background(store.complete(this.#key, this.owner, fingerprint, capture.stored(), ttl));

@@ -97,7 +97,10 @@ class SlabStore implements SlotKeys {
   #state: Uint8Array;
   /** 1 when a done record stored its response (not over the bound). */
   #stored: Uint8Array;
-  /** How a done record's fingerprint is made from its digest: 0 as it is, 1 `request digest`, 2 `request =digest`. */
+  /**
+   * How a done record's fingerprint is made from its digest: 0 as it is, 1 `request digest`, 2
+   * `request =base64` (the digest is a small body's own bytes).
+   */
   #digestKind: Uint8Array;
   #status: Uint16Array;
   /** The owner's interned prefix (its owner is `prefix` + `#ownerNumbers`), or -1: the owner whole in the slab. */
@@ -260,14 +263,15 @@ class SlabStore implements SlotKeys {
   }
 
   /**
-   * Completes the running record in `slot` at `now`: `digest` is its fingerprint (`digestKind` 0) or
-   * the part after its request (1: `request digest`, 2: `request =digest`); `body` null when the
+   * Completes the running record in `slot` at `now`: `digest` is its fingerprint (a string, `digestKind`
+   * 0), the part after its request (a string, 1: `request digest`), or a small body's bytes (2:
+   * `request =base64`); `body` null when the
    * response was not stored, a string of ASCII characters (each one byte) or bytes. False when the
    * record was done already.
    */
   complete(
     slot: number,
-    digest: string,
+    digest: string | Uint8Array,
     digestKind: number,
     status: number,
     headers: Record<string, string | string[]>,
@@ -291,7 +295,11 @@ class SlabStore implements SlotKeys {
       const side = this.#toSide(slot);
       const request = side.request;
       side.fingerprint =
-        digestKind === 0 ? digest : digestKind === 1 ? `${request} ${digest}` : `${request} =${digest}`;
+        typeof digest !== 'string'
+          ? `${request} =${Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('base64')}`
+          : digestKind === 0
+            ? digest
+            : `${request} ${digest}`;
       if (body !== null) {
         side.status = status;
         side.headers = headers;
@@ -323,8 +331,8 @@ class SlabStore implements SlotKeys {
       const f = slot * FIELDS;
       const lengths = this.#lengths;
       let at = slot * SLOT_BYTES + lengths[f + KEY]! + lengths[f + OWNER]! + lengths[f + PATH]!;
-      const digest = this.#slab.toString('latin1', at, at + lengths[f + DIGEST]!);
       const kind = this.#digestKind[slot];
+      const digest = this.#slab.toString(kind === 2 ? 'base64' : 'latin1', at, at + lengths[f + DIGEST]!);
       fingerprint = kind === 0 ? digest : kind === 1 ? `${request} ${digest}` : `${request} =${digest}`;
       if (this.#stored[slot] === 1) {
         at += lengths[f + DIGEST]!;
@@ -384,7 +392,7 @@ class SlabStore implements SlotKeys {
   /** Writes a completion's digest, headers and body after the claim's parts; false when they do not fit. */
   #writeDone(
     slot: number,
-    digest: string,
+    digest: string | Uint8Array,
     digestKind: number,
     headers: Record<string, string | string[]>,
     body: Uint8Array | string | null,
@@ -393,7 +401,12 @@ class SlabStore implements SlotKeys {
     const lengths = this.#lengths;
     const base = slot * SLOT_BYTES;
     const end = base + SLOT_BYTES;
-    let at = this.#put(digest, base + lengths[f + KEY]! + lengths[f + OWNER]! + lengths[f + PATH]!, end);
+    let at = base + lengths[f + KEY]! + lengths[f + OWNER]! + lengths[f + PATH]!;
+    if (typeof digest === 'string') at = this.#put(digest, at, end);
+    else if (at + digest.length <= end) {
+      this.#slab.set(digest, at);
+      at += digest.length;
+    } else at = -1;
     if (at === -1) return false;
     lengths[f + DIGEST] = digest.length;
     this.#digestKind[slot] = digestKind;
@@ -679,15 +692,14 @@ export interface HeldClaims {
   ): IdempotencyRecord | HeldClaim;
   complete(claim: HeldClaim, fingerprint: string, response: StoredResponse | null, ttlMs: number): boolean;
   /**
-   * As {@link complete} with the fingerprint `${request} ${digest}` (the claim's request; with
-   * `inline`, `${request} =${digest}`: the digest is a small body's base64) and the response in
-   * parts; `body` null when it was not stored, a string of ASCII characters (each one byte) or bytes,
-   * copied into the store. `nowMs` as for {@link claimParts}.
+   * As {@link complete} with the fingerprint `${request} ${digest}` (the claim's request), or, when
+   * `digest` is a small body's own bytes, `${request} =${base64 of them}` (kept as bytes, encoded on
+   * the read that needs it), and the response in parts; `body` null when it was not stored, a string
+   * of ASCII characters (each one byte) or bytes, copied into the store. `nowMs` as for {@link claimParts}.
    */
   completeParts(
     claim: HeldClaim,
-    digest: string,
-    inline: boolean,
+    digest: string | Uint8Array,
     status: number,
     headers: Record<string, string | string[]>,
     body: Uint8Array | string | null,
@@ -758,10 +770,11 @@ export function createMemoryIdempotencyStore(
       const slot = s.held(claim, now);
       return slot !== -1 && completeWith(slot, fingerprint, response, ttlMs, now);
     },
-    completeParts(claim, digest, inline, status, headers, body, ttlMs, nowMs) {
+    completeParts(claim, digest, status, headers, body, ttlMs, nowMs) {
       const now = s.now(nowMs);
       const slot = s.held(claim, now);
-      return slot !== -1 && s.complete(slot, digest, inline ? 2 : 1, status, headers, body, ttlMs, now);
+      const kind = typeof digest === 'string' ? 1 : 2;
+      return slot !== -1 && s.complete(slot, digest, kind, status, headers, body, ttlMs, now);
     },
     release: (claim) => s.releaseHeld(claim),
   };
