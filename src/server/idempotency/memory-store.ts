@@ -5,7 +5,12 @@ import { hashKey, type SlotKeys, SlotTable } from './slot-table.js';
 
 /** Options of {@link createMemoryIdempotencyStore}. */
 export interface MemoryIdempotencyStoreOptions {
-  /** Most records kept at once; beyond it the least recently written goes first. @default 10000 */
+  /**
+   * Most records kept at once; beyond it the least recently written goes first. Each record held
+   * takes a slot of the store's slab (1 KiB, plus ≈ 100 bytes of bookkeeping in typed arrays):
+   * the slab grows with the records, up to `maxEntries` slots (≈ 11 MiB at the default). From 1 to
+   * 2^31 − 1. @default 10000
+   */
   maxEntries?: number;
   /** Most bytes of stored responses (bodies and headers, roughly) kept at once. @default 67108864 (64 MiB) */
   maxBytes?: number;
@@ -29,6 +34,7 @@ export interface MemoryIdempotencyStore extends IdempotencyStore {
  * Bytes of the slab per record: its key, owner, request, digest, stored headers and body, in Latin-1
  * (one byte a character). A record whose parts do not fit, or hold a character beyond U+00FF, keeps
  * them in one {@link SideRecord} object instead; its bookkeeping stays in the typed arrays.
+ * @internal
  */
 export const SLOT_BYTES = 1024;
 /** Slots made at first; the arrays double, up to `maxEntries`, as records arrive. */
