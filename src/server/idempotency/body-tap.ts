@@ -19,10 +19,11 @@ export interface BodyTap {
   /** The digest so far (base64url SHA-256); the body's own once `ended`. */
   digest(): string;
   /**
-   * For a small body that went whole through the tap: its bytes in base64, the digest without its
-   * leading `=` (one string, where the digest is two); otherwise undefined.
+   * For a small body that went whole through the tap: its bytes (the digest is `=` and their base64;
+   * a store may keep the bytes and encode them on the rare read that needs the digest); otherwise
+   * undefined.
    */
-  inline(): string | undefined;
+  small(): Uint8Array | undefined;
   /** Reads the rest of the body (nobody else will: the handler does not run) and resolves at its end. */
   drain(): Promise<void>;
 }
@@ -37,7 +38,7 @@ export function tapBody(req: IncomingMessage, fallback: () => unknown): BodyTap 
     const parsed = fallback();
     const text = parsed === undefined ? '' : typeof parsed === 'string' ? parsed : JSON.stringify(parsed);
     const digest = text === '' ? EMPTY_DIGEST : `~${createHash('sha256').update(text).digest('base64url')}`;
-    return { ended: true, digest: () => digest, inline: () => undefined, drain: () => Promise.resolve() };
+    return { ended: true, digest: () => digest, small: () => undefined, drain: () => Promise.resolve() };
   }
   return new PushTap(req);
 }
@@ -69,7 +70,6 @@ class PushTap implements BodyTap {
   #size = 0;
   #hash: Hash | null = null;
   #digest: string | undefined = undefined;
-  #inline: string | undefined = undefined;
 
   /** The request's own `push`, called by {@link tappedPush}. @internal */
   readonly push: IncomingMessage['push'];
@@ -101,12 +101,11 @@ class PushTap implements BodyTap {
     this.#hash.update(bytes);
   }
 
-  inline(): string | undefined {
+  small(): Uint8Array | undefined {
     const small = this.#small;
     if (!this.ended || small === null || small.length === 0) return undefined;
-    if (this.#inline === undefined)
-      this.#inline = (small.length === 1 ? small[0]! : Buffer.concat(small)).toString('base64');
-    return this.#inline;
+    if (small.length > 1) this.#small = [Buffer.concat(small)];
+    return this.#small![0];
   }
 
   digest(): string {
@@ -117,7 +116,7 @@ class PushTap implements BodyTap {
       value =
         small.length === 0
           ? EMPTY_DIGEST
-          : `=${this.inline() ?? (small.length === 1 ? small[0]! : Buffer.concat(small)).toString('base64')}`;
+          : `=${(small.length === 1 ? small[0]! : Buffer.concat(small)).toString('base64')}`;
     else if (!this.ended) return (this.#hash as Hash).copy().digest('base64url');
     else value = (this.#hash as Hash).digest('base64url');
     if (this.ended) this.#digest = value;

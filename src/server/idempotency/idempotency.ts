@@ -189,6 +189,9 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
   const lifetime = { defaultMs: 1, maxMs: o.maxLifetimeMs, skewMs: 0 };
   // The in-memory store in this process hands its claim over: completing it looks the key up no more.
   const held = (store as { [HELD_CLAIMS]?: HeldClaims })[HELD_CLAIMS];
+  // A store on the layer's own clock takes the layer's reading of it: one clock read per step of a
+  // keyed request (its claim, its completion), not one in the layer and another in the store.
+  const sharedClock = held !== undefined && held.clock === clock;
 
   /** A store operation bounded by `storeTimeoutMs`: a stalled client never holds the request. */
   // A store that answers at once (the in-memory one) is not given a timer: no timer and no promise
@@ -331,16 +334,19 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     }
 
     #complete(capture: ResponseCapture): void {
-      const ttl = this.#ttlMs - (clock.now() - this.#startedMs);
+      const nowMs = clock.now();
+      const ttl = this.#ttlMs - (nowMs - this.#startedMs);
       try {
         const claim = this.#held;
         if (claim !== undefined) {
           // The store keeps the parts it is given, without a response object or a copy of a short body.
           const body = capture.body();
           const headers = body === null ? NO_HEADERS : capture.headers();
-          const inline = this.#body.inline();
-          const digest = inline ?? this.#body.digest();
-          held!.completeParts(claim, digest, inline !== undefined, this.#res.statusCode, headers, body, ttl);
+          // A small body is its own fingerprint: the store keeps its bytes (no base64 string per request).
+          const digest = this.#body.small() ?? this.#body.digest();
+          const status = this.#res.statusCode;
+          const at = sharedClock ? nowMs : undefined;
+          held!.completeParts(claim, digest, status, headers, body, ttl, at);
         } else {
           const fingerprint = `${this.request} ${this.#body.digest()}`;
           background(store.complete(this.#key, this.owner, fingerprint, capture.stored(), ttl));
@@ -409,7 +415,15 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     let claimed: HeldClaim | undefined;
     try {
       if (held !== undefined) {
-        const found = held.claimParts(key, ownerPrefix, owners, method, path, ttlMs);
+        const found = held.claimParts(
+          key,
+          ownerPrefix,
+          owners,
+          method,
+          path,
+          ttlMs,
+          sharedClock ? now : undefined,
+        );
         if (isHeldClaim(found)) {
           claimed = found;
           first = null;

@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createFakeClock } from '../../testing/fake-clock.js';
-import { createMemoryIdempotencyStore, HELD_CLAIMS, type HeldClaims, isHeldClaim } from './memory-store.js';
+import {
+  createMemoryIdempotencyStore,
+  HELD_CLAIMS,
+  type HeldClaims,
+  isHeldClaim,
+  SLOT_BYTES,
+} from './memory-store.js';
 
 const RESPONSE = { status: 201, headers: { 'content-type': 'text/plain' }, body: new Uint8Array([111, 107]) };
 
@@ -163,5 +169,282 @@ describe('the in-memory store: expiry, in-place completion, bounds', () => {
     expect(held.complete(second as never, 'POST / =late', RESPONSE, 100)).toBe(false);
     expect(store.size().entries).toBe(0);
     expect(store.claim('k', 'o4', 'POST /', 100)).toBeNull();
+  });
+});
+
+describe('the in-memory store against a model: its slab, hash table and write order', () => {
+  it('keeps a record that fills its slot to the last byte, and one a byte over on the side, each intact beside its neighbour', () => {
+    // Record a's parts: key 'a', owner 'o', request 'POST /', fingerprint 'f', no headers: 9 bytes before its body.
+    for (let over = -2; over <= 2; over++) {
+      const store = createMemoryIdempotencyStore({ clock: createFakeClock(0) });
+      store.claim('a', 'o', 'POST /', 60_000);
+      store.claim('b', 'p', 'POST /b', 60_000); // the next slot
+      const body = Uint8Array.from({ length: SLOT_BYTES - 9 + over }, (_, i) => i & 0xff);
+      expect(store.complete('a', 'o', 'f', { status: 200, headers: {}, body }, 60_000)).toBe(true);
+      expect(store.get('a')).toEqual({
+        state: 'done',
+        owner: 'o',
+        request: 'POST /',
+        fingerprint: 'f',
+        response: { status: 200, headers: {}, body },
+      });
+      expect(store.get('b')).toEqual({ state: 'running', owner: 'p', request: 'POST /b' });
+    }
+  });
+
+  /** A record as the model keeps it: JavaScript values, a Map in write order (a write moves it to the end). */
+  interface ModelRecord {
+    claim: number;
+    owner: string;
+    request: string;
+    done: boolean;
+    fingerprint: string;
+    response: { status: number; headers: Record<string, string | string[]>; body: Uint8Array } | null;
+    expiresAt: number;
+    bytes: number;
+  }
+  const KEYS = [
+    ...Array.from({ length: 40 }, (_, i) => `k${i}`),
+    'x'.repeat(300), // a long key: with a long path, past the slot
+    'scope-é\u0000key', // Latin-1 beyond ASCII: still in the slab
+    'scope-ключ\u0000key', // beyond Latin-1: on the side
+  ];
+  const PATHS = ['/orders', '/orders?id=1', `/${'p'.repeat(900)}`, '/caf\u00e9', '/\u20ac'];
+  const HEADERS: Record<string, string | string[]>[] = [
+    {},
+    { 'content-type': 'application/json' },
+    { 'set-cookie': ['a=1', 'b=2'], location: '/orders/1' },
+    { 'x-single': ['only'] },
+    { 'x-wide': 'caf\u00e9 \u20ac' },
+    { 'x-long': 'v'.repeat(2_000) },
+  ];
+  const bodyOf = (size: number, seed: number): Uint8Array =>
+    Uint8Array.from({ length: size }, (_, i) => (i * 31 + seed) & 0xff);
+  const sizeOf = (headers: Record<string, string | string[]>, body: Uint8Array): number => {
+    let n = body.length;
+    for (const [name, value] of Object.entries(headers))
+      n += name.length + (typeof value === 'string' ? value.length : value.join('').length);
+    return n;
+  };
+
+  type Op =
+    | { kind: 'claim' | 'claimParts'; key: number; path: number; ttl: number; owner: number }
+    | {
+        kind: 'complete' | 'completeHeld';
+        key: number;
+        claim: number;
+        headers: number;
+        body: number;
+        ascii: boolean;
+        stored: boolean;
+        inline: boolean;
+        ttl: number;
+        wrongOwner: boolean;
+      }
+    | { kind: 'release' | 'releaseHeld' | 'get'; key: number; claim: number }
+    | { kind: 'tick'; ms: number };
+  const index = fc.integer({ min: 0, max: 1_000 });
+  const ttl = fc.integer({ min: 1, max: 400 });
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({
+      kind: fc.constantFrom('claim' as const, 'claimParts' as const),
+      key: index,
+      path: index,
+      ttl,
+      owner: fc.integer({ min: 0, max: 2 }),
+    }),
+    fc.record({
+      kind: fc.constantFrom('complete' as const, 'completeHeld' as const),
+      key: index,
+      claim: index,
+      headers: index,
+      body: fc.constantFrom(0, 2, 24, 300, 700, 1_100),
+      ascii: fc.boolean(),
+      stored: fc.boolean(),
+      inline: fc.boolean(),
+      ttl,
+      wrongOwner: fc.boolean(),
+    }),
+    fc.record({
+      kind: fc.constantFrom('release' as const, 'releaseHeld' as const, 'get' as const),
+      key: index,
+      claim: index,
+    }),
+    fc.record({ kind: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 250 }) }),
+  );
+
+  it('answers every operation as a Map of records in write order does, bounds and expiry included', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 17, max: 40 })),
+        fc.constantFrom(600, 4_000, 64 * 1024 * 1024),
+        fc.integer({ min: 1, max: 40 }),
+        fc.array(op, { minLength: 50, maxLength: 400, size: 'max' }),
+        (maxEntries, maxBytes, keyCount, ops) => {
+          const clock = createFakeClock(1_764_000_000_000);
+          const store = createMemoryIdempotencyStore({ maxEntries, maxBytes, clock });
+          const held = (store as unknown as { [HELD_CLAIMS]: HeldClaims })[HELD_CLAIMS];
+          const model = new Map<string, ModelRecord>();
+          let bytes = 0;
+          let evicted = 0;
+          let claims = 0;
+          // Every claim made: its key, its owner, the model's claim number, and the store's held claim.
+          const made: { key: string; owner: string; claim: number; held: number | undefined }[] = [];
+          const keys = [...KEYS.slice(0, keyCount), ...KEYS.slice(40)];
+
+          const drop = (key: string): void => {
+            bytes -= model.get(key)!.bytes;
+            model.delete(key);
+          };
+          const live = (key: string, now: number): ModelRecord | undefined => {
+            const record = model.get(key);
+            if (record !== undefined && record.expiresAt <= now) {
+              drop(key);
+              return undefined;
+            }
+            return record;
+          };
+          const settle = (now: number): void => {
+            while ((model.size > maxEntries || bytes > maxBytes) && model.size > 0) {
+              const [oldest, record] = model.entries().next().value!;
+              if (record.expiresAt > now) evicted++;
+              drop(oldest);
+            }
+            for (let swept = 0; swept < 4; swept++) {
+              const first = model.entries().next();
+              if (first.done || first.value[1].expiresAt > now) break;
+              drop(first.value[0]);
+            }
+          };
+          const seen = (record: ModelRecord) =>
+            record.done
+              ? {
+                  state: 'done',
+                  owner: record.owner,
+                  request: record.request,
+                  fingerprint: record.fingerprint,
+                  response:
+                    record.response === null
+                      ? null
+                      : { ...record.response, headers: { ...record.response.headers } },
+                }
+              : { state: 'running', owner: record.owner, request: record.request };
+
+          for (const o of ops) {
+            const now = clock.now();
+            if (o.kind === 'tick') {
+              clock.advance(o.ms);
+              continue;
+            }
+            const key = keys[o.key % keys.length]!;
+            if (o.kind === 'claim' || o.kind === 'claimParts') {
+              const path = PATHS[o.path % PATHS.length]!;
+              const number = claims + 1;
+              const prefix = ['owner-', 'own\u00e9r-', 'ow\u20acner-'][o.owner]!;
+              const owner = `${prefix}${number}`;
+              const found =
+                o.kind === 'claim'
+                  ? store.claim(key, owner, `POST ${path}`, o.ttl)
+                  : held.claimParts(key, prefix, number, 'POST', path, o.ttl);
+              const existing = live(key, now);
+              if (existing !== undefined) {
+                expect(found).toEqual(seen(existing));
+                continue;
+              }
+              expect(found === null || isHeldClaim(found as never)).toBe(true);
+              claims = number;
+              model.set(key, {
+                claim: number,
+                owner,
+                request: `POST ${path}`,
+                done: false,
+                fingerprint: '',
+                response: null,
+                expiresAt: now + o.ttl,
+                bytes: 64 + key.length,
+              });
+              bytes += 64 + key.length;
+              made.push({ key, owner, claim: number, held: found === null ? undefined : (found as number) });
+              settle(now);
+            } else if (o.kind === 'complete' || o.kind === 'completeHeld') {
+              const c = made[o.claim % Math.max(made.length, 1)];
+              if (c === undefined) continue;
+              const body = bodyOf(o.body, o.claim);
+              const asString = o.ascii ? String.fromCharCode(...body.map((b) => b & 0x7f)) : undefined;
+              const stored =
+                asString === undefined ? body : Uint8Array.from(asString, (ch) => ch.charCodeAt(0));
+              const headers = HEADERS[o.headers % HEADERS.length]!;
+              // A small body's own bytes (kept as bytes), or a digest string (beyond ASCII: on the side).
+              const small = bodyOf(o.body % 300, 7);
+              const digest = o.inline ? Buffer.from(small).toString('base64') : 'sha-\u00e9';
+              let ok: boolean;
+              let record = model.get(c.key);
+              if (o.kind === 'completeHeld' && c.held !== undefined) {
+                ok = held.completeParts(
+                  c.held,
+                  o.inline ? small : digest,
+                  201,
+                  headers,
+                  o.stored ? (asString ?? body) : null,
+                  o.ttl,
+                );
+                if (record !== undefined && record.claim === c.claim && record.expiresAt <= now) {
+                  drop(c.key);
+                  record = undefined;
+                }
+                if (record?.claim !== c.claim) record = undefined;
+              } else {
+                const owner = o.wrongOwner ? `${c.owner}x` : c.owner;
+                const fingerprint = `POST /orders ${digest}`;
+                ok = store.complete(
+                  c.key,
+                  owner,
+                  fingerprint,
+                  o.stored ? { status: 201, headers, body } : null,
+                  o.ttl,
+                ) as boolean;
+                record = live(c.key, now);
+                if (record?.owner !== owner) record = undefined;
+              }
+              const expected = record !== undefined && !record.done;
+              expect(ok).toBe(expected);
+              if (!expected) continue;
+              const r = record!;
+              const bodyKept = o.kind === 'completeHeld' && c.held !== undefined ? stored : body;
+              bytes -= r.bytes;
+              r.done = true;
+              r.fingerprint =
+                o.kind === 'completeHeld' && c.held !== undefined
+                  ? `${r.request} ${o.inline ? '=' : ''}${digest}`
+                  : `POST /orders ${digest}`;
+              r.response = o.stored ? { status: 201, headers, body: bodyKept } : null;
+              r.expiresAt = now + o.ttl;
+              r.bytes = 128 + c.key.length + (o.stored ? sizeOf(headers, bodyKept) : 0);
+              bytes += r.bytes;
+              model.delete(c.key);
+              model.set(c.key, r);
+              settle(now);
+            } else if (o.kind === 'release' || o.kind === 'releaseHeld') {
+              const c = made[o.claim % Math.max(made.length, 1)];
+              if (c === undefined) continue;
+              if (o.kind === 'releaseHeld' && c.held !== undefined) held.release(c.held);
+              else store.release(c.key, c.owner);
+              if (model.get(c.key)?.claim === c.claim) drop(c.key);
+            } else {
+              const record = live(key, now);
+              expect(store.get(key)).toEqual(record === undefined ? null : seen(record));
+            }
+            expect(store.size()).toEqual({ entries: model.size, bytes, evicted });
+          }
+          const now = clock.now();
+          for (const key of keys) {
+            const record = live(key, now);
+            expect(store.get(key)).toEqual(record === undefined ? null : seen(record));
+          }
+          expect(store.size()).toEqual({ entries: model.size, bytes, evicted });
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 });

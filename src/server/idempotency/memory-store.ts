@@ -1,10 +1,16 @@
 import { type Clock, systemClock } from '../../clock.js';
 import { InvalidOptionError } from '../../errors.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
+import { hashKey, type SlotKeys, SlotTable } from './slot-table.js';
 
 /** Options of {@link createMemoryIdempotencyStore}. */
 export interface MemoryIdempotencyStoreOptions {
-  /** Most records kept at once; beyond it the least recently written goes first. @default 10000 */
+  /**
+   * Most records kept at once; beyond it the least recently written goes first. Each record held
+   * takes a slot of the store's slab (1 KiB, plus ≈ 100 bytes of bookkeeping in typed arrays):
+   * the slab grows with the records, up to `maxEntries` slots (≈ 11 MiB at the default). From 1 to
+   * 2^31 − 1. @default 10000
+   */
   maxEntries?: number;
   /** Most bytes of stored responses (bodies and headers, roughly) kept at once. @default 67108864 (64 MiB) */
   maxBytes?: number;
@@ -25,79 +31,628 @@ export interface MemoryIdempotencyStore extends IdempotencyStore {
 }
 
 /**
- * One key's record, flat: the running and the done state in one object updated in place, the
- * stored response's parts as fields. A record that lives for seconds is copied by every scavenge it
- * survives and then promoted, so each object less per record is work the collector does not do on
- * every keyed request: the layer in this process hands over the parts it already has (its owner as
- * a shared prefix and a number, the method and the request's own URL string, the body's digest, a
- * short ASCII body as the handler's own string) and the strings a caller sees (`owner`, `request`,
- * `fingerprint`) are joined, and the {@link IdempotencyRecord} made, on the rare read that finds one
- * (a repeat), not kept.
+ * Bytes of the slab per record: its key, owner, request, digest, stored headers and body, in Latin-1
+ * (one byte a character). A record whose parts do not fit, or hold a character beyond U+00FF, keeps
+ * them in one {@link SideRecord} object instead; its bookkeeping stays in the typed arrays.
+ * @internal
  */
-class Entry {
+export const SLOT_BYTES = 1024;
+/** Slots made at first; the arrays double, up to `maxEntries`, as records arrive. */
+const FIRST_CAPACITY = 16;
+/** Strings interned per store (owner prefixes, methods): a record keeps their number. */
+const MAX_INTERNED = 64;
+
+/** A slot's state. */
+const FREE = 0;
+const RUNNING = 1;
+const DONE = 2;
+/** A slot's parts in the slab, in this order; their lengths in `lengths`, FIELDS to a slot. */
+const KEY = 0;
+const OWNER = 1;
+const PATH = 2;
+const DIGEST = 3;
+const HEADERS = 4;
+const BODY = 5;
+const FIELDS = 6;
+
+/**
+ * A record whose parts did not fit its slot (a body or headers over {@link SLOT_BYTES} with the rest,
+ * a character beyond Latin-1): the strings a caller sees, whole, and the response as given.
+ */
+class SideRecord {
   readonly key: string;
-  /** The owner, or its shared prefix when `ownerNumber` is not -1 (the owner is then both joined). */
-  readonly ownerPrefix: string;
-  readonly ownerNumber: number;
-  /** The request (`POST /orders`), or its method when `path` is not null (then `method path`). */
-  readonly method: string;
-  readonly path: string | null;
-  /**
-   * The done record's fingerprint (`digestKind` 0), or its body digest alone (1: the fingerprint is
-   * `request digest`), or a small body's base64 (2: `request =digest`); '' while running.
-   */
-  digest = '';
-  digestKind = 0;
-  done = false;
-  /** The stored response's parts; `body` null when the response was not stored (over the bound). */
+  readonly owner: string;
+  readonly request: string;
+  fingerprint = '';
   status = 0;
   headers: Record<string, string | string[]> | null = null;
-  /** The body's bytes, or a string of ASCII characters, each one byte. */
   body: Uint8Array | string | null = null;
-  /** Its expiry, in ms after the store's `epoch` (a small integer: no heap number per record). */
-  expiresAt: number;
-  bytes: number;
-  /** Its latest write's number: a copy in the write order with another number is stale; 0 once removed. */
-  written = 0;
 
-  constructor(
+  constructor(key: string, owner: string, request: string) {
+    this.key = key;
+    this.owner = owner;
+    this.request = request;
+  }
+}
+
+/**
+ * The in-memory store's records, none of them a JavaScript object: a record is a slot number; its
+ * key, owner, request, digest, headers and body are bytes in one preallocated slab (a Buffer,
+ * {@link SLOT_BYTES} a slot), its expiry, size, state and place in the write order are entries of
+ * typed arrays, and the key's lookup is a {@link SlotTable} of integers over the slab. The collector
+ * sees a dozen objects whatever the number of records, and a record that ends (expired, evicted,
+ * released) is a few integers written, not a `Map` delete. The write order is a doubly linked list
+ * of slots in two Int32Arrays (oldest first): a write moves its slot to the end, an eviction takes
+ * the first.
+ */
+class SlabStore implements SlotKeys {
+  readonly #maxEntries: number;
+  readonly #maxBytes: number;
+  readonly clock: Clock;
+  /** Expiries are kept relative to the store's creation. */
+  readonly #epoch: number;
+  readonly #table: SlotTable;
+
+  #capacity = 0;
+  /** Slots handed out at least once (those below it that are free are in `#free`). */
+  #used = 0;
+  #free: Int32Array;
+  #freeCount = 0;
+  #slab: Buffer;
+  #lengths: Int32Array;
+  #state: Uint8Array;
+  /** 1 when a done record stored its response (not over the bound). */
+  #stored: Uint8Array;
+  /**
+   * How a done record's fingerprint is made from its digest: 0 as it is, 1 `request digest`, 2
+   * `request =base64` (the digest is a small body's own bytes).
+   */
+  #digestKind: Uint8Array;
+  #status: Uint16Array;
+  /** The owner's interned prefix (its owner is `prefix` + `#ownerNumbers`), or -1: the owner whole in the slab. */
+  #ownerPrefixes: Int32Array;
+  #ownerNumbers: Float64Array;
+  /** The interned method (its request is `method path`), or -1: the request whole in the slab. */
+  #methods: Int32Array;
+  #expiresAt: Float64Array;
+  #bytes: Float64Array;
+  /** Each slot's claim number (0 when free): a held claim of an earlier record in the slot is told by it. */
+  #claims: Float64Array;
+  #prev: Int32Array;
+  #next: Int32Array;
+  #head = -1;
+  #tail = -1;
+  #sides: (SideRecord | undefined)[] = [];
+
+  #count = 0;
+  #totalBytes = 0;
+  /** Characters of names and values the last {@link #putHeaders} wrote (a record's size counts them). */
+  #headerChars = 0;
+  #evicted = 0;
+  #claimCount = 0;
+  /** Claim numbers wrap before a held claim (claim number × maxEntries + slot) leaves the safe integers. */
+  readonly #claimWrap: number;
+
+  readonly #interned: string[] = [];
+  #lastPrefix = '';
+  #lastPrefixId = -1;
+  #lastMethod = '';
+  #lastMethodId = -1;
+
+  constructor(maxEntries: number, maxBytes: number, clock: Clock) {
+    this.#maxEntries = maxEntries;
+    this.#maxBytes = maxBytes;
+    this.clock = clock;
+    this.#epoch = clock.now();
+    this.#claimWrap = Math.floor(Number.MAX_SAFE_INTEGER / maxEntries) - 1;
+    const capacity = Math.min(maxEntries, FIRST_CAPACITY);
+    this.#table = new SlotTable(capacity, this);
+    this.#capacity = capacity;
+    this.#free = new Int32Array(capacity);
+    this.#slab = Buffer.alloc(capacity * SLOT_BYTES);
+    this.#lengths = new Int32Array(capacity * FIELDS);
+    this.#state = new Uint8Array(capacity);
+    this.#stored = new Uint8Array(capacity);
+    this.#digestKind = new Uint8Array(capacity);
+    this.#status = new Uint16Array(capacity);
+    this.#ownerPrefixes = new Int32Array(capacity);
+    this.#ownerNumbers = new Float64Array(capacity);
+    this.#methods = new Int32Array(capacity);
+    this.#expiresAt = new Float64Array(capacity);
+    this.#bytes = new Float64Array(capacity);
+    this.#claims = new Float64Array(capacity);
+    this.#prev = new Int32Array(capacity);
+    this.#next = new Int32Array(capacity);
+  }
+
+  /** Now, relative to the store's creation: `at` when given (epoch ms of this store's clock), else read. */
+  now(at?: number): number {
+    return (at ?? this.clock.now()) - this.#epoch;
+  }
+
+  size(): { entries: number; bytes: number; evicted: number } {
+    return { entries: this.#count, bytes: this.#totalBytes, evicted: this.#evicted };
+  }
+
+  // --- the key ---------------------------------------------------------------------------------
+
+  keyEquals(slot: number, key: string): boolean {
+    const side = this.#sides[slot];
+    if (side !== undefined) return side.key === key;
+    return this.#lengths[slot * FIELDS + KEY] === key.length && this.#equalsAt(key, slot * SLOT_BYTES);
+  }
+
+  /** The live slot of `key` (its hash `hash`), or -1; an expired one is removed. */
+  live(key: string, hash: number, now: number): number {
+    const slot = this.#table.find(key, hash);
+    if (slot === -1) return -1;
+    if (this.#expiresAt[slot]! <= now) {
+      this.#remove(slot);
+      return -1;
+    }
+    return slot;
+  }
+
+  /** The slot of `key`, expired or not, or -1. */
+  find(key: string): number {
+    return this.#table.find(key, hashKey(key));
+  }
+
+  // --- claims ----------------------------------------------------------------------------------
+
+  /**
+   * Claims `key` at `now`: the record found, or the held claim (a number) of a new running record. The
+   * owner is `owner` whole when `ownerNumber` is -1, else `owner` + `ownerNumber`; the request is
+   * `method` whole when `path` is null, else `method path`.
+   */
+  claim(
     key: string,
-    ownerPrefix: string,
+    owner: string,
     ownerNumber: number,
     method: string,
     path: string | null,
-    expiresAt: number,
-  ) {
-    this.key = key;
-    this.ownerPrefix = ownerPrefix;
-    this.ownerNumber = ownerNumber;
-    this.method = method;
-    this.path = path;
-    this.expiresAt = expiresAt;
-    this.bytes = 64 + key.length;
+    ttlMs: number,
+    now: number,
+  ): IdempotencyRecord | number {
+    const hash = hashKey(key);
+    const found = this.live(key, hash, now);
+    if (found !== -1) return this.record(found);
+    // The oldest record makes room for this one (it would be evicted after the write all the same).
+    if (this.#count >= this.#maxEntries) this.#evictOldest(now);
+    const slot = this.#allocate();
+    const claim = this.#claimCount >= this.#claimWrap ? 1 : this.#claimCount + 1;
+    this.#claimCount = claim;
+    this.#claims[slot] = claim;
+    this.#state[slot] = RUNNING;
+    this.#stored[slot] = 0;
+    this.#expiresAt[slot] = now + ttlMs;
+    const bytes = 64 + key.length;
+    this.#bytes[slot] = bytes;
+    this.#totalBytes += bytes;
+    this.#count++;
+    this.#writeClaim(slot, key, owner, ownerNumber, method, path);
+    this.#table.insert(slot, hash);
+    this.#append(slot);
+    this.#settle(now);
+    return claim * this.#maxEntries + slot;
   }
 
-  get owner(): string {
-    return this.ownerNumber === -1 ? this.ownerPrefix : `${this.ownerPrefix}${this.ownerNumber}`;
+  /** The slot of the held claim `claim` if it is still its key's live record at `now`, else -1 (removed when expired). */
+  held(claim: number, now: number): number {
+    const slot = claim % this.#maxEntries;
+    if (this.#claims[slot] !== (claim - slot) / this.#maxEntries) return -1;
+    if (this.#expiresAt[slot]! <= now) {
+      this.#remove(slot);
+      return -1;
+    }
+    return slot;
   }
 
-  get request(): string {
-    return this.path === null ? this.method : `${this.method} ${this.path}`;
+  /** Releases the held claim `claim` if its record is still there. */
+  releaseHeld(claim: number): void {
+    const slot = claim % this.#maxEntries;
+    if (this.#claims[slot] === (claim - slot) / this.#maxEntries) this.#remove(slot);
   }
 
-  /** The record as callers see it (a new object: the entry itself changes in place). */
-  record(): IdempotencyRecord {
-    const owner = this.owner;
-    const request = this.request;
-    if (!this.done) return { state: 'running', owner, request };
-    const body = this.body;
-    // A copy of the headers: the object may be shared with other records (see `completeParts`).
-    const response =
-      body === null ? null : { status: this.status, headers: { ...this.headers! }, body: bytesOf(body) };
-    const kind = this.digestKind;
-    const fingerprint =
-      kind === 0 ? this.digest : kind === 1 ? `${request} ${this.digest}` : `${request} =${this.digest}`;
+  /** Whether the record in `slot` is `owner`'s. */
+  ownedBy(slot: number, owner: string): boolean {
+    const side = this.#sides[slot];
+    if (side !== undefined) return side.owner === owner;
+    const prefix = this.#ownerPrefixes[slot]!;
+    if (prefix !== -1) return owner === `${this.#interned[prefix]}${this.#ownerNumbers[slot]}`;
+    const at = slot * SLOT_BYTES + this.#lengths[slot * FIELDS + KEY]!;
+    return this.#lengths[slot * FIELDS + OWNER] === owner.length && this.#equalsAt(owner, at);
+  }
+
+  remove(slot: number): void {
+    this.#remove(slot);
+  }
+
+  /**
+   * Completes the running record in `slot` at `now`: `digest` is its fingerprint (a string, `digestKind`
+   * 0), the part after its request (a string, 1: `request digest`), or a small body's bytes (2:
+   * `request =base64`); `body` null when the
+   * response was not stored, a string of ASCII characters (each one byte) or bytes. False when the
+   * record was done already.
+   */
+  complete(
+    slot: number,
+    digest: string | Uint8Array,
+    digestKind: number,
+    status: number,
+    headers: Record<string, string | string[]>,
+    body: Uint8Array | string | null,
+    ttlMs: number,
+    now: number,
+  ): boolean {
+    if (this.#state[slot] === DONE) return false;
+    this.#state[slot] = DONE;
+    this.#totalBytes -= this.#bytes[slot]!;
+    this.#expiresAt[slot] = now + ttlMs;
+    if (body !== null) {
+      this.#stored[slot] = 1;
+      this.#status[slot] = status;
+    }
+    let size = 128 + this.#lengths[slot * FIELDS + KEY]!;
+    if (this.#sides[slot] === undefined && this.#writeDone(slot, digest, digestKind, headers, body)) {
+      if (body !== null) size += body.length + this.#headerChars;
+    } else {
+      if (body !== null) size += sizeOf(headers, body);
+      const side = this.#toSide(slot);
+      const request = side.request;
+      side.fingerprint =
+        typeof digest !== 'string'
+          ? `${request} =${Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('base64')}`
+          : digestKind === 0
+            ? digest
+            : `${request} ${digest}`;
+      if (body !== null) {
+        side.status = status;
+        side.headers = headers;
+        side.body = body;
+      }
+    }
+    this.#bytes[slot] = size;
+    this.#totalBytes += size;
+    this.#unlink(slot);
+    this.#append(slot);
+    this.#settle(now);
+    return true;
+  }
+
+  /** The record in `slot` as callers see it (a new object: the slot changes in place). */
+  record(slot: number): IdempotencyRecord {
+    const side = this.#sides[slot];
+    const owner = side?.owner ?? this.#ownerOf(slot);
+    const request = side?.request ?? this.#requestOf(slot);
+    if (this.#state[slot] !== DONE) return { state: 'running', owner, request };
+    let fingerprint: string;
+    let response: StoredResponse | null = null;
+    if (side !== undefined) {
+      fingerprint = side.fingerprint;
+      if (side.body !== null)
+        // A copy of the headers: the object is the caller's, or the capture's.
+        response = { status: side.status, headers: { ...side.headers! }, body: bytesOf(side.body) };
+    } else {
+      const f = slot * FIELDS;
+      const lengths = this.#lengths;
+      let at = slot * SLOT_BYTES + lengths[f + KEY]! + lengths[f + OWNER]! + lengths[f + PATH]!;
+      const kind = this.#digestKind[slot];
+      const digest = this.#slab.toString(kind === 2 ? 'base64' : 'latin1', at, at + lengths[f + DIGEST]!);
+      fingerprint = kind === 0 ? digest : kind === 1 ? `${request} ${digest}` : `${request} =${digest}`;
+      if (this.#stored[slot] === 1) {
+        at += lengths[f + DIGEST]!;
+        const headers = this.#readHeaders(at, at + lengths[f + HEADERS]!);
+        at += lengths[f + HEADERS]!;
+        const body = new Uint8Array(lengths[f + BODY]!);
+        body.set(this.#slab.subarray(at, at + body.length));
+        response = { status: this.#status[slot]!, headers, body };
+      }
+    }
     return { state: 'done', owner, request, fingerprint, response };
+  }
+
+  // --- the slab ----------------------------------------------------------------------------------
+
+  /** Writes a claim's key, owner and request into `slot`; a part that does not fit puts them on the side. */
+  #writeClaim(
+    slot: number,
+    key: string,
+    owner: string,
+    ownerNumber: number,
+    method: string,
+    path: string | null,
+  ): void {
+    const base = slot * SLOT_BYTES;
+    const end = base + SLOT_BYTES;
+    const f = slot * FIELDS;
+    const lengths = this.#lengths;
+    let ownerPrefix = -1;
+    let ownerText = owner;
+    if (ownerNumber !== -1) {
+      ownerPrefix = this.#internPrefix(owner);
+      if (ownerPrefix === -1) ownerText = `${owner}${ownerNumber}`;
+    }
+    let methodId = -1;
+    let pathText = method;
+    if (path !== null) {
+      methodId = this.#internMethod(method);
+      pathText = methodId === -1 ? `${method} ${path}` : path;
+    }
+    this.#ownerPrefixes[slot] = ownerPrefix;
+    this.#ownerNumbers[slot] = ownerNumber;
+    this.#methods[slot] = methodId;
+    let at = this.#put(key, base, end);
+    lengths[f + KEY] = key.length;
+    if (at !== -1 && ownerPrefix === -1) at = this.#put(ownerText, at, end);
+    lengths[f + OWNER] = ownerPrefix === -1 ? ownerText.length : 0;
+    if (at !== -1) at = this.#put(pathText, at, end);
+    lengths[f + PATH] = pathText.length;
+    if (at === -1) {
+      const request = path === null ? method : `${method} ${path}`;
+      const whole = ownerNumber === -1 ? owner : `${owner}${ownerNumber}`;
+      this.#sides[slot] = new SideRecord(key, whole, request);
+    }
+  }
+
+  /** Writes a completion's digest, headers and body after the claim's parts; false when they do not fit. */
+  #writeDone(
+    slot: number,
+    digest: string | Uint8Array,
+    digestKind: number,
+    headers: Record<string, string | string[]>,
+    body: Uint8Array | string | null,
+  ): boolean {
+    const f = slot * FIELDS;
+    const lengths = this.#lengths;
+    const base = slot * SLOT_BYTES;
+    const end = base + SLOT_BYTES;
+    let at = base + lengths[f + KEY]! + lengths[f + OWNER]! + lengths[f + PATH]!;
+    if (typeof digest === 'string') at = this.#put(digest, at, end);
+    else if (at + digest.length <= end) {
+      this.#slab.set(digest, at);
+      at += digest.length;
+    } else at = -1;
+    if (at === -1) return false;
+    lengths[f + DIGEST] = digest.length;
+    this.#digestKind[slot] = digestKind;
+    this.#headerChars = 0;
+    if (body === null) return true;
+    const headersAt = at;
+    at = this.#putHeaders(headers, at, end);
+    if (at === -1) return false;
+    lengths[f + HEADERS] = at - headersAt;
+    if (typeof body === 'string') {
+      if (this.#put(body, at, end) === -1) return false;
+    } else {
+      if (at + body.length > end) return false;
+      this.#slab.set(body, at);
+    }
+    lengths[f + BODY] = body.length;
+    return true;
+  }
+
+  /** Moves the record in `slot` to the side, as strings (its parts in the slab are then unused). */
+  #toSide(slot: number): SideRecord {
+    const existing = this.#sides[slot];
+    if (existing !== undefined) return existing;
+    const base = slot * SLOT_BYTES;
+    const key = this.#slab.toString('latin1', base, base + this.#lengths[slot * FIELDS + KEY]!);
+    const side = new SideRecord(key, this.#ownerOf(slot), this.#requestOf(slot));
+    this.#sides[slot] = side;
+    return side;
+  }
+
+  /** `text` written at `at` as Latin-1; the position after it, or -1 when it passes `end` or has a wider character. */
+  #put(text: string, at: number, end: number): number {
+    const n = text.length;
+    if (at + n > end) return -1;
+    const slab = this.#slab;
+    let wide = 0;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      wide |= c;
+      slab[at + i] = c;
+    }
+    return wide > 0xff ? -1 : at + n;
+  }
+
+  /** Whether the bytes at `at` are `text`'s characters (its length checked by the caller). */
+  #equalsAt(text: string, at: number): boolean {
+    const slab = this.#slab;
+    for (let i = 0; i < text.length; i++) if (slab[at + i] !== text.charCodeAt(i)) return false;
+    return true;
+  }
+
+  /**
+   * Headers as bytes: per name, its length (1 byte), its count of values (1 byte: 0 for a single
+   * string), the name, then each value's length (2 bytes) and the value. -1 when they do not fit.
+   */
+  #putHeaders(headers: Record<string, string | string[]>, at: number, end: number): number {
+    const slab = this.#slab;
+    let chars = 0;
+    for (const name in headers) {
+      const value = headers[name]!;
+      const many = typeof value !== 'string';
+      if (name.length > 0xff || at + 2 > end || (many && value.length > 0xff)) return -1;
+      chars += name.length;
+      slab[at] = name.length;
+      slab[at + 1] = many ? value.length : 0;
+      at = this.#put(name, at + 2, end);
+      if (at === -1) return -1;
+      if (many) {
+        for (let i = 0; i < value.length; i++) {
+          at = this.#putValue(value[i]!, at, end);
+          if (at === -1) return -1;
+          chars += value[i]!.length;
+        }
+      } else {
+        at = this.#putValue(value, at, end);
+        chars += value.length;
+      }
+      if (at === -1) return -1;
+    }
+    this.#headerChars = chars;
+    return at;
+  }
+
+  #putValue(value: string, at: number, end: number): number {
+    if (value.length > 0xffff || at + 2 > end) return -1;
+    this.#slab[at] = value.length & 0xff;
+    this.#slab[at + 1] = value.length >>> 8;
+    return this.#put(value, at + 2, end);
+  }
+
+  #readHeaders(at: number, end: number): Record<string, string | string[]> {
+    const slab = this.#slab;
+    const headers: Record<string, string | string[]> = {};
+    while (at < end) {
+      const nameLength = slab[at]!;
+      const count = slab[at + 1]!;
+      const name = slab.toString('latin1', at + 2, at + 2 + nameLength);
+      at += 2 + nameLength;
+      if (count === 0) {
+        const length = slab[at]! | (slab[at + 1]! << 8);
+        headers[name] = slab.toString('latin1', at + 2, at + 2 + length);
+        at += 2 + length;
+      } else {
+        const values: string[] = [];
+        for (let i = 0; i < count; i++) {
+          const length = slab[at]! | (slab[at + 1]! << 8);
+          values.push(slab.toString('latin1', at + 2, at + 2 + length));
+          at += 2 + length;
+        }
+        headers[name] = values;
+      }
+    }
+    return headers;
+  }
+
+  #ownerOf(slot: number): string {
+    const prefix = this.#ownerPrefixes[slot]!;
+    if (prefix !== -1) return `${this.#interned[prefix]}${this.#ownerNumbers[slot]}`;
+    const at = slot * SLOT_BYTES + this.#lengths[slot * FIELDS + KEY]!;
+    return this.#slab.toString('latin1', at, at + this.#lengths[slot * FIELDS + OWNER]!);
+  }
+
+  #requestOf(slot: number): string {
+    const f = slot * FIELDS;
+    const at = slot * SLOT_BYTES + this.#lengths[f + KEY]! + this.#lengths[f + OWNER]!;
+    const path = this.#slab.toString('latin1', at, at + this.#lengths[f + PATH]!);
+    const method = this.#methods[slot]!;
+    return method === -1 ? path : `${this.#interned[method]} ${path}`;
+  }
+
+  #internPrefix(prefix: string): number {
+    if (prefix === this.#lastPrefix && this.#lastPrefixId !== -1) return this.#lastPrefixId;
+    const id = this.#intern(prefix);
+    this.#lastPrefix = prefix;
+    this.#lastPrefixId = id;
+    return id;
+  }
+
+  #internMethod(method: string): number {
+    if (method === this.#lastMethod && this.#lastMethodId !== -1) return this.#lastMethodId;
+    const id = this.#intern(method);
+    this.#lastMethod = method;
+    this.#lastMethodId = id;
+    return id;
+  }
+
+  /** The number of `text` among the interned strings, added if there is room; -1 when full. */
+  #intern(text: string): number {
+    const interned = this.#interned;
+    const at = interned.indexOf(text);
+    if (at !== -1) return at;
+    if (interned.length >= MAX_INTERNED) return -1;
+    interned.push(text);
+    return interned.length - 1;
+  }
+
+  // --- slots, the write order, bounds -----------------------------------------------------------
+
+  #allocate(): number {
+    if (this.#freeCount > 0) return this.#free[--this.#freeCount]!;
+    if (this.#used === this.#capacity) this.#grow();
+    return this.#used++;
+  }
+
+  /** Doubles the slots (up to `maxEntries`): every array copied, the table rebuilt. */
+  #grow(): void {
+    const capacity = Math.min(this.#maxEntries, this.#capacity * 2);
+    const grown = <T extends Int32Array | Uint8Array | Uint16Array | Float64Array>(
+      old: T,
+      make: new (n: number) => T,
+      n = capacity,
+    ): T => {
+      const array = new make(n);
+      array.set(old);
+      return array;
+    };
+    this.#free = grown(this.#free, Int32Array);
+    const slab = Buffer.alloc(capacity * SLOT_BYTES);
+    this.#slab.copy(slab);
+    this.#slab = slab;
+    this.#lengths = grown(this.#lengths, Int32Array, capacity * FIELDS);
+    this.#state = grown(this.#state, Uint8Array);
+    this.#stored = grown(this.#stored, Uint8Array);
+    this.#digestKind = grown(this.#digestKind, Uint8Array);
+    this.#status = grown(this.#status, Uint16Array);
+    this.#ownerPrefixes = grown(this.#ownerPrefixes, Int32Array);
+    this.#ownerNumbers = grown(this.#ownerNumbers, Float64Array);
+    this.#methods = grown(this.#methods, Int32Array);
+    this.#expiresAt = grown(this.#expiresAt, Float64Array);
+    this.#bytes = grown(this.#bytes, Float64Array);
+    this.#claims = grown(this.#claims, Float64Array);
+    this.#prev = grown(this.#prev, Int32Array);
+    this.#next = grown(this.#next, Int32Array);
+    this.#table.grow(capacity);
+    this.#capacity = capacity;
+  }
+
+  #append(slot: number): void {
+    const tail = this.#tail;
+    this.#prev[slot] = tail;
+    this.#next[slot] = -1;
+    if (tail === -1) this.#head = slot;
+    else this.#next[tail] = slot;
+    this.#tail = slot;
+  }
+
+  #unlink(slot: number): void {
+    const prev = this.#prev[slot]!;
+    const next = this.#next[slot]!;
+    if (prev === -1) this.#head = next;
+    else this.#next[prev] = next;
+    if (next === -1) this.#tail = prev;
+    else this.#prev[next] = prev;
+  }
+
+  #remove(slot: number): void {
+    this.#table.delete(slot);
+    this.#unlink(slot);
+    this.#totalBytes -= this.#bytes[slot]!;
+    this.#state[slot] = FREE;
+    this.#claims[slot] = 0;
+    if (this.#sides[slot] !== undefined) this.#sides[slot] = undefined;
+    this.#free[this.#freeCount++] = slot;
+    this.#count--;
+  }
+
+  #evictOldest(now: number): void {
+    const oldest = this.#head;
+    if (this.#expiresAt[oldest]! > now) this.#evicted++;
+    this.#remove(oldest);
+  }
+
+  /** After a write: the oldest records go while over `maxBytes`, then a few expired ones at the front. */
+  #settle(now: number): void {
+    while (this.#totalBytes > this.#maxBytes && this.#head !== -1) this.#evictOldest(now);
+    // A few expired records at the front go on every write, so that memory follows the lifetimes.
+    for (let swept = 0; swept < 4 && this.#head !== -1; swept++) {
+      if (this.#expiresAt[this.#head]! > now) break;
+      this.#remove(this.#head);
+    }
   }
 }
 
@@ -110,11 +665,12 @@ function bytesOf(body: Uint8Array | string): Uint8Array {
 }
 
 /**
- * A claim of the in-memory store as the layer in the same process holds it: the entry itself, so
- * that completing or releasing it looks nothing up. Opaque outside this module.
+ * A claim of the in-memory store as the layer in the same process holds it: a number (the claim's
+ * own number and its slot), so that completing or releasing it looks nothing up and allocates
+ * nothing. Opaque outside this module.
  * @internal
  */
-export type HeldClaim = Entry;
+export type HeldClaim = number;
 
 /**
  * The in-memory store's operations on a held claim, found on the store under {@link HELD_CLAIMS}.
@@ -122,11 +678,14 @@ export type HeldClaim = Entry;
  * @internal Used by the idempotency layer.
  */
 export interface HeldClaims {
+  /** The store's clock: a caller that reads the same one may hand its reading over (`nowMs`). */
+  readonly clock: Clock;
   /** As `claim`, answering the held claim instead of null when the key was claimed. */
   claim(key: string, owner: string, request: string, ttlMs: number): IdempotencyRecord | HeldClaim;
   /**
    * As {@link claim} for the owner `${ownerPrefix}${ownerNumber}` and the request `${method} ${path}`,
-   * given in parts: the record keeps the strings the caller already has, and joins them when read.
+   * given in parts: the record keeps the parts, and joins them when read. `nowMs`, when given, is
+   * {@link clock}'s time now (read by the caller), saving a read.
    */
   claimParts(
     key: string,
@@ -135,23 +694,23 @@ export interface HeldClaims {
     method: string,
     path: string,
     ttlMs: number,
+    nowMs?: number,
   ): IdempotencyRecord | HeldClaim;
   complete(claim: HeldClaim, fingerprint: string, response: StoredResponse | null, ttlMs: number): boolean;
   /**
-   * As {@link complete} with the fingerprint `${request} ${digest}` (the claim's request; with
-   * `inline`, `${request} =${digest}`: the digest is a small body's base64) and the
-   * response in parts; `body` null when it was not stored, a string of ASCII characters (each one
-   * byte) kept as it is. Headers equal to the last stored ones are shared with them (a record read
-   * answers a copy).
+   * As {@link complete} with the fingerprint `${request} ${digest}` (the claim's request), or, when
+   * `digest` is a small body's own bytes, `${request} =${base64 of them}` (kept as bytes, encoded on
+   * the read that needs it), and the response in parts; `body` null when it was not stored, a string
+   * of ASCII characters (each one byte) or bytes, copied into the store. `nowMs` as for {@link claimParts}.
    */
   completeParts(
     claim: HeldClaim,
-    digest: string,
-    inline: boolean,
+    digest: string | Uint8Array,
     status: number,
     headers: Record<string, string | string[]>,
     body: Uint8Array | string | null,
     ttlMs: number,
+    nowMs?: number,
   ): boolean;
   release(claim: HeldClaim): void;
 }
@@ -161,7 +720,7 @@ export const HELD_CLAIMS = Symbol('prazo.idempotency.heldClaims');
 
 /** Whether `found` (what {@link HeldClaims.claim} answered) is a held claim, not a record found. @internal */
 export function isHeldClaim(found: IdempotencyRecord | HeldClaim): found is HeldClaim {
-  return found instanceof Entry;
+  return typeof found === 'number';
 }
 
 /**
@@ -173,6 +732,12 @@ export function isHeldClaim(found: IdempotencyRecord | HeldClaim): found is Held
  * runs again if it is repeated, so size the bounds for (requests per second × record lifetime).
  * Evictions before expiry are counted in `size().evicted`.
  *
+ * Records are not JavaScript objects: each is a slot of a preallocated byte slab ({@link SLOT_BYTES}
+ * bytes: key, owner, request, digest, headers and body) under an integer hash table, so holding
+ * many costs the collector nothing per record. The slots grow with the records, up to `maxEntries`
+ * (≈ 1.1 KiB each). A record whose parts do not fit its slot (a larger response, a character beyond
+ * Latin-1 in a scope or a fingerprint) keeps them in one object on the side.
+ *
  * @throws {InvalidOptionError} for bad options.
  */
 export function createMemoryIdempotencyStore(
@@ -181,197 +746,71 @@ export function createMemoryIdempotencyStore(
   if (typeof options !== 'object' || options === null)
     throw new InvalidOptionError('options', 'an object', options);
   const maxEntries = options.maxEntries ?? MEMORY_IDEMPOTENCY_STORE_DEFAULTS.maxEntries;
-  if (!Number.isInteger(maxEntries) || maxEntries < 1)
-    throw new InvalidOptionError('maxEntries', 'an integer ≥ 1', maxEntries);
+  if (!Number.isInteger(maxEntries) || maxEntries < 1 || maxEntries > MAX_ENTRIES)
+    throw new InvalidOptionError('maxEntries', `an integer from 1 to ${MAX_ENTRIES}`, maxEntries);
   const maxBytes = options.maxBytes ?? MEMORY_IDEMPOTENCY_STORE_DEFAULTS.maxBytes;
   if (!Number.isInteger(maxBytes) || maxBytes < 1)
     throw new InvalidOptionError('maxBytes', 'an integer ≥ 1', maxBytes);
   const clock = options.clock ?? systemClock;
   if (typeof clock?.now !== 'function') throw new InvalidOptionError('clock', 'a Clock', clock);
 
-  // Lookup in a Map; the write order in an array with a moving head, oldest first. Not the Map's own
-  // order: V8 leaves a deleted Map entry as a hole that every iteration from the front walks over until
-  // the table is rebuilt, so evicting from the front of a full Map costs O(capacity) per write (≈ 30 µs
-  // per request at 10 000 records). An entry rewritten (claim, then complete) is updated in place and
-  // is in the array twice, with its write number beside each copy (`written`, a parallel array of
-  // small integers: no object per write); the stale copy is skipped when it comes up.
-  const entries = new Map<string, Entry>();
-  // Expiries are kept relative to the store's creation: small integers (a Smi in V8), not a heap
-  // number per record as epoch milliseconds would be.
-  const epoch = clock.now();
-  const order: Entry[] = [];
-  const writes: number[] = [];
-  let head = 0;
-  let writeCount = 0;
-  let bytes = 0;
-  let evicted = 0;
-
-  /** The entry of `key` unless it expired (then removed); `now` relative to `epoch`. */
-  const live = (key: string, now: number): Entry | undefined => {
-    const entry = entries.get(key);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt <= now) {
-      remove(entry);
-      return undefined;
-    }
-    return entry;
-  };
-  const remove = (entry: Entry): void => {
-    entries.delete(entry.key);
-    entry.written = 0;
-    bytes -= entry.bytes;
-  };
-  /**
-   * Whether the write at `index` of the write order is still the entry's latest, in the Map (a
-   * removed entry's `written` is 0: no Map lookup here, on every write).
-   */
-  const current = (index: number): boolean => order[index]!.written === writes[index];
-  /**
-   * Records a write of `entry` (new, or updated in place: a delete and a new entry would leave a hole
-   * in the Map's table, and a full table is rebuilt, 10 000 records copied, when the holes fill it),
-   * then evicts beyond the bounds and sweeps a few expired records.
-   */
-  const wrote = (entry: Entry, now: number): void => {
-    entry.written = ++writeCount;
-    order.push(entry);
-    writes.push(entry.written);
-    bytes += entry.bytes;
-    while ((entries.size > maxEntries || bytes > maxBytes) && head < order.length) {
-      const index = head++;
-      if (!current(index)) continue;
-      const oldest = order[index]!;
-      if (oldest.expiresAt > now) evicted++;
-      remove(oldest);
-    }
-    // A few expired records at the front go on every write, so that memory follows the lifetimes.
-    for (let swept = 0; swept < 4 && head < order.length; ) {
-      if (current(head)) {
-        const oldest = order[head]!;
-        if (oldest.expiresAt > now) break;
-        remove(oldest);
-        swept++;
-      }
-      head++;
-    }
-    if (head > 1024 && head * 2 > order.length) {
-      order.splice(0, head);
-      writes.splice(0, head);
-      head = 0;
-    }
-  };
-
-  const claim = (
-    key: string,
-    ownerPrefix: string,
-    ownerNumber: number,
-    method: string,
-    path: string | null,
-    ttlMs: number,
-  ): IdempotencyRecord | Entry => {
-    const now = clock.now() - epoch;
-    const entry = live(key, now);
-    if (entry !== undefined) return entry.record();
-    const claimed = new Entry(key, ownerPrefix, ownerNumber, method, path, now + ttlMs);
-    entries.set(key, claimed);
-    wrote(claimed, now);
-    return claimed;
-  };
-  /** Completes `entry`, found live under its key at `now` (relative to `epoch`). */
-  /**
-   * Completes `entry`, found live under its key at `now` (relative to `epoch`): `digest` is its
-   * fingerprint, or the body's digest alone when `digestOnly`.
-   */
-  const complete = (
-    entry: Entry,
-    digest: string,
-    digestKind: number,
-    status: number,
-    headers: Record<string, string | string[]>,
-    body: Uint8Array | string | null,
+  const s = new SlabStore(maxEntries, maxBytes, clock);
+  const completeWith = (
+    slot: number,
+    fingerprint: string,
+    response: StoredResponse | null,
     ttlMs: number,
     now: number,
-  ): boolean => {
-    if (entry.done) return false;
-    bytes -= entry.bytes;
-    entry.done = true;
-    entry.digest = digest;
-    entry.digestKind = digestKind;
-    if (body !== null) {
-      entry.status = status;
-      entry.headers = headers;
-      entry.body = body;
-    }
-    entry.expiresAt = now + ttlMs;
-    entry.bytes = 128 + entry.key.length + (body === null ? 0 : sizeOf(headers, body));
-    wrote(entry, now);
-    return true;
-  };
-  /** The held claim `entry` if it is still its key's live record at `now`; else removed when expired. */
-  const stillHeld = (entry: Entry, now: number): boolean => {
-    if (entry.written === 0) return false;
-    if (entry.expiresAt <= now) {
-      remove(entry);
-      return false;
-    }
-    return true;
-  };
-  // The last headers stored through a held claim: the next equal ones are the same object, not
-  // another one held per record (a service answers most requests with the same few headers).
-  let lastHeaders: Record<string, string | string[]> | null = null;
-  const shared = (headers: Record<string, string | string[]>): Record<string, string | string[]> => {
-    if (lastHeaders !== null && sameHeaders(headers, lastHeaders)) return lastHeaders;
-    lastHeaders = headers;
-    return headers;
-  };
-  // A held claim is the entry itself: it is still its key's record exactly when it was not removed
-  // (`written` is 0 once removed; a key has one entry in the Map at a time), and its owner is its own.
+  ): boolean =>
+    response === null
+      ? s.complete(slot, fingerprint, 0, 0, EMPTY_HEADERS, null, ttlMs, now)
+      : s.complete(slot, fingerprint, 0, response.status, response.headers, response.body, ttlMs, now);
+
   const held: HeldClaims = {
-    claim: (key, owner, request, ttlMs) => claim(key, owner, -1, request, null, ttlMs),
-    claimParts: claim,
-    complete(entry, fingerprint, response, ttlMs) {
-      const now = clock.now() - epoch;
-      if (!stillHeld(entry, now)) return false;
-      if (response === null) return complete(entry, fingerprint, 0, 0, EMPTY_HEADERS, null, ttlMs, now);
-      const { status, headers, body } = response;
-      return complete(entry, fingerprint, 0, status, headers, body, ttlMs, now);
+    clock,
+    claim: (key, owner, request, ttlMs) => s.claim(key, owner, -1, request, null, ttlMs, s.now()),
+    claimParts: (key, ownerPrefix, ownerNumber, method, path, ttlMs, nowMs) =>
+      s.claim(key, ownerPrefix, ownerNumber, method, path, ttlMs, s.now(nowMs)),
+    complete(claim, fingerprint, response, ttlMs) {
+      const now = s.now();
+      const slot = s.held(claim, now);
+      return slot !== -1 && completeWith(slot, fingerprint, response, ttlMs, now);
     },
-    completeParts(entry, digest, inline, status, headers, body, ttlMs) {
-      const now = clock.now() - epoch;
-      if (!stillHeld(entry, now)) return false;
-      const kept = body === null ? headers : shared(headers);
-      return complete(entry, digest, inline ? 2 : 1, status, kept, body, ttlMs, now);
+    completeParts(claim, digest, status, headers, body, ttlMs, nowMs) {
+      const now = s.now(nowMs);
+      const slot = s.held(claim, now);
+      const kind = typeof digest === 'string' ? 1 : 2;
+      return slot !== -1 && s.complete(slot, digest, kind, status, headers, body, ttlMs, now);
     },
-    release(entry) {
-      if (entry.written !== 0) remove(entry);
-    },
+    release: (claim) => s.releaseHeld(claim),
   };
 
   const store: MemoryIdempotencyStore & { [HELD_CLAIMS]: HeldClaims } = {
     [HELD_CLAIMS]: held,
     claim(key, owner, request, ttlMs) {
-      const found = claim(key, owner, -1, request, null, ttlMs);
-      return found instanceof Entry ? null : found;
+      const found = s.claim(key, owner, -1, request, null, ttlMs, s.now());
+      return typeof found === 'number' ? null : found;
     },
     complete(key, owner, fingerprint, response, ttlMs) {
-      const now = clock.now() - epoch;
-      const entry = live(key, now);
-      if (entry === undefined || entry.owner !== owner) return false;
-      if (response === null) return complete(entry, fingerprint, 0, 0, EMPTY_HEADERS, null, ttlMs, now);
-      const { status, headers, body } = response;
-      return complete(entry, fingerprint, 0, status, headers, body, ttlMs, now);
+      const now = s.now();
+      const slot = s.live(key, hashKey(key), now);
+      return slot !== -1 && s.ownedBy(slot, owner) && completeWith(slot, fingerprint, response, ttlMs, now);
     },
     release(key, owner) {
-      const entry = entries.get(key);
-      if (entry !== undefined && entry.owner === owner) remove(entry);
+      const slot = s.find(key);
+      if (slot !== -1 && s.ownedBy(slot, owner)) s.remove(slot);
     },
     get(key) {
-      const entry = live(key, clock.now() - epoch);
-      return entry === undefined ? null : entry.record();
+      const slot = s.live(key, hashKey(key), s.now());
+      return slot === -1 ? null : s.record(slot);
     },
-    size: () => ({ entries: entries.size, bytes, evicted }),
+    size: () => s.size(),
   };
   return store;
 }
+
+/** Most records of one store: a held claim (claim number × maxEntries + slot) stays a safe integer for 2^22 claims. */
+const MAX_ENTRIES = 2 ** 31 - 1;
 
 const EMPTY_HEADERS: Record<string, string | string[]> = Object.freeze({});
 
@@ -382,20 +821,4 @@ function sizeOf(headers: Record<string, string | string[]>, body: Uint8Array | s
     n += name.length + (typeof value === 'string' ? value.length : value.join('').length);
   }
   return n;
-}
-
-/** Whether two stored header sets hold the same names and values (the order aside). */
-function sameHeaders(a: Record<string, string | string[]>, b: Record<string, string | string[]>): boolean {
-  let count = 0;
-  for (const name in a) {
-    const x = a[name]!;
-    const y = b[name];
-    if (y === undefined) return false;
-    if (typeof x === 'string') {
-      if (x !== y) return false;
-    } else if (typeof y === 'string' || x.length !== y.length || x.some((v, i) => v !== y[i])) return false;
-    count++;
-  }
-  for (const _ in b) count--;
-  return count === 0;
 }
