@@ -3,6 +3,12 @@ import { InvalidOptionError } from '../../errors.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
 import { hashKey, type SlotKeys, SlotTable } from './slot-table.js';
 
+/** A string last interned and its number (-1: none, or the interned list was full). */
+interface LastInterned {
+  text: string;
+  id: number;
+}
+
 /** Options of {@link createMemoryIdempotencyStore}. */
 export interface MemoryIdempotencyStoreOptions {
   /**
@@ -134,10 +140,9 @@ class SlabStore implements SlotKeys {
   readonly #claimWrap: number;
 
   readonly #interned: string[] = [];
-  #lastPrefix = '';
-  #lastPrefixId = -1;
-  #lastMethod = '';
-  #lastMethodId = -1;
+  /** The last owner prefix and the last method interned, each with its number: most writes repeat them. */
+  readonly #lastPrefix: LastInterned = { text: '', id: -1 };
+  readonly #lastMethod: LastInterned = { text: '', id: -1 };
 
   constructor(maxEntries: number, maxBytes: number, clock: Clock) {
     this.#maxEntries = maxEntries;
@@ -370,13 +375,13 @@ class SlabStore implements SlotKeys {
     let ownerPrefix = -1;
     let ownerText = owner;
     if (ownerNumber !== -1) {
-      ownerPrefix = this.#internPrefix(owner);
+      ownerPrefix = this.#internLast(this.#lastPrefix, owner);
       if (ownerPrefix === -1) ownerText = `${owner}${ownerNumber}`;
     }
     let methodId = -1;
     let pathText = method;
     if (path !== null) {
-      methodId = this.#internMethod(method);
+      methodId = this.#internLast(this.#lastMethod, method);
       pathText = methodId === -1 ? `${method} ${path}` : path;
     }
     this.#ownerPrefixes[slot] = ownerPrefix;
@@ -543,19 +548,12 @@ class SlabStore implements SlotKeys {
     return method === -1 ? path : `${this.#interned[method]} ${path}`;
   }
 
-  #internPrefix(prefix: string): number {
-    if (prefix === this.#lastPrefix && this.#lastPrefixId !== -1) return this.#lastPrefixId;
-    const id = this.#intern(prefix);
-    this.#lastPrefix = prefix;
-    this.#lastPrefixId = id;
-    return id;
-  }
-
-  #internMethod(method: string): number {
-    if (method === this.#lastMethod && this.#lastMethodId !== -1) return this.#lastMethodId;
-    const id = this.#intern(method);
-    this.#lastMethod = method;
-    this.#lastMethodId = id;
+  /** {@link #intern}, answered from `last` when `text` is the one it holds. */
+  #internLast(last: LastInterned, text: string): number {
+    if (text === last.text && last.id !== -1) return last.id;
+    const id = this.#intern(text);
+    last.text = text;
+    last.id = id;
     return id;
   }
 
