@@ -100,13 +100,21 @@ export function successNoise(a: PhaseTradeOff, b: PhaseTradeOff): number {
 }
 
 /**
- * Whether `a` has both more success and less load than `b`, each beyond {@link DOMINANCE_MARGIN}
- * (the success also beyond its noise, {@link successNoise}).
+ * Whether `a` got more checkouts through than `b`, beyond {@link DOMINANCE_MARGIN} and beyond the
+ * noise ({@link successNoise}); false when either has no figure.
+ */
+function moreSuccess(a: PhaseTradeOff, b: PhaseTradeOff): boolean {
+  if (a.success === null || b.success === null) return false;
+  return a.success > b.success + Math.max(DOMINANCE_MARGIN.success, successNoise(a, b));
+}
+
+/**
+ * Whether `a` has both more success ({@link moreSuccess}) and less load than `b`, the load beyond
+ * {@link DOMINANCE_MARGIN}.
  */
 export function dominates(a: PhaseTradeOff, b: PhaseTradeOff): boolean {
-  if (a.success === null || b.success === null || a.load === null || b.load === null) return false;
-  const margin = Math.max(DOMINANCE_MARGIN.success, successNoise(a, b));
-  return a.success > b.success + margin && a.load < b.load - DOMINANCE_MARGIN.load;
+  if (a.load === null || b.load === null) return false;
+  return moreSuccess(a, b) && a.load < b.load - DOMINANCE_MARGIN.load;
 }
 
 /**
@@ -170,7 +178,7 @@ export function capacityFigures(
       const tally = recorder.tally(config, phase.name, 'checkout');
       // The supplier's requests over every checkout sent in the phase (those counted in the whole
       // run only included: they were sent, and loaded the supplier, in it).
-      const sent = recorder.tally(config, phase.name, 'checkout:any').sent;
+      const sent = recorder.checkoutsSent(config, phase.name);
       const requests =
         a && b
           ? b.supplier.originals +
@@ -246,9 +254,7 @@ export function tradeOffs(
       if (other === 'prazo' || !theirs) continue;
       if (mine.success === null || theirs.success === null || mine.load === null || theirs.load === null)
         continue;
-      const margin = Math.max(DOMINANCE_MARGIN.success, successNoise(theirs, mine));
-      if (!(theirs.success > mine.success + margin && theirs.load > mine.load + DOMINANCE_MARGIN.load))
-        continue;
+      if (!moreSuccess(theirs, mine) || !(theirs.load > mine.load + DOMINANCE_MARGIN.load)) continue;
       const points = ((theirs.success - mine.success) * 100).toFixed(1);
       const ratio = mine.load > 0 ? `${(theirs.load / mine.load).toFixed(2)}× prazo’s` : 'more';
       const why =

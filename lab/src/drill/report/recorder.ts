@@ -98,10 +98,11 @@ export interface DrillRecorder {
   /**
    * User requests sent in `phase` on `key` (`checkout`, `catalog`, `checkout:hedged`,
    * `checkout:unhedged`), those whose deadline falls in the next phase left out ({@link countsInPhase});
-   * every request in `'all'`, and in `checkout:any` / `catalog:any` (`sent` only) of the phase it
-   * was sent in.
+   * every request in `'all'`.
    */
   tally(config: DrillConfig, phase: PhaseName | 'all', key: string): RouteTally;
+  /** Every checkout sent in `phase`, those counted in the whole run only included. */
+  checkoutsSent(config: DrillConfig, phase: PhaseName): number;
   /** Checkouts by the sample interval they were SENT in (for the error rate, free of leftovers). */
   checkoutsBySent(config: DrillConfig): readonly Bucketed[];
 }
@@ -128,6 +129,7 @@ export function createDrillRecorder(
         last: null as SupplierCounts | null,
         lastInstances: null as number[] | null,
         tallies: new Map<string, RouteTally>(),
+        sentByPhase: new Map<string, number>(),
         bySent: [] as Bucketed[],
       },
     ]),
@@ -162,8 +164,8 @@ export function createDrillRecorder(
       const phase = phaseAt(phases, result.sentAtMs).name;
       const keys = result.route === 'checkout' ? ['checkout', `checkout:${result.variant}`] : ['catalog'];
       const counted = countsInPhase(phases, result.sentAtMs, userDeadlineMs) ? [phase, 'all'] : ['all'];
-      // Every request by the phase it was sent in, for the load the phase put on the supplier.
-      tallyOf(result.config, phase, `${result.route}:any`).sent++;
+      // Every checkout by the phase it was sent in, for the load the phase put on the supplier.
+      if (result.route === 'checkout') s.sentByPhase.set(phase, (s.sentByPhase.get(phase) ?? 0) + 1);
       for (const p of counted) {
         for (const key of keys) {
           const tally = tallyOf(result.config, p, key);
@@ -231,6 +233,7 @@ export function createDrillRecorder(
     samples: (config) => state(config).samples,
     marks: (config) => state(config).marks,
     tally: (config, phase, key) => tallyOf(config, phase, key),
+    checkoutsSent: (config, phase) => state(config).sentByPhase.get(phase) ?? 0,
     checkoutsBySent: (config) => state(config).bySent,
   };
 }
