@@ -5,6 +5,7 @@ import {
   createGradientLimit,
   EARLY_PROBE_DIVISOR,
   GRADIENT_LIMIT_DEFAULTS,
+  type GradientLimit,
   type GradientLimitOptions,
   PROBE_WINDOWS,
 } from './gradient-limit.js';
@@ -102,25 +103,13 @@ describe('createGradientLimit', () => {
   });
 
   it('re-measures early when held at the floor, used, by a latency that is not a queue (an instance farther away)', () => {
-    const run = (probeIntervalMs: number): { limits: number[]; probes: number[] } => {
-      const gl = createGradientLimit({ probeIntervalMs, probeJitter: 0 }, createRandom(5));
-      const limits: number[] = [];
-      const probes: number[] = [];
-      let wasProbing = true;
-      // One call every 5 ms, the limit always used (callers wait for a slot). For 2 s the
-      // dependency answers in 50 ms; then in 150 ms for good, with no queue behind it: every
-      // round trip is 100 ms longer on the wire.
-      for (let t = 5; t <= 30_000; t += 5) {
-        const rtt = t < 2_000 ? 50 : 150;
-        gl.sample(rtt, t - rtt, t, gl.limit());
-        const probing = gl.state().probing;
-        if (probing && !wasProbing) probes.push(t);
-        wasProbing = probing;
-        if (t % 1_000 === 0) limits.push(gl.limit());
-      }
-      return { limits, probes };
-    };
-    const { limits, probes } = run(60_000);
+    const gl = createGradientLimit({ probeIntervalMs: 60_000, probeJitter: 0 }, createRandom(5));
+    const limits: number[] = [];
+    // For 2 s the dependency answers in 50 ms; then in 150 ms for good, with no queue behind it:
+    // every round trip is 100 ms longer on the wire.
+    const probes = stepLatency(gl, 2_000, 30_000, (t) => {
+      if (t % 1_000 === 0) limits.push(gl.limit());
+    });
     // It falls to the floor (three times slower than the no-load latency it measured)…
     expect(Math.min(...limits.slice(2, 6))).toBe(GRADIENT_LIMIT_DEFAULTS.minLimit);
     // …and re-measures within a few windows of the early-probe spacing (6 s after the first probe),
@@ -135,19 +124,12 @@ describe('createGradientLimit', () => {
 
   it('re-measures early when halving the limit did not move the latency (a latency this caller does not make)', () => {
     const gl = createGradientLimit({ probeIntervalMs: 60_000, probeJitter: 0 }, createRandom(9));
-    const probes: number[] = [];
     let lowest = Number.POSITIVE_INFINITY;
-    let wasProbing = true;
-    // One call every 5 ms, the limit in use. From 8 s every round trip takes 100 ms longer,
-    // whatever the limit (an instance farther away, or peers' load at a busy dependency).
-    for (let t = 5; t <= 20_000; t += 5) {
-      const rtt = t < 8_000 ? 50 : 150;
-      gl.sample(rtt, t - rtt, t, gl.limit());
-      const probing = gl.state().probing;
-      if (probing && !wasProbing) probes.push(t);
-      if (!probing && t > 8_000 && probes.length === 0) lowest = Math.min(lowest, gl.limit());
-      wasProbing = probing;
-    }
+    // From 8 s every round trip takes 100 ms longer, whatever the limit (an instance farther away,
+    // or peers' load at a busy dependency).
+    const probes = stepLatency(gl, 8_000, 20_000, (t, probing, probesSoFar) => {
+      if (!probing && t > 8_000 && probesSoFar === 0) lowest = Math.min(lowest, gl.limit());
+    });
     // It re-measures once the limit has halved, well before it reaches the floor…
     expect(probes[0]).toBeGreaterThan(8_000);
     expect(probes[0]).toBeLessThan(9_500);
@@ -451,3 +433,27 @@ describe('createGradientLimit', () => {
     expect(createGradientLimit({ maxLimit: 8, minLimit: 2 }).state().estimate).toBe(8);
   });
 });
+
+/**
+ * One call every 5 ms until `untilMs`, the limit always in use (callers wait for a slot): round
+ * trips of 50 ms, then of 150 ms from `slowFromMs` on. Calls `each` after every sample with the
+ * time, whether the limit is probing and the probes begun so far; returns when each probe began.
+ */
+function stepLatency(
+  gl: GradientLimit,
+  slowFromMs: number,
+  untilMs: number,
+  each: (t: number, probing: boolean, probesSoFar: number) => void,
+): number[] {
+  const probes: number[] = [];
+  let wasProbing = true;
+  for (let t = 5; t <= untilMs; t += 5) {
+    const rtt = t < slowFromMs ? 50 : 150;
+    gl.sample(rtt, t - rtt, t, gl.limit());
+    const probing = gl.state().probing;
+    if (probing && !wasProbing) probes.push(t);
+    each(t, probing, probes.length);
+    wasProbing = probing;
+  }
+  return probes;
+}
