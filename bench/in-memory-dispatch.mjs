@@ -20,11 +20,10 @@
  * DIR undici@8`), loaded before prazo; without it, prazo's own copy.
  */
 
-import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { benchDependency, measuredCalls, runTraced } from './support/gc-trace.mjs';
+import { benchDependency, measuredCalls, median, requireBuild, runTraced } from './support/gc-trace.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const arg = (name, fallback) => {
@@ -100,19 +99,10 @@ async function child(mode, calls) {
   process.exit(0);
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-
 if (process.argv.includes('--child')) {
   await child(arg('child'), Number(arg('calls')));
 } else {
-  if (!existsSync(new URL('../dist/index.js', import.meta.url))) {
-    console.error('bench/in-memory-dispatch.mjs measures the built package: run `npm run build` first.');
-    process.exit(2);
-  }
+  requireBuild('bench/in-memory-dispatch.mjs');
   const modes = arg('modes', 'pass-install,install').split(',');
   const runs = Number(arg('runs', '7'));
   const calls = Number(arg('calls', '20000'));

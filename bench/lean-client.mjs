@@ -23,11 +23,10 @@
  * the application before prazo: its `Agent` becomes that global dispatcher (prazo's import sets none).
  */
 import { execFileSync, fork } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { benchDependency, measuredCalls, runTraced } from './support/gc-trace.mjs';
+import { benchDependency, measuredCalls, median, requireBuild, runTraced } from './support/gc-trace.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const arg = (name, fallback) => {
@@ -108,19 +107,10 @@ function pinServer(pid) {
   }
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-
 if (process.argv.includes('--child')) {
   await child(arg('child'), arg('origin'), Number(arg('calls')));
 } else {
-  if (!existsSync(new URL('../dist/index.js', import.meta.url))) {
-    console.error('bench/lean-client.mjs measures the built package: run `npm run build` first.');
-    process.exit(2);
-  }
+  requireBuild('bench/lean-client.mjs');
   const modes = arg('modes', 'bare,interceptor').split(',');
   const runs = Number(arg('runs', '5'));
   const calls = Number(arg('calls', '40000'));

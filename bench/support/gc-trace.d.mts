@@ -24,3 +24,5 @@ export declare function runTraced(
   args: readonly string[],
   pinned: boolean,
 ): Promise<TracedRun>;
+export declare function median(values: readonly number[]): number;
+export declare function requireBuild(script: string): void;

@@ -3,6 +3,7 @@
 // measure, the client side (warm-up, then the measured calls) and the parent side (a client process
 // started with --trace-gc-nvp, its scavenges summed up).
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 
 /** prazo with every feature on, as in the client benchmark: the options of one dependency. */
 export function benchDependency(origin) {
@@ -85,4 +86,18 @@ export function runTraced(label, args, pinned) {
 function traceField(line, name) {
   const match = new RegExp(`(?:^|\\s)${name}=([0-9.]+)|"${name}":([0-9.]+)`).exec(line);
   return match === null ? 0 : Number(match[1] ?? match[2]);
+}
+
+/** The median of `values` (the mean of the middle two for an even count). */
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Exits with 2 and says so when the package is not built: `script` measures dist/, not the source. */
+export function requireBuild(script) {
+  if (existsSync(new URL('../../dist/index.js', import.meta.url))) return;
+  console.error(`${script} measures the built package: run \`npm run build\` first.`);
+  process.exit(2);
 }
