@@ -102,30 +102,30 @@ class SlabStore implements SlotKeys {
   #capacity = 0;
   /** Slots handed out at least once (those below it that are free are in `#free`). */
   #used = 0;
-  #free: Int32Array;
+  #free = new Int32Array(0);
   #freeCount = 0;
-  #slab: Buffer;
-  #lengths: Int32Array;
-  #state: Uint8Array;
+  #slab = Buffer.alloc(0);
+  #lengths = new Int32Array(0);
+  #state = new Uint8Array(0);
   /** 1 when a done record stored its response (not over the bound). */
-  #stored: Uint8Array;
+  #stored = new Uint8Array(0);
   /**
    * How a done record's fingerprint is made from its digest: 0 as it is, 1 `request digest`, 2
    * `request =base64` (the digest is a small body's own bytes).
    */
-  #digestKind: Uint8Array;
-  #status: Uint16Array;
+  #digestKind = new Uint8Array(0);
+  #status = new Uint16Array(0);
   /** The owner's interned prefix (its owner is `prefix` + `#ownerNumbers`), or -1: the owner whole in the slab. */
-  #ownerPrefixes: Int32Array;
-  #ownerNumbers: Float64Array;
+  #ownerPrefixes = new Int32Array(0);
+  #ownerNumbers = new Float64Array(0);
   /** The interned method (its request is `method path`), or -1: the request whole in the slab. */
-  #methods: Int32Array;
-  #expiresAt: Float64Array;
-  #bytes: Float64Array;
+  #methods = new Int32Array(0);
+  #expiresAt = new Float64Array(0);
+  #bytes = new Float64Array(0);
   /** Each slot's claim number (0 when free): a held claim of an earlier record in the slot is told by it. */
-  #claims: Float64Array;
-  #prev: Int32Array;
-  #next: Int32Array;
+  #claims = new Float64Array(0);
+  #prev = new Int32Array(0);
+  #next = new Int32Array(0);
   #head = -1;
   #tail = -1;
   #sides: (SideRecord | undefined)[] = [];
@@ -152,22 +152,7 @@ class SlabStore implements SlotKeys {
     this.#claimWrap = Math.floor(Number.MAX_SAFE_INTEGER / maxEntries) - 1;
     const capacity = Math.min(maxEntries, FIRST_CAPACITY);
     this.#table = new SlotTable(capacity, this);
-    this.#capacity = capacity;
-    this.#free = new Int32Array(capacity);
-    this.#slab = Buffer.alloc(capacity * SLOT_BYTES);
-    this.#lengths = new Int32Array(capacity * FIELDS);
-    this.#state = new Uint8Array(capacity);
-    this.#stored = new Uint8Array(capacity);
-    this.#digestKind = new Uint8Array(capacity);
-    this.#status = new Uint16Array(capacity);
-    this.#ownerPrefixes = new Int32Array(capacity);
-    this.#ownerNumbers = new Float64Array(capacity);
-    this.#methods = new Int32Array(capacity);
-    this.#expiresAt = new Float64Array(capacity);
-    this.#bytes = new Float64Array(capacity);
-    this.#claims = new Float64Array(capacity);
-    this.#prev = new Int32Array(capacity);
-    this.#next = new Int32Array(capacity);
+    this.#resize(capacity);
   }
 
   /** Now, relative to the store's creation: `at` when given (epoch ms of this store's clock), else read. */
@@ -578,6 +563,12 @@ class SlabStore implements SlotKeys {
   /** Doubles the slots (up to `maxEntries`): every array copied, the table rebuilt. */
   #grow(): void {
     const capacity = Math.min(this.#maxEntries, this.#capacity * 2);
+    this.#resize(capacity);
+    this.#table.grow(capacity);
+  }
+
+  /** Makes every per-slot array `capacity` slots long, the slots so far copied over. */
+  #resize(capacity: number): void {
     const grown = <T extends Int32Array | Uint8Array | Uint16Array | Float64Array>(
       old: T,
       make: new (n: number) => T,
@@ -604,7 +595,6 @@ class SlabStore implements SlotKeys {
     this.#claims = grown(this.#claims, Float64Array);
     this.#prev = grown(this.#prev, Int32Array);
     this.#next = grown(this.#next, Int32Array);
-    this.#table.grow(capacity);
     this.#capacity = capacity;
   }
 
