@@ -33,6 +33,7 @@ import { Agent, Pool, fetch as undiciFetch } from 'undici';
 import { type HistogramJson, LatencyHistogram } from '../src/latency/histogram.js';
 import {
   type BenchClient,
+  benchDependencyOptions,
   drive,
   importBuilt,
   median,
@@ -204,7 +205,7 @@ const contenders: Contender[] = [
   {
     name: 'prazo dep.fetch (all features, 1 instance)',
     create(origin, connections) {
-      const dep = dependency(benchOptions([origin], connections, true));
+      const dep = dependency(benchDependencyOptions([origin], connections, true));
       return {
         async call() {
           await (await dep.fetch('/')).text();
@@ -287,7 +288,9 @@ const contenders: Contender[] = [
     name: 'prazo interceptor over Agent.request',
     create(origin, connections) {
       const agent = new EntryAgent({ connections });
-      const interceptor = prazoInterceptor({ dependencies: [benchOptions([origin], connections, true)] });
+      const interceptor = prazoInterceptor({
+        dependencies: [benchDependencyOptions([origin], connections, true)],
+      });
       const composed = agent.compose(interceptor);
       return {
         async call() {
@@ -312,7 +315,7 @@ const contenders: Contender[] = [
   {
     name: 'global fetch with install()',
     create(origin, connections) {
-      install({ dependencies: [benchOptions([origin], connections, true)] });
+      install({ dependencies: [benchDependencyOptions([origin], connections, true)] });
       return {
         async call() {
           await (await fetch(`${origin}/`)).text();
@@ -393,28 +396,6 @@ const errorCodes = new Map<string, number>();
 /** Extra attempts prazo made in the measured rounds (hedges and retries), for the report. */
 const prazoExtras = new Map<string, { calls: number; hedges: number; retries: number }>();
 
-/**
- * prazo with every feature on: deadline (header + pre-call check), retry budget, calibrated
- * timeouts on the shared timer, hedging at the live p95, events with listeners.
- */
-function benchOptions(
-  origins: string[],
-  connections: number,
-  hedge: boolean,
-  overload: boolean | { minLimit: number; initialLimit: number } = false,
-) {
-  return {
-    ...(overload === false ? {} : { concurrency: overload, throttle: true }),
-    name: 'bench',
-    origins,
-    latency: { p99Ms: 200, p95Ms: 50 },
-    userDeadlineMs: 2_000,
-    attempts: 2,
-    connections,
-    hedge: hedge ? ({ at: 'p95' } as const) : (false as const),
-  };
-}
-
 function prazo(
   key: string,
   origins: string[],
@@ -422,7 +403,7 @@ function prazo(
   hedge = true,
   overload: boolean | { minLimit: number; initialLimit: number } = false,
 ): Client {
-  const dep = dependency(benchOptions(origins, connections, hedge, overload));
+  const dep = dependency(benchDependencyOptions(origins, connections, hedge, overload));
   const tally = prazoExtras.get(key) ?? { calls: 0, hedges: 0, retries: 0 };
   prazoExtras.set(key, tally);
   dep.on('request-end', () => {

@@ -21,6 +21,7 @@ import { Agent, Pool, fetch as undiciFetch, request as undiciRequest } from 'und
 import type { Dependency } from '../src/client/dependency.js';
 import {
   type BenchClient,
+  benchDependencyOptions,
   drive,
   importBuilt,
   median,
@@ -55,14 +56,7 @@ class OnDemandReader extends MetricReader {
 }
 
 function prazo(origin: string, connections: number): Dependency {
-  return dependency({
-    name: 'bench',
-    origins: [origin],
-    latency: { p99Ms: 200, p95Ms: 50 },
-    userDeadlineMs: 2_000,
-    attempts: 2,
-    connections,
-  });
+  return dependency(benchDependencyOptions([origin], connections, false));
 }
 
 function wrap(dep: Dependency, extra: () => Promise<void> = async () => {}): Client {

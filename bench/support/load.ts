@@ -155,3 +155,25 @@ export async function importBuilt<T>(
   }
   return (await import(url.href)) as T;
 }
+
+/**
+ * prazo with every feature on: deadline (header + pre-call check), retry budget, calibrated
+ * timeouts on the shared timer, hedging at the live p95, events with listeners.
+ */
+export function benchDependencyOptions(
+  origins: string[],
+  connections: number,
+  hedge: boolean,
+  overload: boolean | { minLimit: number; initialLimit: number } = false,
+) {
+  return {
+    ...(overload === false ? {} : { concurrency: overload, throttle: true }),
+    name: 'bench',
+    origins,
+    latency: { p99Ms: 200, p95Ms: 50 },
+    userDeadlineMs: 2_000,
+    attempts: 2,
+    connections,
+    hedge: hedge ? ({ at: 'p95' } as const) : (false as const),
+  };
+}

@@ -273,12 +273,15 @@ export class ConcurrencyGate implements TimerEntry {
 
   /**
    * How long a call queued behind `ahead` others can expect to wait, in ms, by Little's law (a slot
-   * frees every latency ÷ limit ms on average); `fallbackMs` stands for the latency before any is
-   * measured.
+   * frees every latency ÷ limit ms on average); 0 before the limit has measured any latency — a
+   * prediction from a latency nobody measured yet (a new dependency's first burst, its limit still
+   * at the no-load probe's floor) would refuse calls on a guess. The waiting call's own bound (it
+   * must start in time for the dependency's latency) still holds.
    */
-  expectedWaitMs(ahead: number, fallbackMs: number): number {
+  expectedWaitMs(ahead: number): number {
     const limit = this.#limit;
-    return ((ahead + 1) * (limit.latencyMs() ?? fallbackMs)) / limit.limit();
+    const latencyMs = limit.latencyMs();
+    return latencyMs === undefined ? 0 : ((ahead + 1) * latencyMs) / limit.limit();
   }
 
   snapshot(): ConcurrencySnapshot {

@@ -17,9 +17,10 @@ import type { DependencyContext } from '../pipeline.js';
  *
  * When no slot is free the call waits, first come first served, in a bounded queue — but only while
  * it can still start in time: it fails at once with `CONCURRENCY_LIMITED` when the queue is full or
- * when the wait it faces (the calls ahead × the latency ÷ the limit, by Little's law) leaves less
- * than the dependency's latency (its p99, or the latency the limit measures now when that is
- * longer) before its deadline, and it fails as soon as its wait has eaten that margin. A limited
+ * when the wait it faces (the calls ahead × the latency measured ÷ the limit, by Little's law; no
+ * prediction before the limit has measured a latency) leaves less than the dependency's latency
+ * (its p99, or the latency the limit measures now when that is longer) before its deadline, and it
+ * fails as soon as its wait has eaten that margin. A limited
  * call never reached the dependency: the retry budget counts it as refused (`recordRefused`), not
  * as an original, and the `limited` event says `reason: 'concurrency'`. See docs/overload.md.
  */
@@ -113,7 +114,7 @@ export function waitForSlot(
   const startBy = call.limitMs - needMs;
   if (gate.queued >= gate.maxQueued)
     return Promise.reject(limited(ctx, gate, call, now, 'the wait queue is full.'));
-  const waitMs = gate.expectedWaitMs(gate.queued, needMs);
+  const waitMs = gate.expectedWaitMs(gate.queued);
   if (now + waitMs > startBy)
     return Promise.reject(
       limited(

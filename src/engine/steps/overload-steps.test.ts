@@ -79,19 +79,50 @@ describe('adaptive concurrency limit (concurrency step)', () => {
     await dep.close();
   });
 
-  it('fails at once when the wait ahead would not leave the p99 before the deadline', async () => {
-    const { dep, transport } = createTestDependency({
+  it('fails at once when the wait ahead, by the latency measured, would not leave the p99 before the deadline', async () => {
+    const { dep, transport, clock } = createTestDependency({
+      origins: ONE,
+      latency: { p99Ms: 700 },
+      concurrency: { minLimit: 1, initialLimit: 1, maxLimit: 1, windowSamples: 1, windowMs: 1 },
+    });
+    // Three calls of 320 ms, one after another: the no-load probe's windows, a latency measured.
+    for (let i = 0; i < 3; i++) {
+      const call = settle(dep.request({ path: '/' }));
+      await flush();
+      await advance(clock, 320);
+      transport.pending()[0]!.respond(200);
+      expect((await call).value?.status).toBe(200);
+    }
+    expect(dep.overload().concurrency).toMatchObject({ rttMs: 320, limit: 1 });
+    const first = settle(dep.request({ path: '/' }));
+    // One slot, taken: a wait of ≈ 320 ms leaves less than the p99 (700 ms) of a 1 000 ms deadline.
+    const second = await settle(dep.request({ path: '/' }));
+    expect(isPrazoError(second.error, 'CONCURRENCY_LIMITED')).toBe(true);
+    expect((second.error as Error).message).toMatch(/wait ahead \(≈ 320 ms\)/);
+    expect(transport.exchanges).toHaveLength(4);
+    transport.pending()[0]!.respond(200);
+    await first;
+    await dep.close();
+  });
+
+  it('refuses no call on a guess before any latency is measured: a new dependency’s first burst waits', async () => {
+    const { dep, transport, clock } = createTestDependency({
       origins: ONE,
       latency: { p99Ms: 700 },
       concurrency: { minLimit: 1 },
     });
-    const first = settle(dep.request({ path: '/' }));
-    const second = await settle(dep.request({ path: '/' }));
-    expect(isPrazoError(second.error, 'CONCURRENCY_LIMITED')).toBe(true);
-    expect((second.error as Error).message).toMatch(/wait ahead/);
-    expect(transport.exchanges).toHaveLength(1);
-    transport.pending()[0]!.respond(200);
-    await first;
+    // The configured p99 (700 ms) as the time per slot would predict a wait of 1 400 ms for the
+    // third call, past what a 1 000 ms deadline leaves: no call has answered yet, so none is refused.
+    const calls = [1, 2, 3].map(() => settle(dep.request({ path: '/' })));
+    await flush();
+    expect(dep.overload().concurrency).toMatchObject({ inFlight: 1, queued: 2 });
+    for (let i = 0; i < 3; i++) {
+      await advance(clock, 20);
+      transport.pending()[0]!.respond(200);
+      await flush();
+    }
+    expect((await Promise.all(calls)).map((r) => r.value?.status)).toEqual([200, 200, 200]);
+    expect(dep.budget()).toMatchObject({ refused: 0 });
     await dep.close();
   });
 
