@@ -21,10 +21,13 @@
  * the machine's load between rounds cancels — and, for the layer, against both adapter processes (the
  * mean of the adapter and its twin in the round), so that the bias of one process (up to ±5 % between
  * two identical servers here) weighs half. `--focus` serves only the keyed adapter, the layer and the
- * twin: shorter rounds, the three measured closer together.
+ * twin: shorter rounds, the three measured closer together. `--one-process` serves the keyed adapter
+ * and the layer from **one** server process on two ports, loaded in turn: no process's bias between
+ * them (the records the layer holds live in the adapter's heap too; with the in-memory store's
+ * records in a byte slab, the collector has little of theirs to see).
  *
  *   node --import tsx bench/idempotency.bench.ts [--rounds 7] [--seconds 2] [--concurrency 32] [--no-pin]
- *     [--keys 1000000] [--prof-dir DIR] [--server-flag --trace-gc] [--focus]
+ *     [--keys 1000000] [--prof-dir DIR] [--server-flag --trace-gc] [--focus] [--one-process]
  *   (--prof-dir: a CPU profile of each server process, written when it exits; --server-flag: a Node
  *   flag for every server process, repeatable)
  */
@@ -39,6 +42,7 @@ import {
   describeRun,
   median,
   parseServerBenchArgs,
+  serveAllArgs,
   serveArgs,
   serveForBench,
 } from './support/server-cpu.js';
@@ -136,23 +140,34 @@ async function serve(server: Server): Promise<number> {
 }
 
 const served = serveArgs(process.argv);
+const servedAll = serveAllArgs(process.argv);
 if (served !== undefined) serveForBench(await serve(served[0] as Server));
-else {
+else if (servedAll !== undefined) {
+  const ports: number[] = [];
+  for (const [server] of servedAll) ports.push(await serve(server as Server));
+  serveForBench(ports);
+} else {
   const args = parseServerBenchArgs(process.argv);
   const arg = (name: string, fallback: number): number => {
     const at = process.argv.indexOf(name);
     return at === -1 ? fallback : Number(process.argv[at + 1]);
   };
   const focus = process.argv.includes('--focus');
-  const variants = focus
+  const oneProcess = process.argv.includes('--one-process');
+  const variants = oneProcess
     ? VARIANTS.filter(
         ([server, key]) =>
-          key === 'key' &&
-          (server === 'adapter' ||
-            server === 'adapter + idempotency (memory)' ||
-            server === 'adapter, second process'),
+          key === 'key' && (server === 'adapter' || server === 'adapter + idempotency (memory)'),
       )
-    : VARIANTS;
+    : focus
+      ? VARIANTS.filter(
+          ([server, key]) =>
+            key === 'key' &&
+            (server === 'adapter' ||
+              server === 'adapter + idempotency (memory)' ||
+              server === 'adapter, second process'),
+        )
+      : VARIANTS;
   const { runs, pinned } = await compareServers(
     fileURLToPath(import.meta.url),
     variants,
@@ -167,6 +182,7 @@ else {
     }),
     201,
     args,
+    { oneProcess },
   );
   console.log(`${describeRun(args, pinned)}\n`);
   console.log(
@@ -202,7 +218,11 @@ else {
     console.log(
       `\nkeyed POST through the layer against both adapter processes (per round against their mean, median of the rounds): CPU ${perRound(layer.cpuUs, [adapter.cpuUs, twin.cpuUs])}, user CPU ${perRound(layer.userUs, [adapter.userUs, twin.userUs])}`,
     );
-  if (focus) process.exit(0);
+  if (oneProcess && layer !== undefined && adapter !== undefined)
+    console.log(
+      `\nkeyed POST through the layer against the adapter, both in one server process (per round, median of the rounds): CPU ${perRound(layer.cpuUs, [adapter.cpuUs])}, user CPU ${perRound(layer.userUs, [adapter.userUs])}; µs added (medians) ${(median(layer.cpuUs) - median(adapter.cpuUs)).toFixed(1)}`,
+    );
+  if (focus || oneProcess) process.exit(0);
 
   // The layer's parts without HTTP, in this process: what a keyed request cannot do without.
   const { createMemoryIdempotencyStore } = await importBuilt<typeof import('../src/server/http.js')>('http');

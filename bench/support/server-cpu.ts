@@ -63,11 +63,21 @@ export function serveArgs(argv: readonly string[]): string[] | undefined {
 }
 
 /**
- * In a server child, once it listens on `port`: tells the parent, answers its questions for the
- * process's CPU time, and exits when the parent goes.
+ * The variants after `--serve-all` when this process is the one server child of a one-process run
+ * (`compareServers(…, { oneProcess: true })`), else undefined.
  */
-export function serveForBench(port: number): void {
-  process.send?.({ port });
+export function serveAllArgs(argv: readonly string[]): string[][] | undefined {
+  const at = argv.indexOf('--serve-all');
+  return at === -1 ? undefined : (JSON.parse(argv[at + 1]!) as string[][]);
+}
+
+/**
+ * In a server child, once it listens on `port` (or, serving every variant of a one-process run, on
+ * `ports`, in the order of the variants): tells the parent, answers its questions for the process's
+ * CPU time, and exits when the parent goes.
+ */
+export function serveForBench(port: number | number[]): void {
+  process.send?.(typeof port === 'number' ? { port } : { ports: port });
   process.on('message', () => {
     const { user, system } = process.cpuUsage();
     process.send?.([user, system]);
@@ -100,6 +110,12 @@ export interface ServerRun {
  * Starts one child per entry of `variants` (`script --serve ...variant`, which must end in
  * {@link serveForBench}), loads each in turn with `concurrency` requests in flight for `seconds`
  * (every response must have `status`), and returns the rounds' figures in the order of `variants`.
+ *
+ * With `oneProcess`, one child serves every variant on a port of its own (`script --serve-all
+ * JSON`, see {@link serveAllArgs}): the variants share the process, its heap and its JIT, so the
+ * bias of one process against another (up to ±20 % between two identical servers on a shared
+ * machine) cancels, and each round's CPU per request is still one variant's alone, as they are
+ * loaded one at a time.
  */
 export async function compareServers(
   script: string,
@@ -107,21 +123,33 @@ export async function compareServers(
   request: BenchRequest,
   status: number,
   args: ServerBenchArgs,
+  { oneProcess = false }: { oneProcess?: boolean } = {},
 ): Promise<{ runs: ServerRun[]; pinned: boolean }> {
   const pinned = args.pin && os.availableParallelism() >= 2 && taskset('0', process.pid);
   const children: ChildProcess[] = [];
   const pools: Pool[] = [];
+  const start = async (serveArgv: string[]): Promise<{ child: ChildProcess; ports: number[] }> => {
+    const child = fork(script, serveArgv, {
+      execArgv: ['--import', 'tsx', ...args.serverFlags],
+      stdio: 'inherit',
+    });
+    const [message] = (await once(child, 'message')) as [{ port?: number; ports?: number[] }];
+    if (pinned && child.pid !== undefined) taskset('1', child.pid);
+    return { child, ports: message.ports ?? [message.port!] };
+  };
   try {
-    for (const variant of variants) {
-      const child = fork(script, ['--serve', ...variant], {
-        execArgv: ['--import', 'tsx', ...args.serverFlags],
-        stdio: 'inherit',
-      });
-      children.push(child);
-      const [{ port }] = (await once(child, 'message')) as [{ port: number }];
-      if (pinned && child.pid !== undefined) taskset('1', child.pid);
-      pools.push(new Pool(`http://127.0.0.1:${port}`, { connections: args.concurrency }));
-    }
+    if (oneProcess) {
+      const { child, ports } = await start(['--serve-all', JSON.stringify(variants)]);
+      for (const port of ports) {
+        children.push(child);
+        pools.push(new Pool(`http://127.0.0.1:${port}`, { connections: args.concurrency }));
+      }
+    } else
+      for (const variant of variants) {
+        const { child, ports } = await start(['--serve', ...variant]);
+        children.push(child);
+        pools.push(new Pool(`http://127.0.0.1:${ports[0]}`, { connections: args.concurrency }));
+      }
     let sequence = 0;
     /** The child's CPU time so far, µs: [user, system]. */
     const serverCpuUs = async (child: ChildProcess): Promise<[number, number]> => {
