@@ -157,7 +157,10 @@ else if (servedAll !== undefined) {
   const variants = oneProcess
     ? VARIANTS.filter(
         ([server, key]) =>
-          key === 'key' && (server === 'adapter' || server === 'adapter + idempotency (memory)'),
+          key === 'key' &&
+          (server === 'adapter' ||
+            server === 'adapter + idempotency (memory)' ||
+            server === 'adapter + idempotency (memory, 100 records)'),
       )
     : focus
       ? VARIANTS.filter(
