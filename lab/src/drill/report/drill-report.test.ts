@@ -6,6 +6,8 @@ import {
   type ConfigFigures,
   type FleetFigures,
   fleetFigures,
+  type OrderWrites,
+  orderWriteChecks,
 } from './drill-report.js';
 import { type Mark, windowRatio } from './recorder.js';
 
@@ -142,5 +144,46 @@ describe('the drill report', () => {
         originals: 0,
       }),
     ).toBeNull();
+  });
+});
+
+describe('the order write check', () => {
+  const writes = (created: number, duplicates: number): OrderWrites => ({
+    created,
+    checkouts: created - duplicates,
+    duplicates,
+    checkoutsWithDuplicates: duplicates,
+    sent: created,
+    succeeded: created - duplicates,
+    store: 'redis',
+    replayed: 0,
+    waited: 0,
+    storeErrors: 0,
+  });
+  const configs = (prazo: OrderWrites | null | undefined, naive: OrderWrites | null = writes(100, 4)) =>
+    ({
+      naive: figures({ orderWrites: naive }),
+      prazo: figures(prazo === undefined ? {} : { orderWrites: prazo }),
+    }) as Parameters<typeof orderWriteChecks>[0];
+
+  it('passes when prazo created orders and none of them twice, and names both columns’ figures', () => {
+    const [check] = orderWriteChecks(configs(writes(1281, 0)));
+    expect(check).toMatchObject({
+      name: expect.stringMatching(/^prazo: 0 duplicate side effects/),
+      pass: true,
+    });
+    expect(check!.detail).toBe(
+      'prazo 0 of 1281 orders (1281 writes succeeded), store redis; naive 4 of 100 orders (96 writes succeeded)',
+    );
+  });
+
+  it('fails on one duplicate, and when prazo wrote nothing at all (a check that cannot fail is none)', () => {
+    expect(orderWriteChecks(configs(writes(1281, 1)))[0]!.pass).toBe(false);
+    expect(orderWriteChecks(configs(writes(0, 0)))[0]!.pass).toBe(false);
+  });
+
+  it('is left out of a report without order writes', () => {
+    expect(orderWriteChecks(configs(undefined))).toEqual([]);
+    expect(orderWriteChecks(configs(null))).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { budgetWindowMs } from '../calibrate-hop.js';
 import type { NormalizedDrillOptions } from '../drill-options.js';
 import { comparePeers } from '../peers/comparison.js';
 import { burstRampStartMs, FLEET_ROLES, type Phase, type PhaseName } from '../phase-plan.js';
+import type { OrderWriteFigures } from '../services/order-writes.js';
 import type { DrillConfig, PerConfig, TierMeasurement, TierPolicy } from '../services/spec.js';
 import type { DeadlineWaterfall } from '../waterfall/waterfall.js';
 import {
@@ -79,7 +80,24 @@ export interface ConfigFigures {
    * column's processes, and each phase's success against the supplier load it cost.
    */
   capacity: CapacityFigures;
+  /**
+   * The checkout's order write over the timeline (naive and prazo; null for a peer, whose edge only
+   * reads, and absent in reports made before the write existed): orders created at the supplier
+   * instances, those created more than once for one checkout, and the writes that succeeded.
+   */
+  orderWrites?: OrderWrites | null;
 }
+
+/** {@link ConfigFigures.orderWrites}. */
+export type OrderWrites = OrderWriteFigures & {
+  /** The idempotency store of the column's writes (prazo); null for a column without the layer. */
+  store: 'redis' | 'memory per instance' | null;
+  /** Repeats the layer answered with the first write's stored response, and repeats that waited for it (since start). */
+  replayed: number;
+  waited: number;
+  /** Store operations that failed (the layer then answers 503: it fails closed). */
+  storeErrors: number;
+};
 
 /**
  * What the supplier instances received during the fleet phase, counted on the instances themselves
@@ -265,6 +283,7 @@ export function buildDrillReport(
   skipped: DrillReport['skipped'] = [],
   overload: OverloadFigures[] | null = null,
   loopDelays: Partial<Record<DrillConfig, LoopDelay[]>> = {},
+  orderWrites: Partial<Record<DrillConfig, OrderWrites>> = {},
 ): DrillReport {
   const capacity = capacityFigures(recorder, options, loopDelays);
   const phases = [...recorder.phases];
@@ -350,6 +369,7 @@ export function buildDrillReport(
       edgeTimeoutMs: last?.timeoutMs ?? null,
       fleet: fleetFigures(marks, afterFleet),
       capacity: capacity[config]!,
+      orderWrites: orderWrites[config] ?? null,
     };
   }
 
@@ -366,6 +386,7 @@ export function buildDrillReport(
     skipped,
     checks: [
       ...acceptanceChecks(configs),
+      ...orderWriteChecks(configs),
       ...capacityChecks(configs, recorder.configs),
       ...overloadChecks(overload),
     ],
@@ -411,6 +432,25 @@ export function overloadChecks(overload: OverloadFigures[] | null): DrillCheck[]
         shielded === undefined
           ? 'n/a'
           : `${shielded.inTime} answered in time (p99 ${shielded.admittedP99Ms === null ? 'n/a' : round(shielded.admittedP99Ms)} ms), ${shielded.lateSuccesses} after the deadline (${pct(shielded.inTime > 0 ? shielded.lateSuccesses / shielded.inTime : null)}; the bound is 1 %)`,
+    },
+  ];
+}
+
+/**
+ * The order write's condition: prazo's keyed writes create no order twice. Left out when the report
+ * has no order writes (a report made before they existed).
+ */
+export function orderWriteChecks(configs: PerConfig<ConfigFigures>): DrillCheck[] {
+  const prazo = configs.prazo.orderWrites;
+  if (prazo === undefined || prazo === null) return [];
+  const naive = configs.naive.orderWrites ?? null;
+  const of = (w: OrderWrites | null) =>
+    w === null ? 'n/a' : `${w.duplicates} of ${w.created} orders (${w.succeeded} writes succeeded)`;
+  return [
+    {
+      name: 'prazo: 0 duplicate side effects (orders created twice for one checkout)',
+      pass: prazo.duplicates === 0 && prazo.created > 0,
+      detail: `prazo ${of(prazo)}, store ${prazo.store ?? 'none'}; naive ${of(naive)}`,
     },
   ];
 }

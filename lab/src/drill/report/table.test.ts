@@ -151,6 +151,35 @@ describe('goodput', () => {
   });
 });
 
+describe('the order writes row', () => {
+  const writes = (created: number, duplicates: number, succeeded: number) => ({
+    created,
+    checkouts: created - duplicates,
+    duplicates,
+    checkoutsWithDuplicates: duplicates,
+    sent: succeeded + 10,
+    succeeded,
+    store: null,
+    replayed: 0,
+    waited: 0,
+    storeErrors: 0,
+  });
+  it('shows created / duplicate side effects / succeeded per column, "—" for a column that does not write', () => {
+    const withWrites = {
+      ...report,
+      columns: ['naive', 'prazo', 'cockatiel'],
+      configs: {
+        naive: { ...report.configs.naive, orderWrites: writes(1491, 9, 1486) },
+        prazo: { ...report.configs.prazo, orderWrites: { ...writes(1281, 0, 1263), store: 'redis' } },
+        cockatiel: config({ orderWrites: null }),
+      },
+    } as unknown as DrillReport;
+    const row = reportRows(withWrites).find((r) => r[0].startsWith('order writes'))!;
+    expect(row.slice(1, 4)).toEqual(['1491 / 9 / 1486', '1281 / 0 / 1263', '—']);
+    expect(formatReportTable(withWrites)).toContain('1281 / 0 / 1263');
+  });
+});
+
 describe('the drill report with the peers', () => {
   const withPeers = {
     ...report,

@@ -152,6 +152,14 @@ export function reportRows(report: DrillReport): ReportRow[] {
       'The read timeout in force at the end of the run: naive’s fixed setting, prazo’s calibrated healthy p99 × 1.4.',
       (c) => ms(c.edgeTimeoutMs),
     ),
+    row(
+      'order writes: created / duplicate side effects / succeeded',
+      `The checkout’s order write (POST /orders to the supplier after a successful stock read), over the timeline: orders the supplier instances created, those created more than once for one checkout (counted across the instances), and the writes the edge got a 2xx for. Naive retries the POST blindly, with no key: an answer lost after the write (a read timeout, the reset of the supplier’s restart) makes the retry create the order again. prazo sends one idempotency key per write on every attempt and hedge, and the supplier’s idempotency layer, on one store for the fleet, runs it once. A peer’s edge only reads: —.`,
+      (c) => {
+        const w = c.orderWrites;
+        return w ? `${w.created} / ${w.duplicates} / ${w.succeeded}` : NOT_APPLICABLE;
+      },
+    ),
     ...capacityRows(report, columns),
   ];
 }
