@@ -139,7 +139,7 @@ export function reportRows(report: DrillReport): ReportRow[] {
     ),
     hedging(
       'tail supplier-call p99 hedged / unhedged (edge)',
-      'The same comparison at the edge (inventory’s whole supplier call), free of the chain’s own jitter. Naive never hedges: —.',
+      'The same comparison at the edge (inventory’s whole supplier call for the stock read, the order write after it left out), free of the chain’s own jitter. Naive never hedges: —.',
       (c) => `${ms(c.tail.edgeHedgedP99Ms)} / ${ms(c.tail.edgeUnhedgedP99Ms)}`,
     ),
     hedging(

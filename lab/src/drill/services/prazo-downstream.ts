@@ -154,7 +154,7 @@ function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: Downstr
  * The prazo column's order write: prazo's client with `idempotencyKey: 'auto'` — one key per checkout's
  * write, sent on every attempt and hedge — so the POST is retried after a read timeout or a reset and
  * hedged, under its own retry budget and the propagated deadline; the supplier's idempotency layer
- * runs it once. Until warm-up has been measured (`policy` null) it uses the nominal p99 the hops
+ * runs it once. No concurrency limit (see below); `lastAttempt: 'deadline'` as the reads. Until warm-up has been measured (`policy` null) it uses the nominal p99 the hops
  * start with and the attempts of the naive settings, held to the deadline.
  */
 export function createPrazoOrderWriter(spec: TierSpec, policy: TierPolicy | null): OrderWriter {
@@ -169,7 +169,10 @@ export function createPrazoOrderWriter(spec: TierSpec, policy: TierPolicy | null
     retryBudget: createRetryBudget(policy ? { windowMs: policy.budgetWindowMs } : {}),
     hedge: { at: 'p95' },
     idempotencyKey: 'auto',
-    ...PRAZO_OVERLOAD,
+    // The write holds no worker at the supplier (it does not queue there): an adaptive concurrency
+    // limit would protect nothing and queue writes behind the tail's slow ones. The last attempt
+    // still waits for its answer rather than abandoning a write that is running.
+    lastAttempt: PRAZO_OVERLOAD.lastAttempt,
   });
   return {
     async write(checkout, incoming) {
