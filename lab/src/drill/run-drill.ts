@@ -14,14 +14,14 @@ import {
   supplierBehaviour,
 } from './phase-plan.js';
 import type { LoopDelay } from './report/capacity-figures.js';
-import { buildDrillReport, type DrillReport } from './report/drill-report.js';
+import { buildDrillReport, type DrillReport, type OrderWrites } from './report/drill-report.js';
 import {
   type ConfigReading,
   createDrillRecorder,
   type DrillRecorder,
   instanceRequests,
 } from './report/recorder.js';
-import { type OrderWriteFigures, orderWriteFigures } from './services/order-writes.js';
+import { orderWriteFigures } from './services/order-writes.js';
 import { type ServiceProcess, startServiceProcess } from './services/process.js';
 import { findRedisServer, startDrillRedis } from './services/redis.js';
 import { type ServiceSet, type Stoppable, startServiceSet } from './services/set.js';
@@ -408,15 +408,7 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
 }
 
 /** What each column's order writes did over the timeline (the columns that write: naive and prazo). */
-export type ColumnOrderWrites = OrderWriteFigures & {
-  /** The prazo column's idempotency store; null for a column without the layer. */
-  store: 'redis' | 'memory per instance' | null;
-  /** Repeats the prazo column's layer answered with the first write's response, or waited for. */
-  replayed: number;
-  waited: number;
-  /** Store operations that failed (the layer then answered 503: it fails closed). */
-  storeErrors: number;
-};
+export type ColumnOrderWrites = Omit<OrderWrites, 'byPhase'>;
 
 function ordersOf(
   taken: ReadonlyArray<{ config: DrillConfig; taken: SupplierOrders[] }>,
@@ -428,7 +420,7 @@ function ordersOf(
   for (const { config, taken: instances } of taken) {
     const end = final[config]?.inventory.writes;
     if (!end) continue;
-    const start = baseline[config]?.inventory.writes ?? { sent: 0, succeeded: 0 };
+    const start = baseline[config]?.inventory.writes ?? { sent: 0, succeeded: 0, failed: {} };
     const figures = orderWriteFigures(
       instances.map((i) => i.orders),
       { sent: end.sent - start.sent, succeeded: end.succeeded - start.succeeded },
@@ -441,6 +433,11 @@ function ordersOf(
       replayed: sum('replayed'),
       waited: sum('waited'),
       storeErrors: sum('storeErrors'),
+      failed: Object.fromEntries(
+        Object.entries(end.failed)
+          .map(([reason, n]) => [reason, n - (start.failed[reason] ?? 0)] as const)
+          .filter(([, n]) => n > 0),
+      ),
     };
   }
   return result;

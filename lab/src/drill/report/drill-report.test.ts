@@ -8,6 +8,7 @@ import {
   fleetFigures,
   type OrderWrites,
   orderWriteChecks,
+  orderWritesByPhase,
 } from './drill-report.js';
 import { type Mark, windowRatio } from './recorder.js';
 
@@ -159,6 +160,7 @@ describe('the order write check', () => {
     replayed: 0,
     waited: 0,
     storeErrors: 0,
+    failed: {},
   });
   const configs = (prazo: OrderWrites | null | undefined, naive: OrderWrites | null = writes(100, 4)) =>
     ({
@@ -185,5 +187,36 @@ describe('the order write check', () => {
   it('is left out of a report without order writes', () => {
     expect(orderWriteChecks(configs(undefined))).toEqual([]);
     expect(orderWriteChecks(configs(null))).toEqual([]);
+  });
+});
+
+describe('the order writes by phase', () => {
+  it('counts the writes that ended between a phase’s start and the next one’s (the last to the end)', () => {
+    const mark = (sent: number, succeeded: number) =>
+      ({
+        supplier: ZERO_SUPPLIER_COUNTS,
+        instanceRequests: [],
+        byVariant: {},
+        writes: { sent, succeeded, failed: {} },
+      }) as Mark;
+    const marks = new Map<string, Mark>([
+      ['warmup', mark(0, 0)],
+      ['trigger', mark(100, 100)],
+      ['fleet', mark(150, 140)],
+      ['end', mark(170, 158)],
+    ]);
+    const phases = [
+      { name: 'warmup', label: '', startMs: 0, endMs: 10 },
+      { name: 'trigger', label: '', startMs: 10, endMs: 20 },
+      { name: 'fleet', label: '', startMs: 20, endMs: 30 },
+    ] as const;
+    expect(orderWritesByPhase(marks, phases)).toEqual({
+      warmup: { sent: 100, succeeded: 100 },
+      trigger: { sent: 50, succeeded: 40 },
+      fleet: { sent: 20, succeeded: 18 },
+    });
+    // A column without writes (a peer) has no mark of them: nothing.
+    const none = new Map([...marks].map(([k, m]) => [k, { ...m, writes: null }]));
+    expect(orderWritesByPhase(none, phases)).toEqual({});
   });
 });

@@ -97,7 +97,29 @@ export type OrderWrites = OrderWriteFigures & {
   waited: number;
   /** Store operations that failed (the layer then answers 503: it fails closed). */
   storeErrors: number;
+  /** The writes that failed over the timeline, by `<status> <error code>` as the edge saw them. */
+  failed: Record<string, number>;
+  /**
+   * The writes the edge sent and those that succeeded, by the phase in which they ended (from the
+   * marks at the phases' starts); absent in reports made before it.
+   */
+  byPhase?: Partial<Record<PhaseName, { sent: number; succeeded: number }>>;
 };
+
+/** The order writes that ended in each phase, from the marks at the phases' starts and at the end. */
+export function orderWritesByPhase(
+  marks: ReadonlyMap<string, Mark>,
+  phases: readonly Phase[],
+): Partial<Record<PhaseName, { sent: number; succeeded: number }>> {
+  const result: Partial<Record<PhaseName, { sent: number; succeeded: number }>> = {};
+  phases.forEach((phase, i) => {
+    const a = marks.get(phase.name)?.writes;
+    const b = marks.get(phases[i + 1]?.name ?? 'end')?.writes;
+    if (!a || !b) return;
+    result[phase.name] = { sent: b.sent - a.sent, succeeded: b.succeeded - a.succeeded };
+  });
+  return result;
+}
 
 /**
  * What the supplier instances received during the fleet phase, counted on the instances themselves
@@ -369,7 +391,9 @@ export function buildDrillReport(
       edgeTimeoutMs: last?.timeoutMs ?? null,
       fleet: fleetFigures(marks, afterFleet),
       capacity: capacity[config]!,
-      orderWrites: orderWrites[config] ?? null,
+      orderWrites: orderWrites[config]
+        ? { ...orderWrites[config]!, byPhase: orderWritesByPhase(marks, phases) }
+        : null,
     };
   }
 

@@ -124,8 +124,11 @@ export interface TierStats {
   timeoutMs: number;
   /** Edge only: variant split of the hedging comparison. */
   byVariant: Record<string, { original: number; retry: number; hedge: number }>;
-  /** Edge of the naive and prazo columns: order writes sent, and those answered 2xx (null elsewhere). */
-  writes: { sent: number; succeeded: number } | null;
+  /**
+   * Edge of the naive and prazo columns: order writes sent, those answered 2xx, and the others by
+   * `<status> <error code>` (null elsewhere).
+   */
+  writes: { sent: number; succeeded: number; failed: Record<string, number> } | null;
   pool: null | {
     size: number;
     inUse: number;

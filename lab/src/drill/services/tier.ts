@@ -89,7 +89,7 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
       : spec.config === 'naive'
         ? createNaiveOrderWriter(spec)
         : null;
-  const writes = { sent: 0, succeeded: 0 };
+  const writes = { sent: 0, succeeded: 0, failed: {} as Record<string, number> };
   let checkouts = 0;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -138,7 +138,11 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
         writes.sent++;
         const written = await writer.write(checkout, req);
         if (written.status < 300) writes.succeeded++;
-        else outcome = { ...outcome, status: written.status, body: written.body };
+        else {
+          const reason = `${written.status} ${errorOf(written.body)}`;
+          writes.failed[reason] = (writes.failed[reason] ?? 0) + 1;
+          outcome = { ...outcome, status: written.status, body: written.body };
+        }
       }
       const callEndMs = epochNow();
       const callStartMs = performance.timeOrigin + callStartedAt;
@@ -194,7 +198,7 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
         liveP99Ms: merged.count > 0 ? merged.percentile(99) : Number.NaN,
         timeoutMs: downstream.timeoutMs(),
         byVariant: structuredClone(byVariant),
-        writes: writer === null ? null : { ...writes },
+        writes: writer === null ? null : { ...writes, failed: { ...writes.failed } },
         pool:
           pool && poolStats
             ? {
@@ -251,6 +255,18 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
       await Promise.all([downstream.close(), writer?.close()]);
     },
   };
+}
+
+/** The error code of a failed answer's JSON body (`{"error": "READ_TIMEOUT"}`, or prazo's `{"error": {"code"}}`). */
+function errorOf(body: string): string {
+  try {
+    const error = (JSON.parse(body) as { error?: unknown } | null)?.error;
+    if (typeof error === 'string') return error;
+    const code = (error as { code?: unknown } | null)?.code;
+    return typeof code === 'string' ? code : 'error';
+  } catch {
+    return 'error';
+  }
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
