@@ -192,18 +192,18 @@ describe('the order write check', () => {
 
 describe('the order writes by phase', () => {
   it('counts the writes that ended between a phase’s start and the next one’s (the last to the end)', () => {
-    const mark = (sent: number, succeeded: number) =>
+    const mark = (sent: number, succeeded: number, failed: Record<string, number> = {}) =>
       ({
         supplier: ZERO_SUPPLIER_COUNTS,
         instanceRequests: [],
         byVariant: {},
-        writes: { sent, succeeded, failed: {} },
+        writes: { sent, succeeded, failed },
       }) as Mark;
     const marks = new Map<string, Mark>([
       ['warmup', mark(0, 0)],
       ['trigger', mark(100, 100)],
-      ['fleet', mark(150, 140)],
-      ['end', mark(170, 158)],
+      ['fleet', mark(150, 140, { '503 unavailable': 10 })],
+      ['end', mark(170, 158, { '503 unavailable': 11, '504 READ_TIMEOUT': 1 })],
     ]);
     const phases = [
       { name: 'warmup', label: '', startMs: 0, endMs: 10 },
@@ -211,9 +211,9 @@ describe('the order writes by phase', () => {
       { name: 'fleet', label: '', startMs: 20, endMs: 30 },
     ] as const;
     expect(orderWritesByPhase(marks, phases)).toEqual({
-      warmup: { sent: 100, succeeded: 100 },
-      trigger: { sent: 50, succeeded: 40 },
-      fleet: { sent: 20, succeeded: 18 },
+      warmup: { sent: 100, succeeded: 100, failed: {} },
+      trigger: { sent: 50, succeeded: 40, failed: { '503 unavailable': 10 } },
+      fleet: { sent: 20, succeeded: 18, failed: { '503 unavailable': 1, '504 READ_TIMEOUT': 1 } },
     });
     // A column without writes (a peer) has no mark of them: nothing.
     const none = new Map([...marks].map(([k, m]) => [k, { ...m, writes: null }]));

@@ -100,23 +100,37 @@ export type OrderWrites = OrderWriteFigures & {
   /** The writes that failed over the timeline, by `<status> <error code>` as the edge saw them. */
   failed: Record<string, number>;
   /**
-   * The writes the edge sent and those that succeeded, by the phase in which they ended (from the
-   * marks at the phases' starts); absent in reports made before it.
+   * The writes the edge sent, those that succeeded and those that failed (by reason), by the phase
+   * in which they were sent (`sent`) or ended (the others), from the marks at the phases' starts;
+   * absent in reports made before it.
    */
-  byPhase?: Partial<Record<PhaseName, { sent: number; succeeded: number }>>;
+  byPhase?: Partial<Record<PhaseName, PhaseOrderWrites>>;
 };
+
+/** The order writes that ended in one phase (see {@link orderWritesByPhase}). */
+export interface PhaseOrderWrites {
+  sent: number;
+  succeeded: number;
+  /** Those that failed, by `<status> <error code>`. */
+  failed: Record<string, number>;
+}
 
 /** The order writes that ended in each phase, from the marks at the phases' starts and at the end. */
 export function orderWritesByPhase(
   marks: ReadonlyMap<string, Mark>,
   phases: readonly Phase[],
-): Partial<Record<PhaseName, { sent: number; succeeded: number }>> {
-  const result: Partial<Record<PhaseName, { sent: number; succeeded: number }>> = {};
+): Partial<Record<PhaseName, PhaseOrderWrites>> {
+  const result: Partial<Record<PhaseName, PhaseOrderWrites>> = {};
   phases.forEach((phase, i) => {
     const a = marks.get(phase.name)?.writes;
     const b = marks.get(phases[i + 1]?.name ?? 'end')?.writes;
     if (!a || !b) return;
-    result[phase.name] = { sent: b.sent - a.sent, succeeded: b.succeeded - a.succeeded };
+    const failed: Record<string, number> = {};
+    for (const [reason, n] of Object.entries(b.failed ?? {})) {
+      const d = n - (a.failed?.[reason] ?? 0);
+      if (d > 0) failed[reason] = d;
+    }
+    result[phase.name] = { sent: b.sent - a.sent, succeeded: b.succeeded - a.succeeded, failed };
   });
   return result;
 }
