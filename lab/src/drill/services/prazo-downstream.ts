@@ -174,22 +174,34 @@ export function createPrazoOrderWriter(spec: TierSpec, policy: TierPolicy | null
     // still waits for its answer rather than abandoning a write that is running.
     lastAttempt: PRAZO_OVERLOAD.lastAttempt,
   });
+  // `close()` aborts the calls in flight: a graceful close (the switch to the calibrated policy)
+  // waits for the writes under way first.
+  const inFlight = new Set<Promise<unknown>>();
+  const write = async (checkout: string, incoming: IncomingMessage) => {
+    try {
+      const response = await client.request({
+        method: 'POST',
+        path: ORDER_WRITE_PATH,
+        headers: { 'content-type': 'application/json' },
+        body: orderWriteBody(checkout),
+        deadline: deadlineOf(incoming),
+      });
+      return { status: response.status, body: await response.body.text() };
+    } catch (error) {
+      return failure(error);
+    }
+  };
   return {
-    async write(checkout, incoming) {
-      try {
-        const response = await client.request({
-          method: 'POST',
-          path: ORDER_WRITE_PATH,
-          headers: { 'content-type': 'application/json' },
-          body: orderWriteBody(checkout),
-          deadline: deadlineOf(incoming),
-        });
-        return { status: response.status, body: await response.body.text() };
-      } catch (error) {
-        return failure(error);
-      }
+    write(checkout, incoming) {
+      const call = write(checkout, incoming);
+      inFlight.add(call);
+      void call.finally(() => inFlight.delete(call));
+      return call;
     },
-    close: async () => client.close(),
+    async close(graceful) {
+      if (graceful) await Promise.all(inFlight);
+      await client.close();
+    },
   };
 }
 
