@@ -9,6 +9,7 @@ import {
   type OrderWrites,
   orderWriteChecks,
   orderWritesByPhase,
+  withConfirmed,
 } from './drill-report.js';
 import { type Mark, windowRatio } from './recorder.js';
 
@@ -218,5 +219,25 @@ describe('the order writes by phase', () => {
     // A column without writes (a peer) has no mark of them: nothing.
     const none = new Map([...marks].map(([k, m]) => [k, { ...m, writes: null }]));
     expect(orderWritesByPhase(none, phases)).toEqual({});
+  });
+});
+
+describe('the orders the users did not see confirmed', () => {
+  it('are the checkouts with an order beyond those whose user got the 200, never below 0', () => {
+    const writes = {
+      created: 110,
+      checkouts: 100,
+      duplicates: 10,
+      checkoutsWithDuplicates: 10,
+      sent: 105,
+      succeeded: 100,
+      store: null,
+      replayed: 0,
+      waited: 0,
+      storeErrors: 0,
+      failed: {},
+    };
+    expect(withConfirmed(writes, 93)).toMatchObject({ confirmed: 93, unconfirmed: 7 });
+    expect(withConfirmed(writes, 120)).toMatchObject({ confirmed: 120, unconfirmed: 0 });
   });
 });

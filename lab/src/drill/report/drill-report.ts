@@ -100,6 +100,16 @@ export type OrderWrites = OrderWriteFigures & {
   /** The writes that failed over the timeline, by `<status> <error code>` as the edge saw them. */
   failed: Record<string, number>;
   /**
+   * Checkouts whose user got their 200 within the deadline: orders confirmed to the user (absent in
+   * reports made before it).
+   */
+  confirmed?: number;
+  /**
+   * Orders created for a checkout whose user did not get that 200 (`checkouts − confirmed`): the
+   * user was told it failed, or gave up, and the order exists (absent in reports made before it).
+   */
+  unconfirmed?: number;
+  /**
    * The writes the edge sent, those that succeeded and those that failed (by reason), by the phase
    * in which they were sent (`sent`) or ended (the others), from the marks at the phases' starts;
    * absent in reports made before it.
@@ -113,6 +123,11 @@ export interface PhaseOrderWrites {
   succeeded: number;
   /** Those that failed, by `<status> <error code>`. */
   failed: Record<string, number>;
+}
+
+/** The order writes with what the users saw: `confirmed` checkouts, and the orders nobody confirmed. */
+export function withConfirmed(writes: OrderWrites, confirmed: number): OrderWrites {
+  return { ...writes, confirmed, unconfirmed: Math.max(0, writes.checkouts - confirmed) };
 }
 
 /** The order writes that ended in each phase, from the marks at the phases' starts and at the end. */
@@ -406,7 +421,10 @@ export function buildDrillReport(
       fleet: fleetFigures(marks, afterFleet),
       capacity: capacity[config]!,
       orderWrites: orderWrites[config]
-        ? { ...orderWrites[config]!, byPhase: orderWritesByPhase(marks, phases) }
+        ? withConfirmed(
+            { ...orderWrites[config]!, byPhase: orderWritesByPhase(marks, phases) },
+            recorder.tally(config, 'all', 'checkout').ok,
+          )
         : null,
     };
   }

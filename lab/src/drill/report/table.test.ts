@@ -176,6 +176,16 @@ describe('the order writes row', () => {
     } as unknown as DrillReport;
     const row = reportRows(withWrites).find((r) => r[0].startsWith('order writes'))!;
     expect(row.slice(1, 4)).toEqual(['1491 / 9 / 1486', '1281 / 0 / 1263', '—']);
+    const unseen = reportRows(withWrites).find((r) => r[0] === 'orders the user did not see confirmed')!;
+    expect(unseen.slice(1, 4)).toEqual(['—', '—', '—']); // a report made before the figure
+    const seen = {
+      ...withWrites,
+      configs: {
+        ...withWrites.configs,
+        naive: { ...withWrites.configs.naive, orderWrites: { ...writes(1491, 9, 1486), unconfirmed: 412 } },
+      },
+    } as unknown as DrillReport;
+    expect(reportRows(seen).find((r) => r[0] === 'orders the user did not see confirmed')![1]).toBe('412');
     expect(formatReportTable(withWrites)).toContain('1281 / 0 / 1263');
   });
 });

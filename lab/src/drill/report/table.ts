@@ -160,6 +160,14 @@ export function reportRows(report: DrillReport): ReportRow[] {
         return w ? `${w.created} / ${w.duplicates} / ${w.succeeded}` : NOT_APPLICABLE;
       },
     ),
+    row(
+      'orders the user did not see confirmed',
+      'Orders created for a checkout whose user did not get its 200 within the deadline: the user was told it failed, or gave up, and the order exists. Naive’s writes that succeed after the user has gone are here; so are prazo’s that the deadline cut after the supplier had created the order. A peer’s edge only reads: —.',
+      (c) => {
+        const w = c.orderWrites;
+        return w?.unconfirmed === undefined ? NOT_APPLICABLE : String(w.unconfirmed);
+      },
+    ),
     ...capacityRows(report, columns),
   ];
 }
