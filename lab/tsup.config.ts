@@ -12,8 +12,18 @@ export default defineConfig({
   clean: true,
   banner: { js: '#!/usr/bin/env node' },
   // The library, undici, and what only some runs load (the dashboard's metrics, the peers of
-  // `--peers`, the browser, esbuild for a source checkout): never bundled.
-  external: [/^prazo(?:\/|$)/, 'undici', 'prom-client', 'esbuild', 'playwright-core', 'cockatiel', 'opossum'],
+  // `--peers`, the browser, esbuild for a source checkout, the Redis client of the prazo column's
+  // order writes): never bundled.
+  external: [
+    /^prazo(?:\/|$)/,
+    'undici',
+    'prom-client',
+    'esbuild',
+    'playwright-core',
+    'cockatiel',
+    'opossum',
+    'ioredis',
+  ],
   // @prazo/cli-kit (packages/cli-kit) is sources only, like the lab: bundled.
   noExternal: [/^@prazo\/cli-kit(?:\/|$)/],
 });

@@ -49,6 +49,12 @@ export interface DoubleOptions {
    * capacity). @default null
    */
   workers?: number | null;
+  /**
+   * Takes a data request over before the double counts or serves it: return true when it did (the
+   * drill's supplier serves its order writes this way, beside the reads the double counts). The
+   * double still closes the request's socket on `close()`. @default none
+   */
+  route?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 /** A double's worker queue now (see {@link DoubleOptions.workers}). */
@@ -122,6 +128,7 @@ export interface NormalizedDoubleOptions {
   adminPort: number | null;
   instance: number;
   workers: number | null;
+  route: ((req: IncomingMessage, res: ServerResponse) => boolean) | null;
 }
 
 /** 127.0.0.0/8, written as four decimal octets. */
@@ -161,7 +168,10 @@ export function normalizeDoubleOptions(options: DoubleOptions = {}): NormalizedD
   }
   const clock = options.clock ?? systemClock;
   const behaviour = options.behaviour === undefined ? DEFAULT_BEHAVIOUR : parseBehaviour(options.behaviour);
-  return { host, port, behaviour, seed, clock, keepRequests, adminPort, instance, workers };
+  const route = options.route ?? null;
+  if (route !== null && typeof route !== 'function')
+    throw new InvalidOptionError('route', 'a function (req, res) => boolean', route);
+  return { host, port, behaviour, seed, clock, keepRequests, adminPort, instance, workers, route };
 }
 
 function checkPort(option: string, port: unknown): void {
@@ -241,6 +251,7 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
       socket.destroy();
       return;
     }
+    if (config.route?.(req, res)) return;
     handleData(req, res);
   });
 

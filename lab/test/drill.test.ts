@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDrill } from '../src/drill/run-drill.js';
+import { findRedisServer } from '../src/drill/services/redis.js';
 import { acquireDrillLock } from './drill-lock.js';
 
 // Interrupting a drill with Ctrl-C: lab/test/drill-interrupt.test.ts.
@@ -64,8 +65,10 @@ describe('the drill', () => {
       'tail',
       'recovery',
     ]);
-    // Per configuration: three supplier instances, inventory, orders, the shop and the users.
-    expect(pids).toHaveLength(14);
+    // Per configuration: three supplier instances, inventory, orders, the shop and the users; and the
+    // Redis the prazo column's order writes share, when redis-server is installed.
+    const redis = findRedisServer() !== null;
+    expect(pids).toHaveLength(redis ? 15 : 14);
     const { naive, prazo } = report.configs;
     for (const figures of [naive, prazo]) {
       expect(figures.checkout.sent).toBeGreaterThan(100);
@@ -136,6 +139,19 @@ describe('the drill', () => {
       expect(slow.userDeadlineMs).toBeGreaterThan(0);
     }
     expect(report.waterfalls!.byPhase.length).toBeGreaterThanOrEqual(4);
+    // The checkout's order write: counted at the supplier instances for both columns; prazo's keyed
+    // writes on the shared store create no order twice (naive's duplicates depend on the restarts'
+    // timing: counted, not judged here).
+    for (const f of [naive, prazo]) {
+      expect(f.orderWrites?.created).toBeGreaterThan(50);
+      expect(f.orderWrites!.succeeded).toBeLessThanOrEqual(f.orderWrites!.sent);
+    }
+    expect(prazo.orderWrites?.store).toBe(redis ? 'redis' : 'memory per instance');
+    if (redis) {
+      expect(prazo.orderWrites!.duplicates).toBe(0);
+      expect(prazo.orderWrites!.storeErrors).toBe(0);
+      expect(report.checks.find((c) => c.name.startsWith('prazo: 0 duplicate'))?.pass).toBe(true);
+    }
     // Everything was stopped.
     for (const pid of pids) expect(alive(pid)).toBe(false);
   }, 120_000);

@@ -14,14 +14,16 @@ import {
   supplierBehaviour,
 } from './phase-plan.js';
 import type { LoopDelay } from './report/capacity-figures.js';
-import { buildDrillReport, type DrillReport } from './report/drill-report.js';
+import { buildDrillReport, type DrillReport, type OrderWrites } from './report/drill-report.js';
 import {
   type ConfigReading,
   createDrillRecorder,
   type DrillRecorder,
   instanceRequests,
 } from './report/recorder.js';
+import { orderWriteFigures } from './services/order-writes.js';
 import { type ServiceProcess, startServiceProcess } from './services/process.js';
+import { findRedisServer, startDrillRedis } from './services/redis.js';
 import { type ServiceSet, type Stoppable, startServiceSet } from './services/set.js';
 import {
   DRILL_CONFIGS,
@@ -31,7 +33,7 @@ import {
   type TierPolicy,
   type TierStats,
 } from './services/spec.js';
-import { type SupplierCounts, sumSuppliers } from './services/supplier.js';
+import { type SupplierCounts, type SupplierOrders, sumSuppliers } from './services/supplier.js';
 import { collectWaterfalls, runOf, type WaterfallLog } from './waterfall/collect.js';
 
 /** Where the drill is, for a progress display. */
@@ -129,10 +131,26 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
   };
 
   try {
+    // One Redis for the drill: the prazo column's supplier instances share it as their idempotency
+    // store (keys under a prefix of the column's own).
+    const redisBinary = findRedisServer();
+    const redis = redisBinary === null ? null : await startDrillRedis(redisBinary);
+    if (redis) processes.push(redis);
+    check();
     const sets = await Promise.all(
-      configs.map((config) => startServiceSet(config, options, (p) => processes.push(p), haproxy)),
+      configs.map((config) =>
+        startServiceSet(config, options, (p) => processes.push(p), haproxy, redis?.port ?? null),
+      ),
     );
     check();
+    /** Each column's orders (from its supplier instances) since the previous call. */
+    const takeOrders = () =>
+      Promise.all(
+        sets.map(async (set) => ({
+          config: set.config,
+          taken: await Promise.all(set.suppliers.map((s) => s.call<SupplierOrders>('take-orders'))),
+        })),
+      );
 
     const read = async (): Promise<PerConfig<ConfigReading>> => {
       const entries = await Promise.all(
@@ -221,6 +239,8 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
       ...columnProcesses(sets, loaders).map(({ process }) => process.call('loop-delay', 'reset')),
     ]);
     const baseline = await read();
+    // The orders of the pre-warm are forgotten: the figures count the timeline's.
+    await takeOrders();
     recorder.baseline(baseline);
     recorder.mark('warmup', baseline);
 
@@ -347,6 +367,12 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     recorder.sample(Math.max(nextSampleAt, totalMs), final);
     recorder.mark('recovery-end', final);
     recorder.mark('end', final);
+    const orderWrites = ordersOf(
+      await takeOrders(),
+      baseline,
+      final,
+      redis === null ? 'memory per instance' : 'redis',
+    );
     check();
     // The overload experiment: its own supplier of known capacity and its own clients, in this
     // process, once the services above are idle.
@@ -370,6 +396,7 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
       skipped,
       overload,
       loopDelays,
+      orderWrites,
     );
     report.waterfalls = { run: runOf(waterfalls, configs), byPhase: waterfalls.byPhase };
     return report;
@@ -378,6 +405,42 @@ export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {})
     for (const cleanup of cleanups) cleanup();
     await Promise.all(processes.map((p) => p.stop()));
   }
+}
+
+/** What each column's order writes did over the timeline (the columns that write: naive and prazo). */
+export type ColumnOrderWrites = Omit<OrderWrites, 'byPhase'>;
+
+function ordersOf(
+  taken: ReadonlyArray<{ config: DrillConfig; taken: SupplierOrders[] }>,
+  baseline: PerConfig<ConfigReading>,
+  final: PerConfig<ConfigReading>,
+  store: 'redis' | 'memory per instance',
+): Partial<Record<DrillConfig, ColumnOrderWrites>> {
+  const result: Partial<Record<DrillConfig, ColumnOrderWrites>> = {};
+  for (const { config, taken: instances } of taken) {
+    const end = final[config]?.inventory.writes;
+    if (!end) continue;
+    const start = baseline[config]?.inventory.writes ?? { sent: 0, succeeded: 0, failed: {} };
+    const figures = orderWriteFigures(
+      instances.map((i) => i.orders),
+      { sent: end.sent - start.sent, succeeded: end.succeeded - start.succeeded },
+    );
+    const layers = instances.flatMap((i) => (i.layer ? [i.layer] : []));
+    const sum = (key: 'replayed' | 'waited' | 'storeErrors') => layers.reduce((n, l) => n + l[key], 0);
+    result[config] = {
+      ...figures,
+      store: layers.length > 0 ? store : null,
+      replayed: sum('replayed'),
+      waited: sum('waited'),
+      storeErrors: sum('storeErrors'),
+      failed: Object.fromEntries(
+        Object.entries(end.failed)
+          .map(([reason, n]) => [reason, n - (start.failed[reason] ?? 0)] as const)
+          .filter(([, n]) => n > 0),
+      ),
+    };
+  }
+  return result;
 }
 
 /** Every process of each column (its users, its chain and its supplier instances), with its name. */

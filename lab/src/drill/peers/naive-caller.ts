@@ -33,14 +33,15 @@ export interface CallResult {
 /** A plain undici client with fixed timeout and blind retries: the "naive" configuration of the drill. */
 export interface NaiveCaller {
   /**
-   * GETs `path`, passing `headers` along; resolves with the last attempt's answer, or rejects.
-   * `tag` and `trace` are handed back to `onAttempt`.
+   * GETs `path` (POSTs `body` when one is given), passing `headers` along; resolves with the last
+   * attempt's answer, or rejects. `tag` and `trace` are handed back to `onAttempt`.
    */
   call(
     path: string,
     headers: Record<string, string>,
     tag?: string,
     trace?: AttemptTrace,
+    body?: string,
   ): Promise<CallResult>;
   /** Closes the connections: at once, or once the requests in flight have finished (`graceful`). */
   close(graceful?: boolean): Promise<void>;
@@ -48,7 +49,8 @@ export interface NaiveCaller {
 
 /**
  * Creates the naive client: what a service looks like with a 30 s timeout, 3 attempts, no budget,
- * no deadline and no hedging. The attempt header is sent so the double can tell retries apart; it
+ * no deadline and no hedging. A write (a call with a body) is retried the same way: blindly, with
+ * no idempotency key. The attempt header is sent so the double can tell retries apart; it
  * changes nothing in the call.
  */
 export function createNaiveCaller(options: NaiveCallerOptions): NaiveCaller {
@@ -64,6 +66,7 @@ export function createNaiveCaller(options: NaiveCallerOptions): NaiveCaller {
     number: number,
     tag: string,
     trace: AttemptTrace | undefined,
+    body: string | undefined,
   ): Promise<CallResult> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), options.timeoutMs);
@@ -72,13 +75,14 @@ export function createNaiveCaller(options: NaiveCallerOptions): NaiveCaller {
     try {
       const response = await pool.request({
         path,
-        method: 'GET',
+        method: body === undefined ? 'GET' : 'POST',
         headers: { ...headers, [ATTEMPT_HEADER]: attemptHeaderValue(number, kind) },
+        ...(body === undefined ? {} : { body }),
         signal: controller.signal,
       });
-      const body = await response.body.text();
+      const text = await response.body.text();
       options.onAttempt?.(kind, performance.now() - startedAt, response.statusCode < 500, tag, trace);
-      return { status: response.statusCode, body, trail: response.headers[TRAIL_HEADER] };
+      return { status: response.statusCode, body: text, trail: response.headers[TRAIL_HEADER] };
     } catch (error) {
       options.onAttempt?.(kind, performance.now() - startedAt, false, tag, trace);
       throw error;
@@ -88,12 +92,12 @@ export function createNaiveCaller(options: NaiveCallerOptions): NaiveCaller {
   }
 
   return {
-    async call(path, headers, tag = '', trace) {
+    async call(path, headers, tag = '', trace, body) {
       let last: unknown;
       for (let number = 1; number <= options.attempts; number++) {
         const pool = pools[next++ % pools.length]!;
         try {
-          const result = await attempt(pool, path, headers, number, tag, trace);
+          const result = await attempt(pool, path, headers, number, tag, trace, body);
           if (result.status < 500 || number === options.attempts) return result;
           last = result;
         } catch (error) {

@@ -6,6 +6,10 @@ import {
   type ConfigFigures,
   type FleetFigures,
   fleetFigures,
+  type OrderWrites,
+  orderWriteChecks,
+  orderWritesByPhase,
+  withConfirmed,
 } from './drill-report.js';
 import { type Mark, windowRatio } from './recorder.js';
 
@@ -142,5 +146,98 @@ describe('the drill report', () => {
         originals: 0,
       }),
     ).toBeNull();
+  });
+});
+
+describe('the order write check', () => {
+  const writes = (created: number, duplicates: number): OrderWrites => ({
+    created,
+    checkouts: created - duplicates,
+    duplicates,
+    checkoutsWithDuplicates: duplicates,
+    sent: created,
+    succeeded: created - duplicates,
+    store: 'redis',
+    replayed: 0,
+    waited: 0,
+    storeErrors: 0,
+    failed: {},
+  });
+  const configs = (prazo: OrderWrites | null | undefined, naive: OrderWrites | null = writes(100, 4)) =>
+    ({
+      naive: figures({ orderWrites: naive }),
+      prazo: figures(prazo === undefined ? {} : { orderWrites: prazo }),
+    }) as Parameters<typeof orderWriteChecks>[0];
+
+  it('passes when prazo created orders and none of them twice, and names both columns’ figures', () => {
+    const [check] = orderWriteChecks(configs(writes(1281, 0)));
+    expect(check).toMatchObject({
+      name: expect.stringMatching(/^prazo: 0 duplicate side effects/),
+      pass: true,
+    });
+    expect(check!.detail).toBe(
+      'prazo 0 of 1281 orders (1281 writes succeeded), store redis; naive 4 of 100 orders (96 writes succeeded)',
+    );
+  });
+
+  it('fails on one duplicate, and when prazo wrote nothing at all (a check that cannot fail is none)', () => {
+    expect(orderWriteChecks(configs(writes(1281, 1)))[0]!.pass).toBe(false);
+    expect(orderWriteChecks(configs(writes(0, 0)))[0]!.pass).toBe(false);
+  });
+
+  it('is left out of a report without order writes', () => {
+    expect(orderWriteChecks(configs(undefined))).toEqual([]);
+    expect(orderWriteChecks(configs(null))).toEqual([]);
+  });
+});
+
+describe('the order writes by phase', () => {
+  it('counts the writes that ended between a phase’s start and the next one’s (the last to the end)', () => {
+    const mark = (sent: number, succeeded: number, failed: Record<string, number> = {}) =>
+      ({
+        supplier: ZERO_SUPPLIER_COUNTS,
+        instanceRequests: [],
+        byVariant: {},
+        writes: { sent, succeeded, failed },
+      }) as Mark;
+    const marks = new Map<string, Mark>([
+      ['warmup', mark(0, 0)],
+      ['trigger', mark(100, 100)],
+      ['fleet', mark(150, 140, { '503 unavailable': 10 })],
+      ['end', mark(170, 158, { '503 unavailable': 11, '504 READ_TIMEOUT': 1 })],
+    ]);
+    const phases = [
+      { name: 'warmup', label: '', startMs: 0, endMs: 10 },
+      { name: 'trigger', label: '', startMs: 10, endMs: 20 },
+      { name: 'fleet', label: '', startMs: 20, endMs: 30 },
+    ] as const;
+    expect(orderWritesByPhase(marks, phases)).toEqual({
+      warmup: { sent: 100, succeeded: 100, failed: {} },
+      trigger: { sent: 50, succeeded: 40, failed: { '503 unavailable': 10 } },
+      fleet: { sent: 20, succeeded: 18, failed: { '503 unavailable': 1, '504 READ_TIMEOUT': 1 } },
+    });
+    // A column without writes (a peer) has no mark of them: nothing.
+    const none = new Map([...marks].map(([k, m]) => [k, { ...m, writes: null }]));
+    expect(orderWritesByPhase(none, phases)).toEqual({});
+  });
+});
+
+describe('the orders the users did not see confirmed', () => {
+  it('are the checkouts with an order beyond those whose user got the 200, never below 0', () => {
+    const writes = {
+      created: 110,
+      checkouts: 100,
+      duplicates: 10,
+      checkoutsWithDuplicates: 10,
+      sent: 105,
+      succeeded: 100,
+      store: null,
+      replayed: 0,
+      waited: 0,
+      storeErrors: 0,
+      failed: {},
+    };
+    expect(withConfirmed(writes, 93)).toMatchObject({ confirmed: 93, unconfirmed: 7 });
+    expect(withConfirmed(writes, 120)).toMatchObject({ confirmed: 120, unconfirmed: 0 });
   });
 });

@@ -4,6 +4,7 @@ import { budgetWindowMs } from '../calibrate-hop.js';
 import type { NormalizedDrillOptions } from '../drill-options.js';
 import { comparePeers } from '../peers/comparison.js';
 import { burstRampStartMs, FLEET_ROLES, type Phase, type PhaseName } from '../phase-plan.js';
+import type { OrderWriteFigures } from '../services/order-writes.js';
 import type { DrillConfig, PerConfig, TierMeasurement, TierPolicy } from '../services/spec.js';
 import type { DeadlineWaterfall } from '../waterfall/waterfall.js';
 import {
@@ -79,6 +80,74 @@ export interface ConfigFigures {
    * column's processes, and each phase's success against the supplier load it cost.
    */
   capacity: CapacityFigures;
+  /**
+   * The checkout's order write over the timeline (naive and prazo; null for a peer, whose edge only
+   * reads, and absent in reports made before the write existed): orders created at the supplier
+   * instances, those created more than once for one checkout, and the writes that succeeded.
+   */
+  orderWrites?: OrderWrites | null;
+}
+
+/** {@link ConfigFigures.orderWrites}. */
+export type OrderWrites = OrderWriteFigures & {
+  /** The idempotency store of the column's writes (prazo); null for a column without the layer. */
+  store: 'redis' | 'memory per instance' | null;
+  /** Repeats the layer answered with the first write's stored response, and repeats that waited for it (since start). */
+  replayed: number;
+  waited: number;
+  /** Store operations that failed (the layer then answers 503: it fails closed). */
+  storeErrors: number;
+  /** The writes that failed over the timeline, by `<status> <error code>` as the edge saw them. */
+  failed: Record<string, number>;
+  /**
+   * Checkouts whose user got their 200 within the deadline: orders confirmed to the user (absent in
+   * reports made before it).
+   */
+  confirmed?: number;
+  /**
+   * Orders created for a checkout whose user did not get that 200 (`checkouts − confirmed`): the
+   * user was told it failed, or gave up, and the order exists (absent in reports made before it).
+   */
+  unconfirmed?: number;
+  /**
+   * The writes the edge sent, those that succeeded and those that failed (by reason), by the phase
+   * in which they were sent (`sent`) or ended (the others), from the marks at the phases' starts;
+   * absent in reports made before it.
+   */
+  byPhase?: Partial<Record<PhaseName, PhaseOrderWrites>>;
+};
+
+/** The order writes that ended in one phase (see {@link orderWritesByPhase}). */
+export interface PhaseOrderWrites {
+  sent: number;
+  succeeded: number;
+  /** Those that failed, by `<status> <error code>`. */
+  failed: Record<string, number>;
+}
+
+/** The order writes with what the users saw: `confirmed` checkouts, and the orders nobody confirmed. */
+export function withConfirmed(writes: OrderWrites, confirmed: number): OrderWrites {
+  return { ...writes, confirmed, unconfirmed: Math.max(0, writes.checkouts - confirmed) };
+}
+
+/** The order writes that ended in each phase, from the marks at the phases' starts and at the end. */
+export function orderWritesByPhase(
+  marks: ReadonlyMap<string, Mark>,
+  phases: readonly Phase[],
+): Partial<Record<PhaseName, PhaseOrderWrites>> {
+  const result: Partial<Record<PhaseName, PhaseOrderWrites>> = {};
+  phases.forEach((phase, i) => {
+    const a = marks.get(phase.name)?.writes;
+    const b = marks.get(phases[i + 1]?.name ?? 'end')?.writes;
+    if (!a || !b) return;
+    const failed: Record<string, number> = {};
+    for (const [reason, n] of Object.entries(b.failed ?? {})) {
+      const d = n - (a.failed?.[reason] ?? 0);
+      if (d > 0) failed[reason] = d;
+    }
+    result[phase.name] = { sent: b.sent - a.sent, succeeded: b.succeeded - a.succeeded, failed };
+  });
+  return result;
 }
 
 /**
@@ -265,6 +334,7 @@ export function buildDrillReport(
   skipped: DrillReport['skipped'] = [],
   overload: OverloadFigures[] | null = null,
   loopDelays: Partial<Record<DrillConfig, LoopDelay[]>> = {},
+  orderWrites: Partial<Record<DrillConfig, OrderWrites>> = {},
 ): DrillReport {
   const capacity = capacityFigures(recorder, options, loopDelays);
   const phases = [...recorder.phases];
@@ -350,6 +420,12 @@ export function buildDrillReport(
       edgeTimeoutMs: last?.timeoutMs ?? null,
       fleet: fleetFigures(marks, afterFleet),
       capacity: capacity[config]!,
+      orderWrites: orderWrites[config]
+        ? withConfirmed(
+            { ...orderWrites[config]!, byPhase: orderWritesByPhase(marks, phases) },
+            recorder.tally(config, 'all', 'checkout').ok,
+          )
+        : null,
     };
   }
 
@@ -366,6 +442,7 @@ export function buildDrillReport(
     skipped,
     checks: [
       ...acceptanceChecks(configs),
+      ...orderWriteChecks(configs),
       ...capacityChecks(configs, recorder.configs),
       ...overloadChecks(overload),
     ],
@@ -411,6 +488,25 @@ export function overloadChecks(overload: OverloadFigures[] | null): DrillCheck[]
         shielded === undefined
           ? 'n/a'
           : `${shielded.inTime} answered in time (p99 ${shielded.admittedP99Ms === null ? 'n/a' : round(shielded.admittedP99Ms)} ms), ${shielded.lateSuccesses} after the deadline (${pct(shielded.inTime > 0 ? shielded.lateSuccesses / shielded.inTime : null)}; the bound is 1 %)`,
+    },
+  ];
+}
+
+/**
+ * The order write's condition: prazo's keyed writes create no order twice. Left out when the report
+ * has no order writes (a report made before they existed).
+ */
+export function orderWriteChecks(configs: PerConfig<ConfigFigures>): DrillCheck[] {
+  const prazo = configs.prazo.orderWrites;
+  if (prazo === undefined || prazo === null) return [];
+  const naive = configs.naive.orderWrites ?? null;
+  const of = (w: OrderWrites | null) =>
+    w === null ? 'n/a' : `${w.duplicates} of ${w.created} orders (${w.succeeded} writes succeeded)`;
+  return [
+    {
+      name: 'prazo: 0 duplicate side effects (orders created twice for one checkout)',
+      pass: prazo.duplicates === 0 && prazo.created > 0,
+      detail: `prazo ${of(prazo)}, store ${prazo.store ?? 'none'}; naive ${of(naive)}`,
     },
   ];
 }

@@ -58,6 +58,8 @@ export interface Mark {
   /** Requests each supplier instance has received (see {@link ConfigReading.instanceRequests}). */
   instanceRequests: number[];
   byVariant: TierStats['byVariant'];
+  /** The edge's order writes so far (sent, succeeded), or null for a column that does not write. */
+  writes?: TierStats['writes'];
 }
 
 /** What the drill reads from a configuration's services at each sample. */
@@ -227,6 +229,7 @@ export function createDrillRecorder(
           supplier: sumSuppliers(current.suppliers),
           instanceRequests: current.instanceRequests,
           byVariant: current.inventory.byVariant,
+          writes: current.inventory.writes ?? null,
         });
       }
     },

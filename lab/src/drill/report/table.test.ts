@@ -151,6 +151,45 @@ describe('goodput', () => {
   });
 });
 
+describe('the order writes row', () => {
+  const writes = (created: number, duplicates: number, succeeded: number) => ({
+    created,
+    checkouts: created - duplicates,
+    duplicates,
+    checkoutsWithDuplicates: duplicates,
+    sent: succeeded + 10,
+    succeeded,
+    store: null,
+    replayed: 0,
+    waited: 0,
+    storeErrors: 0,
+  });
+  it('shows created / duplicate side effects / succeeded per column, "—" for a column that does not write', () => {
+    const withWrites = {
+      ...report,
+      columns: ['naive', 'prazo', 'cockatiel'],
+      configs: {
+        naive: { ...report.configs.naive, orderWrites: writes(1491, 9, 1486) },
+        prazo: { ...report.configs.prazo, orderWrites: { ...writes(1281, 0, 1263), store: 'redis' } },
+        cockatiel: config({ orderWrites: null }),
+      },
+    } as unknown as DrillReport;
+    const row = reportRows(withWrites).find((r) => r[0].startsWith('order writes'))!;
+    expect(row.slice(1, 4)).toEqual(['1491 / 9 / 1486', '1281 / 0 / 1263', '—']);
+    const unseen = reportRows(withWrites).find((r) => r[0] === 'orders the user did not see confirmed')!;
+    expect(unseen.slice(1, 4)).toEqual(['—', '—', '—']); // a report made before the figure
+    const seen = {
+      ...withWrites,
+      configs: {
+        ...withWrites.configs,
+        naive: { ...withWrites.configs.naive, orderWrites: { ...writes(1491, 9, 1486), unconfirmed: 412 } },
+      },
+    } as unknown as DrillReport;
+    expect(reportRows(seen).find((r) => r[0] === 'orders the user did not see confirmed')![1]).toBe('412');
+    expect(formatReportTable(withWrites)).toContain('1281 / 0 / 1263');
+  });
+});
+
 describe('the drill report with the peers', () => {
   const withPeers = {
     ...report,

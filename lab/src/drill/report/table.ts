@@ -139,7 +139,7 @@ export function reportRows(report: DrillReport): ReportRow[] {
     ),
     hedging(
       'tail supplier-call p99 hedged / unhedged (edge)',
-      'The same comparison at the edge (inventory’s whole supplier call), free of the chain’s own jitter. Naive never hedges: —.',
+      'The same comparison at the edge (inventory’s whole supplier call for the stock read, the order write after it left out), free of the chain’s own jitter. Naive never hedges: —.',
       (c) => `${ms(c.tail.edgeHedgedP99Ms)} / ${ms(c.tail.edgeUnhedgedP99Ms)}`,
     ),
     hedging(
@@ -151,6 +151,22 @@ export function reportRows(report: DrillReport): ReportRow[] {
       'per-attempt timeout at the edge',
       'The read timeout in force at the end of the run: naive’s fixed setting, prazo’s calibrated healthy p99 × 1.4.',
       (c) => ms(c.edgeTimeoutMs),
+    ),
+    row(
+      'order writes: created / duplicate side effects / succeeded',
+      `The checkout’s order write (POST /orders to the supplier after a successful stock read), over the timeline: orders the supplier instances created, those created more than once for one checkout (counted across the instances), and the writes the edge got a 2xx for. Naive retries the POST blindly, with no key: an answer lost after the write (a read timeout, the reset of the supplier’s restart) makes the retry create the order again. prazo sends one idempotency key per write on every attempt and hedge, and the supplier’s idempotency layer, on one store for the fleet, runs it once. A peer’s edge only reads: —.`,
+      (c) => {
+        const w = c.orderWrites;
+        return w ? `${w.created} / ${w.duplicates} / ${w.succeeded}` : NOT_APPLICABLE;
+      },
+    ),
+    row(
+      'orders the user did not see confirmed',
+      'Orders created for a checkout whose user did not get its 200 within the deadline: the user was told it failed, or gave up, and the order exists. Naive’s writes that succeed after the user has gone are here; so are prazo’s that the deadline cut after the supplier had created the order. A peer’s edge only reads: —.',
+      (c) => {
+        const w = c.orderWrites;
+        return w?.unconfirmed === undefined ? NOT_APPLICABLE : String(w.unconfirmed);
+      },
     ),
     ...capacityRows(report, columns),
   ];

@@ -4,6 +4,7 @@ import { DEADLINE_HEADER } from 'prazo/wire';
 import { type CallResult, createNaiveCaller, type NaiveCaller } from '../peers/naive-caller.js';
 import { UpstreamStatusError } from '../peers/settings.js';
 import { type AttemptTrace, type TrailSpan, traceSpans } from '../waterfall/trail.js';
+import { CHECKOUT_ID_HEADER, ORDER_WRITE_PATH } from './order-writes.js';
 import type { TierSpec } from './spec.js';
 
 /** Callbacks a tier uses to count what its client does. */
@@ -65,6 +66,8 @@ export function callerDownstream(
       const headers: Record<string, string> = {};
       const deadline = incoming.headers[DEADLINE_HEADER];
       if (typeof deadline === 'string') headers[DEADLINE_HEADER] = deadline;
+      const checkout = incoming.headers[CHECKOUT_ID_HEADER];
+      if (typeof checkout === 'string') headers[CHECKOUT_ID_HEADER] = checkout;
       const trace: AttemptTrace | undefined = traceAs === null ? undefined : { attempts: [] };
       let result: TierCallResult;
       try {
@@ -78,6 +81,49 @@ export function callerDownstream(
         : { ...result, spans: traceSpans(traceAs, trace) };
     },
     timeoutMs: () => timeoutMs,
+    close: (graceful) => caller.close(graceful),
+  };
+}
+
+/**
+ * The edge's order write: after a checkout's stock read succeeded, `POST /orders` to the supplier
+ * with the checkout's id in the body (see `order-writes.ts`).
+ */
+export interface OrderWriter {
+  /** Writes the order of `checkout` on behalf of the incoming request; never rejects (failures become a 5xx). */
+  write(checkout: string, incoming: IncomingMessage): Promise<CallResult>;
+  close(graceful?: boolean): Promise<void>;
+}
+
+/** The body of the order write for `checkout`. */
+export function orderWriteBody(checkout: string): string {
+  return JSON.stringify({ checkout });
+}
+
+/**
+ * The naive column's order write: the naive client (30 s timeout, 3 attempts) POSTs the order and
+ * retries it blindly on a 5xx, a reset or a timeout — with no idempotency key, so an answer lost
+ * after the supplier wrote makes the retry create the order again. Its attempts are not the reads'
+ * (they count in no attempt figure of the edge).
+ */
+export function createNaiveOrderWriter(spec: TierSpec): OrderWriter {
+  const caller = createNaiveCaller({
+    name: `${spec.downstreamName}-orders`,
+    origins: spec.downstream,
+    timeoutMs: spec.naive.timeoutMs,
+    attempts: spec.naive.attempts,
+  });
+  return {
+    async write(checkout, incoming) {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      const deadline = incoming.headers[DEADLINE_HEADER];
+      if (typeof deadline === 'string') headers[DEADLINE_HEADER] = deadline;
+      try {
+        return await caller.call(ORDER_WRITE_PATH, headers, '', undefined, orderWriteBody(checkout));
+      } catch (error) {
+        return failure(error);
+      }
+    },
     close: (graceful) => caller.close(graceful),
   };
 }

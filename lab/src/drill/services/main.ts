@@ -102,6 +102,7 @@ async function dispatch(method: string, params: unknown): Promise<unknown> {
     if (method === 'set') return supplier.set(params as never);
     if (method === 'counts') return supplier.counts();
     if (method === 'restart') return supplier.restart();
+    if (method === 'take-orders') return supplier.takeOrders();
   } else {
     const tier = service as TierService;
     if (method === 'stats') return tier.stats();

@@ -6,7 +6,14 @@ import { createRetryBudget } from 'prazo/policy';
 import { undici } from '../../undici.js';
 import { ledgerSpans } from '../waterfall/ledger-spans.js';
 import { epochNow, TRAIL_HEADER } from '../waterfall/trail.js';
-import { type Downstream, type DownstreamHooks, failure } from './downstream.js';
+import {
+  type Downstream,
+  type DownstreamHooks,
+  failure,
+  type OrderWriter,
+  orderWriteBody,
+} from './downstream.js';
+import { CHECKOUT_ID_HEADER, ORDER_WRITE_PATH } from './order-writes.js';
 import type { TierPolicy, TierSpec } from './spec.js';
 
 /** A request handler of a tier. */
@@ -47,7 +54,10 @@ function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHoo
           name: spec.downstreamName,
           p99Ms,
           run: async ({ signal, headers }) => {
-            const response = await pool.request({ path, method: 'GET', headers, signal });
+            const checkout = incoming.headers[CHECKOUT_ID_HEADER];
+            const sent =
+              typeof checkout === 'string' ? { ...headers, [CHECKOUT_ID_HEADER]: checkout } : headers;
+            const response = await pool.request({ path, method: 'GET', headers: sent, signal });
             return {
               status: response.statusCode,
               body: await response.body.text(),
@@ -136,6 +146,61 @@ function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: Downstr
     async close() {
       (await exporter)?.detach();
       await Promise.all(Object.values(clients).map((c) => c.close()));
+    },
+  };
+}
+
+/**
+ * The prazo column's order write: prazo's client with `idempotencyKey: 'auto'` — one key per checkout's
+ * write, sent on every attempt and hedge — so the POST is retried after a read timeout or a reset and
+ * hedged, under its own retry budget and the propagated deadline; the supplier's idempotency layer
+ * runs it once. No concurrency limit (see below); `lastAttempt: 'deadline'` as the reads. Until warm-up has been measured (`policy` null) it uses the nominal p99 the hops
+ * start with and the attempts of the naive settings, held to the deadline.
+ */
+export function createPrazoOrderWriter(spec: TierSpec, policy: TierPolicy | null): OrderWriter {
+  const p99Ms = policy?.p99Ms ?? spec.startP99Ms;
+  const client = dependency({
+    name: `${spec.downstreamName}-orders`,
+    origins: spec.downstream,
+    latency: { p99Ms, p95Ms: policy?.p95Ms ?? p99Ms / 2 },
+    userDeadlineMs: policy?.userDeadlineMs ?? spec.deadline.maxMs,
+    attempts: policy?.attempts ?? spec.naive.attempts,
+    connections: 256,
+    retryBudget: createRetryBudget(policy ? { windowMs: policy.budgetWindowMs } : {}),
+    hedge: { at: 'p95' },
+    idempotencyKey: 'auto',
+    // The write holds no worker at the supplier (it does not queue there): an adaptive concurrency
+    // limit would protect nothing and queue writes behind the tail's slow ones. The last attempt
+    // still waits for its answer rather than abandoning a write that is running.
+    lastAttempt: PRAZO_OVERLOAD.lastAttempt,
+  });
+  // `close()` aborts the calls in flight: a graceful close (the switch to the calibrated policy)
+  // waits for the writes under way first.
+  const inFlight = new Set<Promise<unknown>>();
+  const write = async (checkout: string, incoming: IncomingMessage) => {
+    try {
+      const response = await client.request({
+        method: 'POST',
+        path: ORDER_WRITE_PATH,
+        headers: { 'content-type': 'application/json' },
+        body: orderWriteBody(checkout),
+        deadline: deadlineOf(incoming),
+      });
+      return { status: response.status, body: await response.body.text() };
+    } catch (error) {
+      return failure(error);
+    }
+  };
+  return {
+    write(checkout, incoming) {
+      const call = write(checkout, incoming);
+      inFlight.add(call);
+      void call.finally(() => inFlight.delete(call));
+      return call;
+    },
+    async close(graceful) {
+      if (graceful) await Promise.all(inFlight);
+      await client.close();
     },
   };
 }

@@ -40,6 +40,7 @@ export async function startServiceSet(
   options: NormalizedDrillOptions,
   track: (process: Stoppable) => void,
   haproxyBinary: string | null = null,
+  redisPort: number | null = null,
 ): Promise<ServiceSet> {
   const started = async (name: string, spec: Parameters<typeof startServiceProcess>[1]) => {
     const process = await startServiceProcess(`${config}/${name}`, spec);
@@ -55,6 +56,18 @@ export async function startServiceSet(
         seed: options.seed + instance,
         behaviour: supplierBehaviour('warmup', instance, 0, options),
         workers: options.supplierWorkers,
+        // The naive and prazo columns write the checkout's order; prazo's writes go through the
+        // idempotency layer, on the drill's Redis when there is one (one store for the fleet).
+        ...(config === 'naive' || config === 'prazo'
+          ? {
+              writes: {
+                idempotency: config === 'prazo',
+                redisPort: config === 'prazo' ? redisPort : null,
+                redisPrefix: `prazo:drill:${config}:`,
+                deadlineMs: options.gatewayDeadlineMs,
+              },
+            }
+          : {}),
       }),
     ),
   );

@@ -24,6 +24,13 @@ export interface SupplierSpec {
   behaviour: BehaviourInput;
   /** Workers: the instance serves this many requests at once and queues the rest (FIFO, unbounded). */
   workers: number;
+  /**
+   * The order writes (`POST /orders`, see `order-writes.ts`): with prazo's idempotency layer
+   * (`idempotency`, the prazo column) on the column's Redis (`redisPort`, keys under `redisPrefix`)
+   * or, without one, on an in-memory store of the instance; the layer caps a write's deadline at
+   * `deadlineMs`.
+   */
+  writes?: { idempotency: boolean; redisPort: number | null; redisPrefix: string; deadlineMs: number };
 }
 
 /**
@@ -117,6 +124,11 @@ export interface TierStats {
   timeoutMs: number;
   /** Edge only: variant split of the hedging comparison. */
   byVariant: Record<string, { original: number; retry: number; hedge: number }>;
+  /**
+   * Edge of the naive and prazo columns: order writes sent, those answered 2xx, and the others by
+   * `<status> <error code>` (null elsewhere).
+   */
+  writes: { sent: number; succeeded: number; failed: Record<string, number> } | null;
   pool: null | {
     size: number;
     inUse: number;

@@ -1,7 +1,18 @@
+import { createIdempotency, createRedisIdempotencyStore, type IdempotencyStats } from 'prazo/http';
 import type { Behaviour, BehaviourInput } from '../../behaviour.js';
 import { type Double, startDouble } from '../../double.js';
 import type { DoubleStats } from '../../double-stats.js';
+import { createRandom } from '../../random.js';
+import { createOrderBook, createOrderWriteRoute } from './order-writes.js';
 import type { SupplierSpec } from './spec.js';
+
+/** What a supplier instance's order writes did since the previous reading. */
+export interface SupplierOrders {
+  /** Orders created, as `[checkout, times created]` (see `OrderBook.take`). */
+  orders: Array<[string, number]>;
+  /** The idempotency layer's counters since start (prazo column), or null without the layer. */
+  layer: IdempotencyStats | null;
+}
 
 /**
  * The supplier's counters the drill reads (cumulative since start, across restarts): a double's own
@@ -29,6 +40,8 @@ export interface SupplierService {
    * reset, as when a stuck dependency is restarted. Counters carry on.
    */
   restart(): Promise<void>;
+  /** The orders created since the previous call (see {@link SupplierOrders}). */
+  takeOrders(): SupplierOrders;
   close(): Promise<void>;
 }
 
@@ -49,12 +62,22 @@ export const ZERO_SUPPLIER_COUNTS: SupplierCounts = Object.freeze({
 
 /** Starts one supplier instance (a double on its loopback address, port 0). */
 export async function startSupplier(spec: SupplierSpec): Promise<SupplierService> {
+  // The order writes live beside the double, so a restart keeps the orders (a database would).
+  const book = createOrderBook();
+  const layer = await writeLayer(spec);
+  const writes = createOrderWriteRoute({
+    behaviour: () => behaviour,
+    random: createRandom(spec.seed + 7_919),
+    book,
+    ...(layer ? { idempotency: layer.idempotency, deadlineMs: spec.writes!.deadlineMs } : {}),
+  });
   let double: Double = await startDouble({
     host: spec.host,
     instance: spec.instance,
     seed: spec.seed,
     behaviour: spec.behaviour,
     workers: spec.workers,
+    route: writes.route,
   });
   let behaviour: Behaviour = double.behaviour();
   let carried: SupplierCounts = ZERO_SUPPLIER_COUNTS;
@@ -95,10 +118,40 @@ export async function startSupplier(spec: SupplierSpec): Promise<SupplierService
         seed: spec.seed + 1000 * generation,
         behaviour,
         workers: spec.workers,
+        route: writes.route,
       });
     },
-    close: () => double.close(),
+    takeOrders: () => ({ orders: book.take(), layer: layer?.idempotency.stats() ?? null }),
+    async close() {
+      writes.close();
+      await double.close();
+      layer?.close();
+    },
   };
+}
+
+/**
+ * The prazo column's idempotency layer for the order writes: one store for the column's fleet, so
+ * that a retry or a hedge that lands on another instance finds the key. Redis when the drill started
+ * one (`redisPort`); otherwise an in-memory store of this instance alone, which does not deduplicate
+ * across instances (the report says which ran).
+ */
+async function writeLayer(spec: SupplierSpec) {
+  const writes = spec.writes;
+  if (!writes?.idempotency) return null;
+  if (writes.redisPort === null) return { idempotency: createIdempotency(), close() {} };
+  const { Redis } = await import('ioredis');
+  const client = new Redis({
+    host: '127.0.0.1',
+    port: writes.redisPort,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    lazyConnect: true,
+  });
+  client.on('error', () => {});
+  await client.connect();
+  const store = createRedisIdempotencyStore({ client, prefix: writes.redisPrefix });
+  return { idempotency: createIdempotency({ store }), close: () => client.disconnect() };
 }
 
 /** Sums the counters of supplier instances. */

@@ -7,8 +7,15 @@ import { createCheckoutSampling } from '../waterfall/checkout-sampling.js';
 import { answerTrail } from '../waterfall/hop-trail.js';
 import type { WaterfallSamples } from '../waterfall/sampler.js';
 import { epochNow, TRAIL_HEADER } from '../waterfall/trail.js';
-import { createNaiveDownstream, type Downstream, type DownstreamHooks } from './downstream.js';
-import { createPrazoDownstream, wrapPrazoHandler } from './prazo-downstream.js';
+import {
+  createNaiveDownstream,
+  createNaiveOrderWriter,
+  type Downstream,
+  type DownstreamHooks,
+  type OrderWriter,
+} from './downstream.js';
+import { CHECKOUT_ID_HEADER } from './order-writes.js';
+import { createPrazoDownstream, createPrazoOrderWriter, wrapPrazoHandler } from './prazo-downstream.js';
 import { createSlotPool, type SlotPool } from './slot-pool.js';
 import type { TierMeasurement, TierPolicy, TierSpec, TierStats } from './spec.js';
 
@@ -73,6 +80,17 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
         ? // Loaded only when a peer runs: the quick drill needs none of the peers' packages.
           (await import('./peer-downstream.js')).createPeerDownstream(spec, spec.peer, hooks)
         : createNaiveDownstream(spec, hooks);
+  // The edge of the naive and prazo columns writes the checkout's order after its stock read; a
+  // peer's edge only reads (the write is not part of the peer comparison).
+  let writer: OrderWriter | null = !spec.edge
+    ? null
+    : spec.config === 'prazo'
+      ? createPrazoOrderWriter(spec, null)
+      : spec.config === 'naive'
+        ? createNaiveOrderWriter(spec)
+        : null;
+  const writes = { sent: 0, succeeded: 0, failed: {} as Record<string, number> };
+  let checkouts = 0;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -109,9 +127,23 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
         reply(res, 404, { error: 'not found' });
         return;
       }
+      // The shop opens the checkout: its id goes down the chain to the order write.
+      if (spec.shop) req.headers[CHECKOUT_ID_HEADER] = `${spec.config}-${++checkouts}`;
       const query = variant === 'hedged' ? '' : `?variant=${encodeURIComponent(variant)}`;
       const callStartedAt = performance.now();
-      const outcome = await downstream.call(`${spec.downstreamPath}${query}`, req, variant);
+      let outcome = await downstream.call(`${spec.downstreamPath}${query}`, req, variant);
+      const readMs = performance.now() - callStartedAt;
+      const checkout = req.headers[CHECKOUT_ID_HEADER];
+      if (writer !== null && outcome.status < 300 && typeof checkout === 'string') {
+        writes.sent++;
+        const written = await writer.write(checkout, req);
+        if (written.status < 300) writes.succeeded++;
+        else {
+          const reason = `${written.status} ${errorOf(written.body)}`;
+          writes.failed[reason] = (writes.failed[reason] ?? 0) + 1;
+          outcome = { ...outcome, status: written.status, body: written.body };
+        }
+      }
       const callEndMs = epochNow();
       const callStartMs = performance.timeOrigin + callStartedAt;
       // What the user got: prazo's adapter may have answered 504 at the deadline already.
@@ -128,7 +160,9 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
           histogram = new LatencyHistogram();
           callLatency.set(variant, histogram);
         }
-        histogram.record(performance.now() - callStartedAt);
+        // The stock read alone: the edge's view of hedging is of the read (the write's hedge waits
+        // for the first copy at the supplier, so it cannot shorten a slow write).
+        histogram.record(readMs);
       }
       reply(res, outcome.status, outcome.body);
     } finally {
@@ -164,6 +198,7 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
         liveP99Ms: merged.count > 0 ? merged.percentile(99) : Number.NaN,
         timeoutMs: downstream.timeoutMs(),
         byVariant: structuredClone(byVariant),
+        writes: writer === null ? null : { ...writes, failed: { ...writes.failed } },
         pool:
           pool && poolStats
             ? {
@@ -208,13 +243,30 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
       downstream = next;
       // In-flight calls finish on the old client; its pools are closed once they have.
       void previous.close(true);
+      if (writer !== null) {
+        const previousWriter = writer;
+        writer = createPrazoOrderWriter(spec, policy);
+        void previousWriter.close(true);
+      }
     },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await downstream.close();
+      await Promise.all([downstream.close(), writer?.close()]);
     },
   };
+}
+
+/** The error code of a failed answer's JSON body (`{"error": "READ_TIMEOUT"}`, or prazo's `{"error": {"code"}}`). */
+function errorOf(body: string): string {
+  try {
+    const error = (JSON.parse(body) as { error?: unknown } | null)?.error;
+    if (typeof error === 'string') return error;
+    const code = (error as { code?: unknown } | null)?.code;
+    return typeof code === 'string' ? code : 'error';
+  } catch {
+    return 'error';
+  }
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
