@@ -139,6 +139,22 @@ describe('createGradientLimit', () => {
     expect(gl.limit()).toBeGreaterThan(lowest);
   });
 
+  it('measures an early probe at the limit in force, not at the floor (no callers held back for it)', () => {
+    const gl = createGradientLimit({ probeIntervalMs: 60_000, probeJitter: 0 }, createRandom(9));
+    let atStart = 0;
+    let lowestWhileProbing = Number.POSITIVE_INFINITY;
+    const probes = stepLatency(gl, 8_000, 20_000, (t, probing, probesSoFar) => {
+      if (probing && probesSoFar === 1) {
+        if (atStart === 0) atStart = gl.limit();
+        lowestWhileProbing = Math.min(lowestWhileProbing, gl.limit());
+      }
+    });
+    expect(probes.length).toBeGreaterThanOrEqual(1);
+    // The decline had halved the limit from about 20; the probe keeps it there.
+    expect(atStart).toBeGreaterThan(GRADIENT_LIMIT_DEFAULTS.minLimit);
+    expect(lowestWhileProbing).toBe(atStart);
+  });
+
   it('keeps cutting, with no early probe, while the latency falls as the limit does (its own queue)', () => {
     // Every caller waits for a slot; the dependency's 4 workers serve 20 ms each, so the latency is
     // the queue the limit lets in: an overload this client makes, which a lower limit relieves.

@@ -248,6 +248,8 @@ export function normalizeGradientLimitOptions(
  * a slower release) would otherwise keep callers waiting for a slot until the next probe. So does a
  * limit, in use, that has halved without moving the latency ({@link FUTILE_DECLINE}): a queue this
  * caller makes shrinks when it sends less, and one it does not make is no reason to hold it back.
+ * An early probe measures at the limit in force, not at the floor: the latency it re-learns is one
+ * the limit did not move.
  *
  * @see Envoy, "Adaptive Concurrency" filter (gradient controller, minRTT calculation):
  *   https://www.envoyproxy.io/docs/envoy/latest/configuration/http/http_filters/adaptive_concurrency_filter
@@ -379,17 +381,23 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
       latency <= declineLatency * STEADY_LATENCY &&
       droppedAt < declineAt &&
       refusedAt < declineAt;
+    // An early probe re-measures where the limit is: its reason is a latency the limit does not
+    // move, and holding the callers at the floor to measure it would only queue them in the client
+    // (in the drill's sick/slow phase, a dozen calls refused while it lasted).
+    let early = false;
     if (
       (floorWindows >= EARLY_PROBE_WINDOWS || futile) &&
       nowMs - probedAt >= o.probeIntervalMs / EARLY_PROBE_DIVISOR
-    )
+    ) {
       probeAt = nowMs;
+      early = true;
+    }
     if (nowMs >= probeAt) {
       declineAt = Number.NaN;
       probeStart = nowMs;
       probeLow = Number.POSITIVE_INFINITY;
       probeWindows = 0;
-      limit = o.minLimit;
+      if (!early) limit = o.minLimit;
     }
     open(nowMs);
   };
