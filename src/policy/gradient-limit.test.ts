@@ -143,7 +143,7 @@ describe('createGradientLimit', () => {
     const gl = createGradientLimit({ probeIntervalMs: 60_000, probeJitter: 0 }, createRandom(9));
     let atStart = 0;
     let lowestWhileProbing = Number.POSITIVE_INFINITY;
-    const probes = stepLatency(gl, 8_000, 20_000, (t, probing, probesSoFar) => {
+    const probes = stepLatency(gl, 8_000, 20_000, (_t, probing, probesSoFar) => {
       if (probing && probesSoFar === 1) {
         if (atStart === 0) atStart = gl.limit();
         lowestWhileProbing = Math.min(lowestWhileProbing, gl.limit());
