@@ -11,6 +11,7 @@ import {
   TEST_START_MS as START,
   settle,
 } from '../testing/test-dependency.js';
+import { TRANSPORT_MARGIN_MS } from '../transport/transport.js';
 
 const setup = createTestDependency;
 
@@ -153,6 +154,27 @@ describe('dependency() attempts', () => {
     clock.advance(5); // the shared timer stops on the tick after the last attempt
     expect(clock.pendingTimers()).toBe(0);
     await dep.close();
+  });
+
+  it('sets the transport’s own timers a second past its bound, never before it (undici’s coarse timers fire early)', async () => {
+    const plain = setup();
+    const call = settle(plain.dep.request({ path: '/' }));
+    await flush();
+    const [first] = plain.transport.exchanges;
+    expect(first!.timeoutMs).toBe(140);
+    expect(first!.transportTimeoutMs).toBe(140 + TRANSPORT_MARGIN_MS);
+    first!.respond(200);
+    await call;
+    await plain.dep.close();
+    // An attempt that may wait for the deadline (1 000 ms): the net is past the deadline.
+    const waiting = setup({ lastAttempt: 'deadline' });
+    const post = settle(waiting.dep.request({ method: 'POST', path: '/orders', body: '{}' }));
+    await flush();
+    expect(waiting.transport.exchanges[0]!.transportTimeoutMs).toBe(1_000 + TRANSPORT_MARGIN_MS);
+    expect(TRANSPORT_MARGIN_MS).toBeGreaterThanOrEqual(1_000);
+    waiting.transport.exchanges[0]!.respond(201);
+    await post;
+    await waiting.dep.close();
   });
 
   it("with lastAttempt 'deadline', lets the attempt no retry can follow wait for its answer, until the deadline", async () => {

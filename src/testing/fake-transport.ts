@@ -16,6 +16,8 @@ export interface FakeExchange {
   headers: Record<string, string>;
   body: RequestBody | undefined;
   timeoutMs: number;
+  /** The transport's own timers' bound the request came with (`transportTimeoutMs`). */
+  transportTimeoutMs: number;
   signal: AbortLike;
   /** Whether the exchange has been answered, failed or aborted. */
   settled: boolean;
@@ -58,7 +60,7 @@ export function createFakeTransport(
     pending: () => exchanges.filter((e) => !e.settled),
     send(request, signal) {
       return new Promise<TransportResponse>((resolve, reject) => {
-        const { origin, method, path, headers: headerList, body, timeoutMs } = request;
+        const { origin, method, path, headers: headerList, body, timeoutMs, transportTimeoutMs } = request;
         const headers: Record<string, string> = {};
         for (let i = 0; i < headerList.length; i += 2)
           headers[headerList[i]!.toLowerCase()] = headerList[i + 1]!;
@@ -75,6 +77,7 @@ export function createFakeTransport(
           headers,
           body,
           timeoutMs,
+          transportTimeoutMs,
           signal,
           settled: false,
           bodyConsumed: false,

@@ -3,6 +3,17 @@ import type { ResponseBody, ResponseHeaders } from './response-body.js';
 
 export type { ResponseBody, ResponseHeaders } from './response-body.js';
 
+/**
+ * How far past prazo's own bound the transport's safety-net timers are set, in ms. undici runs its
+ * headers and body timeouts on a coarse clock of its own that ticks every 499 ms and counts an armed
+ * timer from the tick before the one that activated it: depending on where a timeout falls between
+ * two ticks, it fires up to half a second **early**. Set 25 ms past the deadline, undici's headers
+ * timer ended attempts that prazo had decided should wait for the deadline up to 0.5 s before it
+ * (`UND_ERR_HEADERS_TIMEOUT`, reported as `READ_TIMEOUT`). A second past the bound, it never fires
+ * first: prazo's own timer ends the attempt, with its own code.
+ */
+export const TRANSPORT_MARGIN_MS = 1_000;
+
 /** A request body: strings and bytes can be sent again; a stream only once. */
 export type RequestBody = string | Uint8Array | Readable | AsyncIterable<Uint8Array>;
 
@@ -46,10 +57,10 @@ export interface OutgoingRequest {
    */
   readonly timeoutMs: number;
   /**
-   * The latest the attempt can end, in ms from its start: handed to the transport's own timers as a
-   * safety net only. It is the read timeout, unless prazo may let the attempt wait past it
-   * (`lastAttempt: 'deadline'`): then the time left before the deadline, so that no transport timer
-   * ends an attempt prazo decided should wait for its answer.
+   * The transport's own timers' bound, in ms from the start: a safety net only, past the latest the
+   * attempt can end by prazo's timer — the read timeout, or the time left before the deadline when
+   * prazo may let the attempt wait past its read timeout (`lastAttempt: 'deadline'`) — by
+   * {@link TRANSPORT_MARGIN_MS}, so that no transport timer ends an attempt before prazo does.
    */
   readonly transportTimeoutMs: number;
   /**

@@ -13,6 +13,7 @@ import type {
   RequestBody,
   TransportResponse,
 } from '../../transport/transport.js';
+import { TRANSPORT_MARGIN_MS } from '../../transport/transport.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../../wire/deadline-header.js';
 import { type HopReading, SERVER_TIMING_HEADER } from '../../wire/server-timing.js';
@@ -25,9 +26,6 @@ import { type DependencyContext, SLOW_SHARE_SPAN, slowAsAWhole, type TryHandler 
 import { guardBody } from './body-deadline.js';
 
 const NONE_FAILED: readonly number[] = Object.freeze([]);
-
-/** How long after the deadline the transport's safety net fires, in ms: five of prazo's timer ticks. */
-const TRANSPORT_MARGIN_MS = 25;
 
 /**
  * One attempt in flight. It is at once the request handed to the transport, the signal that
@@ -95,15 +93,14 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
   }
 
   get transportTimeoutMs(): number {
-    // An attempt prazo may let wait past its read timeout (`onDue`) keeps the transport's safety
-    // net at the deadline: undici's own headers timer (which ticks every ~500 ms) would otherwise
-    // end it between the read timeout and half a second later, whatever prazo decided.
-    if (this.ctx.lastAttempt !== 'deadline' || this.byDeadline) return this.timeoutMs;
+    // The transport's own timers are a safety net past the latest prazo ends the attempt itself (its
+    // read timeout, or the deadline when prazo may let it wait past that: `onDue`), by a margin
+    // undici's coarse timers cannot eat into (TRANSPORT_MARGIN_MS).
+    if (this.ctx.lastAttempt !== 'deadline' || this.byDeadline) return this.timeoutMs + TRANSPORT_MARGIN_MS;
     const leftMs = this.call.limitMs - this.startMs;
-    // A few ticks past the deadline: prazo's own timer ends the attempt there first, with its code.
     return Number.isFinite(leftMs) && leftMs > this.timeoutMs
       ? Math.ceil(leftMs) + TRANSPORT_MARGIN_MS
-      : this.timeoutMs;
+      : this.timeoutMs + TRANSPORT_MARGIN_MS;
   }
 
   /** The transport handed the request to a connection: the connect phase is over. */
