@@ -47,10 +47,12 @@ export class Exchange {
   #aborted: Error | null = null;
 
   constructor(signal: AbortLike, requestBody: unknown, request: OutgoingRequest | null = null) {
-    this.promise = new Promise<TransportResponse>((resolve, reject) => {
-      this.#resolve = resolve;
-      this.#reject = reject;
-    });
+    // The promise's executor is one function for every exchange, not a closure made per exchange.
+    this.promise = new Promise<TransportResponse>(capture);
+    this.#resolve = captured.resolve!;
+    this.#reject = captured.reject!;
+    captured.resolve = null;
+    captured.reject = null;
     this.#signal = signal;
     this.#requestBody = requestBody;
     this.#request = request;
@@ -145,6 +147,18 @@ export class Exchange {
     this.#controller = null;
     this.#signal.removeEventListener('abort', this);
   }
+}
+
+/** The resolving functions of the promise {@link capture} last ran for (the constructor takes them at once). */
+const captured: {
+  resolve: ((response: TransportResponse) => void) | null;
+  reject: ((error: unknown) => void) | null;
+} = { resolve: null, reject: null };
+
+/** The executor of every exchange's promise: it runs synchronously, inside `new Promise()`. */
+function capture(resolve: (response: TransportResponse) => void, reject: (error: unknown) => void): void {
+  captured.resolve = resolve;
+  captured.reject = reject;
 }
 
 /**
