@@ -15,7 +15,9 @@
  * `fetch` on it composed with the pass-through, set with undici's `setGlobalDispatcher()`) and
  * `install` (the global `fetch` after `install()` over it). Each run is a fresh client process (on
  * CPU 0 where there are two), 32 calls in flight, the modes alternating; the output is the client
- * CPU per call and the scavenges of the measured calls, as in `bench/lean-client.mjs`.
+ * CPU per call and the scavenges of the measured calls, as in `bench/lean-client.mjs`, and the bytes
+ * allocated per call (V8's count on Node 26; on older Node the collections' `allocated`, summed:
+ * it leaves out what came after the last one, and reads a little low).
  * `--undici DIR`: the application's undici is the one installed under `DIR` (`npm install --prefix
  * DIR undici@8`), loaded before prazo; without it, prazo's own copy.
  */
@@ -115,7 +117,7 @@ if (process.argv.includes('--child')) {
       const out = await runTraced(mode, args, pinned);
       results.get(mode).push(out);
       process.stderr.write(
-        `run ${r + 1} ${mode}: ${out.cpuUs.toFixed(1)} µs/call, ${out.scavenges} scavenges\n`,
+        `run ${r + 1} ${mode}: ${out.cpuUs.toFixed(1)} µs/call, ${(out.bytes / calls / 1024).toFixed(2)} KB/call, ${out.scavenges} scavenges\n`,
       );
     }
   }
@@ -125,16 +127,18 @@ if (process.argv.includes('--child')) {
   const lines = [
     `${calls} calls per run, 32 in flight, ${runs} runs per mode, each a fresh client process${pinned ? ' on CPU 0' : ''}, answers from memory; Node ${process.version}${arg('undici') === undefined ? ", prazo's undici" : `, undici from ${arg('undici')}`}`,
     '',
-    `| mode | client CPU µs/call (median, range) | scavenges (median) | over ${modes[0]} (median of paired runs) |`,
-    '| --- | ---: | ---: | ---: |',
+    `| mode | client CPU µs/call (median, range) | scavenges (median) | over ${modes[0]} (median of paired runs) | KB allocated/call (median, range) | over ${modes[0]} (median of paired runs) |`,
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const [mode, list] of results) {
     const added = list.map((x, r) => x.cpuUs - first[r].cpuUs);
+    const kb = list.map((x) => x.bytes / calls / 1024);
+    const addedKb = list.map((x, r) => (x.bytes - first[r].bytes) / calls / 1024);
     lines.push(
       `| ${mode} | ${range(
         list.map((x) => x.cpuUs),
         1,
-      )} | ${median(list.map((x) => x.scavenges))} | ${median(added) >= 0 ? '+' : ''}${median(added).toFixed(1)} µs |`,
+      )} | ${median(list.map((x) => x.scavenges))} | ${median(added) >= 0 ? '+' : ''}${median(added).toFixed(1)} µs | ${range(kb, 2)} | ${median(addedKb) >= 0 ? '+' : ''}${median(addedKb).toFixed(2)} KB |`,
     );
   }
   console.log(lines.join('\n'));

@@ -4,6 +4,7 @@
 // started with --trace-gc-nvp, its scavenges summed up).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import v8 from 'node:v8';
 
 /** prazo with every feature on, as in the client benchmark: the options of one dependency. */
 export function benchDependency(origin) {
@@ -20,7 +21,9 @@ export function benchDependency(origin) {
 
 /**
  * In the client process: `call` with `concurrency` in flight, first up to 5 000 times to warm up,
- * then `calls` times measured; says on stdout where the measured part starts and, last, its CPU per call.
+ * then `calls` times measured; says on stdout where the measured part starts and, last, its CPU per
+ * call and, where V8 counts them (`total_allocated_bytes`, Node 26), the bytes the measured calls
+ * allocated.
  */
 export async function measuredCalls(call, calls, concurrency) {
   const run = async (n) => {
@@ -32,15 +35,21 @@ export async function measuredCalls(call, calls, concurrency) {
   };
   await run(Math.min(5_000, calls));
   process.stdout.write('MEASURE\n');
+  const allocatedFrom = v8.getHeapStatistics().total_allocated_bytes;
   const start = process.cpuUsage();
   await run(calls);
   const used = process.cpuUsage(start);
-  process.stdout.write(`RESULT ${JSON.stringify({ cpuUs: (used.user + used.system) / calls })}\n`);
+  const allocatedTo = v8.getHeapStatistics().total_allocated_bytes;
+  const bytes = allocatedFrom === undefined ? undefined : allocatedTo - allocatedFrom;
+  process.stdout.write(`RESULT ${JSON.stringify({ cpuUs: (used.user + used.system) / calls, bytes })}\n`);
 }
 
 /**
  * Runs `node --trace-gc-nvp ...args` (on CPU 0 when `pinned`), a client process that calls
- * {@link measuredCalls}, and sums up the scavenges of its measured calls.
+ * {@link measuredCalls}, and sums up the scavenges of its measured calls. `bytes` is the bytes the
+ * process allocated during its measured calls, from V8's own count where it has one (Node 26); else
+ * the sum of the trace's `allocated` (what was allocated since the collection before), which leaves
+ * out what came after the last collection of the measured part.
  */
 export function runTraced(label, args, pinned) {
   const nodeArgs = ['--trace-gc-nvp', ...args];
@@ -52,18 +61,24 @@ export function runTraced(label, args, pinned) {
   let survived = 0;
   let pause = 0;
   let cpuUs = Number.NaN;
+  let counted;
+  let allocated = 0;
   let rest = '';
   proc.stdout.on('data', (data) => {
     const lines = (rest + data.toString()).split('\n');
     rest = lines.pop();
     for (const line of lines) {
       if (line === 'MEASURE') measuring = true;
-      else if (line.startsWith('RESULT ')) cpuUs = JSON.parse(line.slice(7)).cpuUs;
-      // A scavenge: Node ≤ 24's `gc=s`, Node 26's JSON `"gc":"s"`.
-      else if (measuring && (line.includes(' gc=s ') || line.includes('"gc":"s"'))) {
-        scavenges++;
-        survived += traceField(line, 'new_space_survived');
-        pause += traceField(line, 'pause');
+      else if (line.startsWith('RESULT ')) ({ cpuUs, bytes: counted } = JSON.parse(line.slice(7)));
+      else if (measuring) {
+        // A collection's line (every kind): what was allocated since the one before.
+        allocated += traceField(line, 'allocated');
+        // A scavenge: Node ≤ 24's `gc=s`, Node 26's JSON `"gc":"s"`.
+        if (line.includes(' gc=s ') || line.includes('"gc":"s"')) {
+          scavenges++;
+          survived += traceField(line, 'new_space_survived');
+          pause += traceField(line, 'pause');
+        }
       }
     }
   });
@@ -77,6 +92,7 @@ export function runTraced(label, args, pinned) {
           survivedMb: scavenges === 0 ? 0 : survived / scavenges / 1e6,
           pauseMs: scavenges === 0 ? 0 : pause / scavenges,
           cpuUs,
+          bytes: counted ?? allocated,
         });
     });
   });

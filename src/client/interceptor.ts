@@ -332,6 +332,10 @@ const HEADER_LIMITS = { defaultMs: 2_147_483_647, maxMs: 2_147_483_647 };
 class CallerHeaders {
   pairs: string[] | null = null;
   deadline: string | string[] | undefined = undefined;
+  /** Items written to {@link CallerHeaders.pairs}. */
+  #count = 0;
+  /** The room the pairs are made with: two per name of a record (a list grows as it is read). */
+  #room = 0;
 
   constructor(headers: object) {
     if (Array.isArray(headers)) {
@@ -346,8 +350,12 @@ class CallerHeaders {
       // for each request, ≈ 140 ns against ≈ 225 ns for a for-in with `Object.hasOwn` (Node 20).
       const source = headers as Record<string, unknown>;
       const names = Object.keys(source);
+      // Made at their length, not grown from empty (a first push makes room for 17 items).
+      this.#room = names.length * 2;
       for (let i = 0; i < names.length; i++) this.#add(names[i], source[names[i]!]);
     }
+    // A name skipped (prazo's own, an undefined value) leaves room unused: cut in place.
+    if (this.pairs !== null && this.pairs.length !== this.#count) this.pairs.length = this.#count;
   }
 
   #add(name: unknown, value: unknown): void {
@@ -362,10 +370,15 @@ class CallerHeaders {
       }
       if (lower === ATTEMPT_HEADER) return;
     }
-    if (this.pairs === null) this.pairs = [];
+    if (this.pairs === null) this.pairs = this.#room === 0 ? [] : new Array<string>(this.#room);
     const pairs = this.pairs;
-    if (Array.isArray(value)) for (const item of value) pairs.push(text, String(item));
-    else pairs.push(text, String(value));
+    if (Array.isArray(value)) for (const item of value) this.#put(pairs, text, String(item));
+    else this.#put(pairs, text, String(value));
+  }
+
+  #put(pairs: string[], name: string, value: string): void {
+    pairs[this.#count++] = name;
+    pairs[this.#count++] = value;
   }
 
   #carry(value: unknown): void {

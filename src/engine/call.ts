@@ -121,8 +121,8 @@ export class Call {
   /** Where the call's time went (see {@link CallLedger}): on its response and its error. */
   readonly ledger: CallLedger;
   // What changes during the call, each written by one method below (each called by one owner).
-  #startMs = 0;
-  #limitMs = 0;
+  // The start and the limit live on the ledger alone (`begin`): epoch ms are doubles, and each
+  // field holding one is a number object of its own.
   #limitHeader = '';
   /** The history, made at its first record or read (see {@link Call.recordAttempt}). */
   #attempts: AttemptRecord[] | null = null;
@@ -220,19 +220,20 @@ export class Call {
    * header value: the deadline step's, once, before any other step runs.
    */
   begin(startMs: number, limitMs: number, limitHeader: string): void {
-    this.#startMs = startMs;
-    this.#limitMs = limitMs;
+    const ledger = this.ledger;
+    ledger.startMs = startMs;
+    ledger.limitMs = limitMs;
     this.#limitHeader = limitHeader;
   }
 
   /** When the call entered the steps, epoch ms (0 before). */
   get startMs(): number {
-    return this.#startMs;
+    return this.ledger.startMs;
   }
 
   /** Absolute limit of the call, epoch ms (0 before the deadline step). */
   get limitMs(): number {
-    return this.#limitMs;
+    return this.ledger.limitMs;
   }
 
   /** {@link Call.limitMs} as the deadline header sends it. */

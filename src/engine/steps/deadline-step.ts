@@ -32,13 +32,12 @@ export function deadlineStep(ctx: DependencyContext): Step {
     );
     const ledger = call.ledger;
     ledger.dependency = ctx.name;
-    ledger.startMs = now;
-    ledger.limitMs = limit;
     ledger.onIgnored = ctx.serverTimingIgnored;
     if (limit !== lastLimit) {
       lastLimit = limit;
       lastHeader = String(Math.floor(limit));
     }
+    // The start and the limit, on the call's ledger too (one home: `Call.begin`).
     call.begin(now, limit, lastHeader);
     const hop = currentHopTally();
     if (hop === undefined) return next(call, now);
