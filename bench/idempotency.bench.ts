@@ -154,22 +154,13 @@ else if (servedAll !== undefined) {
   };
   const focus = process.argv.includes('--focus');
   const oneProcess = process.argv.includes('--one-process');
+  /** The keyed POST against `servers` only. */
+  const keyedOn = (...servers: Server[]) =>
+    VARIANTS.filter(([server, key]) => key === 'key' && servers.includes(server));
   const variants = oneProcess
-    ? VARIANTS.filter(
-        ([server, key]) =>
-          key === 'key' &&
-          (server === 'adapter' ||
-            server === 'adapter + idempotency (memory)' ||
-            server === 'adapter + idempotency (memory, 100 records)'),
-      )
+    ? keyedOn('adapter', 'adapter + idempotency (memory)', 'adapter + idempotency (memory, 100 records)')
     : focus
-      ? VARIANTS.filter(
-          ([server, key]) =>
-            key === 'key' &&
-            (server === 'adapter' ||
-              server === 'adapter + idempotency (memory)' ||
-              server === 'adapter, second process'),
-        )
+      ? keyedOn('adapter', 'adapter + idempotency (memory)', 'adapter, second process')
       : VARIANTS;
   const { runs, pinned } = await compareServers(
     fileURLToPath(import.meta.url),

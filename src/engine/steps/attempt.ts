@@ -6,14 +6,14 @@ import {
   RequestFailedError,
 } from '../../errors.js';
 import { judgeError, judgeStatus } from '../../policy/classify.js';
-import type {
-  AbortLike,
-  AbortListener,
-  OutgoingRequest,
-  RequestBody,
-  TransportResponse,
+import {
+  type AbortLike,
+  type AbortListener,
+  type OutgoingRequest,
+  type RequestBody,
+  TRANSPORT_MARGIN_MS,
+  type TransportResponse,
 } from '../../transport/transport.js';
-import { TRANSPORT_MARGIN_MS } from '../../transport/transport.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../../wire/deadline-header.js';
 import { type HopReading, SERVER_TIMING_HEADER } from '../../wire/server-timing.js';
@@ -96,11 +96,12 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
     // The transport's own timers are a safety net past the latest prazo ends the attempt itself (its
     // read timeout, or the deadline when prazo may let it wait past that: `onDue`), by a margin
     // undici's coarse timers cannot eat into (TRANSPORT_MARGIN_MS).
-    if (this.ctx.lastAttempt !== 'deadline' || this.byDeadline) return this.timeoutMs + TRANSPORT_MARGIN_MS;
-    const leftMs = this.call.limitMs - this.startMs;
-    return Number.isFinite(leftMs) && leftMs > this.timeoutMs
-      ? Math.ceil(leftMs) + TRANSPORT_MARGIN_MS
-      : this.timeoutMs + TRANSPORT_MARGIN_MS;
+    let boundMs = this.timeoutMs;
+    if (this.ctx.lastAttempt === 'deadline' && !this.byDeadline) {
+      const leftMs = this.call.limitMs - this.startMs;
+      if (Number.isFinite(leftMs) && leftMs > boundMs) boundMs = Math.ceil(leftMs);
+    }
+    return boundMs + TRANSPORT_MARGIN_MS;
   }
 
   /** The transport handed the request to a connection: the connect phase is over. */

@@ -37,7 +37,7 @@ export function deadlineStep(ctx: DependencyContext): Step {
       lastLimit = limit;
       lastHeader = String(Math.floor(limit));
     }
-    // The start and the limit, on the call's ledger too (one home: `Call.begin`).
+    // `begin` keeps the start and the limit on the call's ledger, their one home.
     call.begin(now, limit, lastHeader);
     const hop = currentHopTally();
     if (hop === undefined) return next(call, now);

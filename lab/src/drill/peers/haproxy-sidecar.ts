@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
+import { findExecutable, freePort } from '../local-binary.js';
 import { type HaproxyConfigInput, haproxyConfig } from './haproxy-config.js';
 
 /** How to get HAProxy when it is missing: printed by the drill, which then skips that column. */
@@ -11,16 +12,7 @@ export const HAPROXY_INSTALL_HINT =
 
 /** Where the `haproxy` executable is, or null when it is not installed. */
 export function findHaproxy(env: NodeJS.ProcessEnv = process.env): string | null {
-  const dirs = [...(env['PATH'] ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'];
-  for (const dir of dirs) {
-    if (dir === '') continue;
-    const candidate = join(dir, 'haproxy');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {}
-  }
-  return null;
+  return findExecutable('haproxy', ['/usr/sbin', '/usr/local/sbin'], env['PATH'] ?? '');
 }
 
 /** A running HAProxy started by the drill. */
@@ -91,17 +83,6 @@ export async function startHaproxy(
       cleanup();
     },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function accepts(port: number): Promise<boolean> {

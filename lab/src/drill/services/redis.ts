@@ -1,7 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { createServer } from 'node:net';
-import { delimiter, join } from 'node:path';
+import { findExecutable, freePort } from '../local-binary.js';
 
 /** The drill's Redis: the prazo column's order writes share it as their idempotency store. */
 export interface DrillRedis {
@@ -19,25 +17,7 @@ export const REDIS_INSTALL_HINT =
 
 /** `redis-server` on the PATH (or Debian's /usr/bin/redis-server), or null. */
 export function findRedisServer(path = process.env['PATH'] ?? ''): string | null {
-  for (const dir of [...path.split(delimiter).filter((d) => d !== ''), '/usr/bin']) {
-    const candidate = join(dir, 'redis-server');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {}
-  }
-  return null;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', resolve);
-  });
-  const port = (probe.address() as { port: number }).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
+  return findExecutable('redis-server', ['/usr/bin'], path);
 }
 
 /**
