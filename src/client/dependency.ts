@@ -8,7 +8,7 @@ import type { SlicedWindow } from '../latency/sliced-window.js';
 import { type CalibratedPolicy, calibrateTimeout } from '../policy/calibrate.js';
 import type { RetryBudgetState } from '../policy/retry-budget.js';
 import { createPoolTransport, type PoolTransportOptions } from '../transport/pool-transport.js';
-import { TRANSPORT_MARGIN_MS } from '../transport/transport.js';
+import { transportBoundMs } from '../transport/transport.js';
 import { type FetchRoute, fetchThrough } from './fetch.js';
 import {
   type DependencyOptions,
@@ -98,7 +98,7 @@ export function poolOptions(o: NormalizedDependencyOptions, initial: CalibratedP
     origins: o.origins,
     connections: o.connections,
     connectTimeoutMs: initial.connectMs,
-    timeoutMs: initial.readMs + TRANSPORT_MARGIN_MS,
+    timeoutMs: transportBoundMs(initial.readMs),
     ...(o.lookup === undefined ? {} : { lookup: o.lookup }),
     ...(o.tls === undefined ? {} : { tls: o.tls }),
     ...(o.http2 ? { allowH2: true } : {}),

@@ -14,6 +14,16 @@ export type { ResponseBody, ResponseHeaders } from './response-body.js';
  */
 export const TRANSPORT_MARGIN_MS = 1_000;
 
+/**
+ * The transport's safety-net bound for an attempt that prazo ends itself by `boundMs` (its read
+ * timeout, or the time left before the deadline): {@link TRANSPORT_MARGIN_MS} past it. The pools'
+ * usual timeout and each attempt's bound both come from here, so that an attempt with the usual
+ * read timeout passes none of its own (`pool-transport.ts` compares the two).
+ */
+export function transportBoundMs(boundMs: number): number {
+  return boundMs + TRANSPORT_MARGIN_MS;
+}
+
 /** A request body: strings and bytes can be sent again; a stream only once. */
 export type RequestBody = string | Uint8Array | Readable | AsyncIterable<Uint8Array>;
 

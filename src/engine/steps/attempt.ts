@@ -11,8 +11,8 @@ import {
   type AbortListener,
   type OutgoingRequest,
   type RequestBody,
-  TRANSPORT_MARGIN_MS,
   type TransportResponse,
+  transportBoundMs,
 } from '../../transport/transport.js';
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../../wire/deadline-header.js';
@@ -101,7 +101,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
       const leftMs = this.call.limitMs - this.startMs;
       if (Number.isFinite(leftMs) && leftMs > boundMs) boundMs = Math.ceil(leftMs);
     }
-    return boundMs + TRANSPORT_MARGIN_MS;
+    return transportBoundMs(boundMs);
   }
 
   /** The transport handed the request to a connection: the connect phase is over. */
