@@ -1,3 +1,4 @@
+import axios from 'axios';
 import ky from 'ky';
 import { request as undiciRequest } from 'undici';
 import { request as urllibRequest } from 'urllib';
@@ -5,7 +6,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dependency } from '../src/client/dependency.js';
 import { install, uninstall } from '../src/client/install.js';
 import { isPrazoError } from '../src/errors.js';
-import { warmUp } from './support/servers.js';
+import { startServer, warmUp } from './support/servers.js';
 import { stockOptions, stockServers } from './support/stock-servers.js';
 
 const SLOT_1 = Symbol.for('undici.globalDispatcher.1');
@@ -51,6 +52,37 @@ describe('install()', () => {
     await uninstall();
     await uninstall();
     expect([slots[SLOT_1], slots[SLOT_2]]).toEqual(before);
+  });
+
+  it("passes the dependency's reason phrase on (fetch's statusText, node:http's statusMessage)", async () => {
+    const server = await startServer((req, res) => {
+      req.resume();
+      res.writeHead(req.url === '/busy' ? 503 : 200, req.url === '/busy' ? 'Busy Now' : 'Fine By Me');
+      res.end('x');
+    });
+    const options = {
+      name: 'reason',
+      origins: [server.origin],
+      latency: { p99Ms: 500 },
+      userDeadlineMs: 2_000,
+    };
+    const dep = dependency({ ...options, attempts: 1 });
+    try {
+      const own = await dep.fetch('/ok');
+      expect([own.status, own.statusText, await own.text()]).toEqual([200, 'Fine By Me', 'x']);
+      install({ dependencies: [{ ...options, attempts: 1 }], nodeHttp: true });
+      const viaFetch = await fetch(`${server.origin}/ok`);
+      expect([viaFetch.status, viaFetch.statusText, await viaFetch.text()]).toEqual([200, 'Fine By Me', 'x']);
+      const busy = await fetch(`${server.origin}/busy`);
+      expect([busy.status, busy.statusText]).toEqual([503, 'Busy Now']);
+      await busy.body?.cancel();
+      const viaAxios = await axios.get(`${server.origin}/ok`, { responseType: 'text' });
+      expect([viaAxios.status, viaAxios.statusText]).toEqual([200, 'Fine By Me']);
+    } finally {
+      await dep.close();
+      await uninstall();
+      await server.close();
+    }
   });
 
   it('refuses a dispatcher without compose() and leaves the global one in place', () => {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RequestOptions } from '../engine/call.js';
 import { isPrazoError } from '../errors.js';
-import { type FetchRoute, fetchThrough } from './fetch.js';
+import { type FetchRoute, fetchThrough, reasonPhrase } from './fetch.js';
 
 const OWN = 'http://10.0.0.1:8080';
 const route: FetchRoute = {
@@ -92,5 +92,29 @@ describe('fetchThrough', () => {
       expect(isPrazoError(await reject(lookalike), 'FOREIGN_ORIGIN'), lookalike).toBe(true);
     expect(isPrazoError(await reject('/\\evil.example/a'), 'INVALID_OPTION')).toBe(true);
     expect(reached).toHaveLength(2);
+  });
+});
+
+describe('reasonPhrase', () => {
+  it("keeps a status line's reason phrase that Response takes, and gives '' for any other", () => {
+    expect(reasonPhrase('Fine By Me')).toBe('Fine By Me');
+    expect(reasonPhrase('N\u00e3o encontrado')).toBe('N\u00e3o encontrado');
+    expect(reasonPhrase(undefined)).toBe('');
+    expect(reasonPhrase('a\u0001b')).toBe('');
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }), (text) => {
+        const kept = reasonPhrase(text);
+        expect(kept === text || kept === '').toBe(true);
+        // Never a phrase Response refuses, and every phrase it takes is kept.
+        let accepted = true;
+        try {
+          new Response(null, { status: 200, statusText: text });
+        } catch {
+          accepted = false;
+        }
+        expect(kept).toBe(accepted ? text : '');
+        expect(() => new Response(null, { status: 200, statusText: kept })).not.toThrow();
+      }),
+    );
   });
 });

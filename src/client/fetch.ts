@@ -121,9 +121,22 @@ async function fetchCall(...[dep, input, init, route]: Parameters<typeof fetchTh
   if (noBody) response.body.dump().catch(() => {});
   return new Response(noBody ? null : webStream(response.body), {
     status: response.status,
+    statusText: reasonPhrase((response.body as { statusMessage?: string }).statusMessage),
     headers: responseHeaders,
   });
 }
+
+/**
+ * The reason phrase as `Response` takes it (tab, space, visible ASCII and bytes 0x80–0xFF): the
+ * status line's own, or '' when the transport had none or it holds anything else — `new Response()`
+ * throws on such a phrase, and a dependency's status line must not fail a call that it answered.
+ * @internal
+ */
+export function reasonPhrase(text: string | undefined): string {
+  return text !== undefined && REASON_PHRASE.test(text) ? text : '';
+}
+
+const REASON_PHRASE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /** A response body prazo's transport feeds chunk by chunk (`IncomingBody`). */
 interface PipeableBody {

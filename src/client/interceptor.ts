@@ -243,7 +243,7 @@ class InterceptedCall implements BodySink, CallHandle {
     }
     this.#body = body;
     try {
-      this.#handler.onResponseStart?.(this, response.status, response.headers, '');
+      this.#handler.onResponseStart?.(this, response.status, response.headers, body.statusMessage);
     } catch (error) {
       this.abort(asError(error));
       return;

@@ -113,10 +113,11 @@ export class Exchange implements TransportResponse {
     controller: RequestController,
     statusCode: number,
     headers: IncomingHttpHeaders,
-    _statusMessage?: string,
+    statusMessage?: string,
   ): void {
     if (statusCode < 200) return; // 1xx: the final response follows
     const body = new IncomingBody(this);
+    if (statusMessage) body.statusMessage = statusMessage;
     // undici 7 and 8 both keep the unparsed headers on the controller.
     const raw = (controller as { rawHeaders?: unknown }).rawHeaders;
     if (Array.isArray(raw)) body.rawHeaders = raw as Buffer[];

@@ -63,6 +63,12 @@ export class IncomingBody implements ResponseBody {
    * @internal
    */
   rawHeaders: readonly Buffer[] | null = null;
+  /**
+   * The reason phrase of the status line (`OK`, or the dependency's own), when the transport had
+   * it: `fetch` hands it on as `statusText`, the interceptor as the status message.
+   * @internal
+   */
+  statusMessage = '';
   #source: BodySource;
   // The chunks held until read: none, one (most bodies arrive in one), or several — an array only
   // from the second chunk on (an array's first push allocates room for 17).
