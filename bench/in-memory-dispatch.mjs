@@ -5,7 +5,7 @@
  * a call — and how that differs between Node versions — can be told apart from the network's share.
  *
  *   npm run build && node bench/in-memory-dispatch.mjs [--modes pass-install,install] [--runs 7] \
- *     [--calls 20000] [--undici DIR]
+ *     [--calls 20000] [--undici DIR] [--churn KB] [--headers]
  *
  * The dispatcher is a subclass of the application's undici `Dispatcher` whose `dispatch()` answers
  * every request on the next turn of the event loop (`setImmediate`) with a 200, two headers and an
@@ -15,11 +15,19 @@
  * `fetch` on it composed with the pass-through, set with undici's `setGlobalDispatcher()`) and
  * `install` (the global `fetch` after `install()` over it). Each run is a fresh client process (on
  * CPU 0 where there are two), 32 calls in flight, the modes alternating; the output is the client
- * CPU per call and the scavenges of the measured calls, as in `bench/lean-client.mjs`, and the bytes
+ * CPU per call, the scavenges of the measured calls and their pauses (the main thread's, from
+ * `--trace-gc-nvp`, per call), as in `bench/lean-client.mjs`, and the bytes
  * allocated per call (V8's count on Node 26; on older Node the collections' `allocated`, summed:
  * it leaves out what came after the last one, and reads a little low).
  * `--undici DIR`: the application's undici is the one installed under `DIR` (`npm install --prefix
  * DIR undici@8`), loaded before prazo; without it, prazo's own copy.
+ *
+ * Two options make the `request()` modes look like the global `fetch`'s, to tell what prazo does on
+ * the `fetch` path from what the `fetch` path does to prazo: `--headers` has every `request()` send
+ * the five headers Node's `fetch` sends (a fresh record per request, as `fetch` builds one), and
+ * `--churn KB` has the dispatcher allocate and touch about `KB` kilobytes of short-lived objects per
+ * request before it answers (in every mode), standing in for the caller's own work per call (the
+ * global `fetch` allocates ≈ 35 KB a call); the KB allocated per call the script prints include it.
  */
 
 import os from 'node:os';
@@ -35,6 +43,18 @@ const arg = (name, fallback) => {
 
 /** The origin the dependency is declared on; nothing listens there (the dispatcher answers). */
 const ORIGIN = 'http://127.0.0.1:8080';
+
+/** Small objects `--churn` makes per request, per KB: ≈ 100 bytes each (an object, a one-item array, a slot). */
+const CHURN_ITEMS_PER_KB = 10;
+
+/** The headers Node's global `fetch` sends with a plain `fetch(url)` (`--headers`). */
+const FETCH_HEADERS = {
+  accept: '*/*',
+  'accept-language': '*',
+  'sec-fetch-mode': 'cors',
+  'user-agent': 'node',
+  'accept-encoding': 'gzip, deflate',
+};
 
 /** An interceptor that changes nothing: what composing costs before any policy. */
 const passThrough = (dispatch) => (opts, handler) => dispatch(opts, handler);
@@ -53,8 +73,15 @@ async function child(mode, calls) {
   ];
   const headers = { 'content-type': 'application/json', 'content-length': '11' };
   const body = Buffer.from('{"ok":true}');
+  const churn = Math.round(Number(arg('churn', '0')) * CHURN_ITEMS_PER_KB);
+  let kept = 0;
   class MemoryDispatcher extends undici.Dispatcher {
     dispatch(_opts, handler) {
+      if (churn > 0) {
+        const items = new Array(churn);
+        for (let i = 0; i < churn; i++) items[i] = { i, next: [i] };
+        kept ^= items[churn >> 1].next[0];
+      }
       const controller = {
         rawHeaders,
         aborted: false,
@@ -86,8 +113,13 @@ async function child(mode, calls) {
     const target = memory.compose(
       mode === 'pass' ? passThrough : prazoInterceptor({ dependencies: [benchDependency(ORIGIN)] }),
     );
+    const sendHeaders = process.argv.includes('--headers');
     call = async () => {
-      const { body: answer } = await target.request({ origin: ORIGIN, path: '/', method: 'GET' });
+      const { body: answer } = await target.request(
+        sendHeaders
+          ? { origin: ORIGIN, path: '/', method: 'GET', headers: { ...FETCH_HEADERS } }
+          : { origin: ORIGIN, path: '/', method: 'GET' },
+      );
       await answer.text();
     };
   } else {
@@ -98,6 +130,7 @@ async function child(mode, calls) {
     };
   }
   await measuredCalls(call, calls, 32);
+  if (kept < 0) console.error(kept); // keeps the churn observable
   process.exit(0);
 }
 
@@ -114,6 +147,8 @@ if (process.argv.includes('--child')) {
     for (const mode of r % 2 === 0 ? modes : [...modes].reverse()) {
       const args = [SELF, '--child', mode, '--calls', String(calls)];
       if (arg('undici') !== undefined) args.push('--undici', arg('undici'));
+      if (arg('churn') !== undefined) args.push('--churn', arg('churn'));
+      if (process.argv.includes('--headers')) args.push('--headers');
       const out = await runTraced(mode, args, pinned);
       results.get(mode).push(out);
       process.stderr.write(
@@ -125,10 +160,10 @@ if (process.argv.includes('--child')) {
     `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
   const first = results.get(modes[0]);
   const lines = [
-    `${calls} calls per run, 32 in flight, ${runs} runs per mode, each a fresh client process${pinned ? ' on CPU 0' : ''}, answers from memory; Node ${process.version}${arg('undici') === undefined ? ", prazo's undici" : `, undici from ${arg('undici')}`}`,
+    `${calls} calls per run, 32 in flight, ${runs} runs per mode, each a fresh client process${pinned ? ' on CPU 0' : ''}, answers from memory; Node ${process.version}${arg('undici') === undefined ? ", prazo's undici" : `, undici from ${arg('undici')}`}${arg('churn') === undefined ? '' : `; --churn ${arg('churn')}`}${process.argv.includes('--headers') ? '; --headers' : ''}`,
     '',
-    `| mode | client CPU µs/call (median, range) | scavenges (median) | over ${modes[0]} (median of paired runs) | KB allocated/call (median, range) | over ${modes[0]} (median of paired runs) |`,
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    `| mode | client CPU µs/call (median, range) | scavenges (median) | scavenge pauses µs/call (median) | over ${modes[0]} (median of paired runs) | KB allocated/call (median, range) | over ${modes[0]} (median of paired runs) |`,
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const [mode, list] of results) {
     const added = list.map((x, r) => x.cpuUs - first[r].cpuUs);
@@ -138,7 +173,7 @@ if (process.argv.includes('--child')) {
       `| ${mode} | ${range(
         list.map((x) => x.cpuUs),
         1,
-      )} | ${median(list.map((x) => x.scavenges))} | ${median(added) >= 0 ? '+' : ''}${median(added).toFixed(1)} µs | ${range(kb, 2)} | ${median(addedKb) >= 0 ? '+' : ''}${median(addedKb).toFixed(2)} KB |`,
+      )} | ${median(list.map((x) => x.scavenges))} | ${median(list.map((x) => (x.scavenges * x.pauseMs * 1000) / calls)).toFixed(1)} | ${median(added) >= 0 ? '+' : ''}${median(added).toFixed(1)} µs | ${range(kb, 2)} | ${median(addedKb) >= 0 ? '+' : ''}${median(addedKb).toFixed(2)} KB |`,
     );
   }
   console.log(lines.join('\n'));
