@@ -93,7 +93,14 @@ async function child(mode, calls) {
         resume() {},
       };
       setImmediate(() => {
-        handler.onRequestStart(controller, {});
+        // A handler may refuse the request here (an attempt prazo already ended throws): as undici
+        // does, that fails this request alone.
+        try {
+          handler.onRequestStart(controller, {});
+        } catch (error) {
+          handler.onResponseError?.(controller, error);
+          return;
+        }
         handler.onResponseStart(controller, 200, headers, 'OK');
         handler.onResponseData(controller, body);
         handler.onResponseEnd(controller, {});
