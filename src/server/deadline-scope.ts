@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, ServerResponse } from 'node:http';
 import { type Clock, systemClock } from '../clock.js';
 import {
   cancelDeadline,
@@ -288,8 +288,39 @@ export function runOnAfterDisconnect(res: ServerResponse): void {
   (res as ServerResponse & { [RUNS_ON]?: true })[RUNS_ON] = true;
 }
 
-/** Tallies of the responses in flight, for the admission step that lets a request through. */
-const tallies = new WeakMap<ServerResponse, HopTally>();
+/**
+ * A response's Server-Timing: its hop tally (also for the admission step that lets the request
+ * through), how to write the header, and the `writeHead` it wraps. One object per response, on the
+ * response itself under {@link TIMING}, read by the same module-level `writeHead` on every response:
+ * no closure per request, and no WeakMap entry (whose ephemeron the collector pays for).
+ */
+class ResponseTiming {
+  readonly hop: HopTally;
+  readonly chain: boolean;
+  readonly clock: Clock;
+  readonly writeHead: (...args: unknown[]) => unknown;
+
+  constructor(hop: HopTally, chain: boolean, clock: Clock, writeHead: (...args: unknown[]) => unknown) {
+    this.hop = hop;
+    this.chain = chain;
+    this.clock = clock;
+    this.writeHead = writeHead;
+  }
+}
+
+/** Where a response keeps its {@link ResponseTiming} (an own property of that one response). */
+const TIMING = Symbol('prazo.serverTiming');
+type TimedResponse = ServerResponse & { [TIMING]?: ResponseTiming };
+
+/**
+ * Whether prazo sets a header on `res` (its `Server-Timing`) in `writeHead`, before Node's own runs:
+ * then the headers a handler gives to `writeHead` always join those set on the response (Node
+ * merges them when any is set), so `getHeaderNames()` and `getHeader()` see them once it was called.
+ * @internal Used by the idempotency layer's response capture.
+ */
+export function setsHeaderAtWriteHead(res: ServerResponse): boolean {
+  return (res as TimedResponse)[TIMING] !== undefined;
+}
 
 /**
  * Adds the hop's `Server-Timing` when the response headers go out: `writeHead` is where both an
@@ -297,16 +328,26 @@ const tallies = new WeakMap<ServerResponse, HopTally>();
  * handler set with `setHeader('server-timing', …)` is kept, prazo's metrics after it.
  */
 function answerWithServerTiming(res: ServerResponse, hop: HopTally, chain: boolean, clock: Clock): void {
-  tallies.set(res, hop);
-  const writeHead = res.writeHead;
-  res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
-    if (!this.headersSent) {
-      const ours = hop.header(clock.now(), chain);
-      const theirs = this.getHeader(SERVER_TIMING_HEADER);
-      this.setHeader(SERVER_TIMING_HEADER, theirs === undefined ? ours : `${String(theirs)}, ${ours}`);
-    }
-    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-  } as typeof res.writeHead;
+  (res as TimedResponse)[TIMING] = new ResponseTiming(
+    hop,
+    chain,
+    clock,
+    res.writeHead as (...args: unknown[]) => unknown,
+  );
+  res.writeHead = timedWriteHead as typeof res.writeHead;
+}
+
+function timedWriteHead(this: TimedResponse, ...args: unknown[]): unknown {
+  const timing = this[TIMING];
+  // Called on another object than the response it was installed on: Node's own, as is.
+  if (timing === undefined)
+    return (ServerResponse.prototype.writeHead as (...a: unknown[]) => unknown).apply(this, args);
+  if (!this.headersSent) {
+    const ours = timing.hop.header(timing.clock.now(), timing.chain);
+    const theirs = this.getHeader(SERVER_TIMING_HEADER);
+    this.setHeader(SERVER_TIMING_HEADER, theirs === undefined ? ours : `${String(theirs)}, ${ours}`);
+  }
+  return timing.writeHead.apply(this, args);
 }
 
 /**
@@ -314,7 +355,7 @@ function answerWithServerTiming(res: ServerResponse, hop: HopTally, chain: boole
  * @internal Used by the adapters' admission.
  */
 export function handlerStarted(res: ServerResponse): void {
-  tallies.get(res)?.handlerStarted();
+  (res as TimedResponse)[TIMING]?.hop.handlerStarted();
 }
 
 /**
@@ -328,7 +369,7 @@ export function runInScope<T>(hop: HopTally | undefined, fn: () => T): T {
 
 /** The hop tally of the request `res` answers, if any. @internal */
 export function hopTallyOf(res: ServerResponse): HopTally | undefined {
-  return tallies.get(res);
+  return (res as TimedResponse)[TIMING]?.hop;
 }
 
 /** Writes a 504 JSON response on a raw Node response (used by `prazo/http` and `prazo/express`). */

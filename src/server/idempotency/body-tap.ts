@@ -29,13 +29,13 @@ export interface BodyTap {
 }
 
 /**
- * Installs a tap on `req`. With `fallback` (the body as a body parser left it, when it already
- * consumed the stream), the digest is that of its JSON text instead.
+ * Installs a tap on `req`. When a body parser already consumed the stream, the digest is that of the
+ * JSON text of what it made of the body: `parsedBody()` when given, else `req.body`.
  */
-export function tapBody(req: IncomingMessage, fallback: () => unknown): BodyTap {
+export function tapBody(req: IncomingMessage, parsedBody: (() => unknown) | undefined): BodyTap {
   // A body a parser already read before the tap was installed: digest what the parser made of it.
   if (req.readableEnded || req.complete) {
-    const parsed = fallback();
+    const parsed = parsedBody === undefined ? (req as { body?: unknown }).body : parsedBody();
     const text = parsed === undefined ? '' : typeof parsed === 'string' ? parsed : JSON.stringify(parsed);
     const digest = text === '' ? EMPTY_DIGEST : `~${createHash('sha256').update(text).digest('base64url')}`;
     return { ended: true, digest: () => digest, small: () => undefined, drain: () => Promise.resolve() };

@@ -399,10 +399,7 @@ class SlabStore implements SlotKeys {
     const end = base + SLOT_BYTES;
     let at = base + lengths[f + KEY]! + lengths[f + OWNER]! + lengths[f + PATH]!;
     if (typeof digest === 'string') at = this.#put(digest, at, end);
-    else if (at + digest.length <= end) {
-      this.#slab.set(digest, at);
-      at += digest.length;
-    } else at = -1;
+    else at = this.#putBytes(digest, at, end);
     if (at === -1) return false;
     lengths[f + DIGEST] = digest.length;
     this.#digestKind[slot] = digestKind;
@@ -412,12 +409,8 @@ class SlabStore implements SlotKeys {
     at = this.#putHeaders(headers, at, end);
     if (at === -1) return false;
     lengths[f + HEADERS] = at - headersAt;
-    if (typeof body === 'string') {
-      if (this.#put(body, at, end) === -1) return false;
-    } else {
-      if (at + body.length > end) return false;
-      this.#slab.set(body, at);
-    }
+    if ((typeof body === 'string' ? this.#put(body, at, end) : this.#putBytes(body, at, end)) === -1)
+      return false;
     lengths[f + BODY] = body.length;
     return true;
   }
@@ -445,6 +438,17 @@ class SlabStore implements SlotKeys {
       slab[at + i] = c;
     }
     return wide > 0xff ? -1 : at + n;
+  }
+
+  /** `bytes` written at `at`; the position after them, or -1 when they pass `end`. */
+  #putBytes(bytes: Uint8Array, at: number, end: number): number {
+    const n = bytes.length;
+    if (at + n > end) return -1;
+    // A few dozen bytes (a small body's fingerprint, a short body) cost less copied one by one than
+    // through TypedArray.prototype.set's call.
+    if (n > 64) this.#slab.set(bytes, at);
+    else for (let i = 0; i < n; i++) this.#slab[at + i] = bytes[i]!;
+    return at + n;
   }
 
   /** Whether the bytes at `at` are `text`'s characters (its length checked by the caller). */
