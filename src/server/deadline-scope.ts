@@ -1,4 +1,4 @@
-import { type IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Clock, systemClock } from '../clock.js';
 import {
   cancelDeadline,
@@ -339,9 +339,12 @@ function answerWithServerTiming(res: ServerResponse, hop: HopTally, chain: boole
 
 function timedWriteHead(this: TimedResponse, ...args: unknown[]): unknown {
   const timing = this[TIMING];
-  // Called on another object than the response it was installed on: Node's own, as is.
+  // Called on another object than the response it was installed on: that object's own, as is.
   if (timing === undefined)
-    return (ServerResponse.prototype.writeHead as (...a: unknown[]) => unknown).apply(this, args);
+    return (Object.getPrototypeOf(this) as { writeHead: (...a: unknown[]) => unknown }).writeHead.apply(
+      this,
+      args,
+    );
   if (!this.headersSent) {
     const ours = timing.hop.header(timing.clock.now(), timing.chain);
     const theirs = this.getHeader(SERVER_TIMING_HEADER);
