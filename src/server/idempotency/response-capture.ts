@@ -49,9 +49,15 @@ export class ResponseCapture {
   readonly write: Method;
   readonly end: Method;
   #headHeaders: OutgoingHttpHeaders | readonly unknown[] | undefined = undefined;
-  /** Buffers as written; a short ASCII string as it is (copied into the stored body at the end). */
-  #chunks: (Buffer | string)[] | null = [];
+  /**
+   * The chunks as written — Buffers as they are, a short ASCII string as it is (copied into the stored
+   * body at the end) —: the first alone (most handlers write one), all of them once there is a second.
+   */
+  #first: Buffer | string | undefined = undefined;
+  #chunks: (Buffer | string)[] | undefined = undefined;
   #size = 0;
+  /** The body went over the bound: nothing is kept. */
+  #over = false;
 
   constructor(res: ServerResponse, maxBytes: number, owner: CaptureOwner) {
     this.#res = res;
@@ -83,11 +89,12 @@ export class ResponseCapture {
    * Call once it finished.
    */
   body(): Uint8Array | string | null {
+    if (this.#over) return null;
+    const first = this.#first;
+    if (first === undefined) return EMPTY;
     const chunks = this.#chunks;
-    if (chunks === null) return null;
-    if (chunks.length === 0) return EMPTY;
-    if (chunks.length === 1 && typeof chunks[0] === 'string') return chunks[0];
-    return exactCopy(chunks, this.#size);
+    if (chunks === undefined && typeof first === 'string') return first;
+    return exactCopy(chunks ?? [first], this.#size);
   }
 
   /** The headers as written: names lower-case, those a replay does not repeat left out. Call once it finished. */
@@ -116,8 +123,7 @@ export class ResponseCapture {
 
   /** @internal */
   take(chunk: unknown, encoding: unknown): void {
-    const chunks = this.#chunks;
-    if (chunks === null || chunk === undefined || chunk === null || typeof chunk === 'function') return;
+    if (this.#over || chunk === undefined || chunk === null || typeof chunk === 'function') return;
     // A Buffer is kept as it is (Node's own write holds it the same way); a short ASCII string in
     // UTF-8 (a JSON answer) is kept as it is, its bytes its characters; another string is encoded once.
     let piece: Buffer | string;
@@ -129,8 +135,13 @@ export class ResponseCapture {
           : Buffer.from(chunk, utf8 ? 'utf8' : (encoding as BufferEncoding));
     } else piece = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
     this.#size += piece.length;
-    if (this.#size > this.#maxBytes) this.#chunks = null;
-    else chunks.push(piece);
+    if (this.#size > this.#maxBytes) {
+      this.#over = true;
+      this.#first = undefined;
+      this.#chunks = undefined;
+    } else if (this.#first === undefined) this.#first = piece;
+    else if (this.#chunks === undefined) this.#chunks = [this.#first, piece];
+    else this.#chunks.push(piece);
   }
 
   /** The owner to tell, once: null after the first `end`. @internal */
