@@ -288,22 +288,37 @@ export function runOnAfterDisconnect(res: ServerResponse): void {
   (res as ServerResponse & { [RUNS_ON]?: true })[RUNS_ON] = true;
 }
 
-/**
- * A response's Server-Timing: its hop tally (also for the admission step that lets the request
- * through), how to write the header, and the `writeHead` it wraps. One object per response, on the
- * response itself under {@link TIMING}, read by the same module-level `writeHead` on every response:
- * no closure per request, and no WeakMap entry (whose ephemeron the collector pays for).
- */
-class ResponseTiming {
+/** One scope's part of a response's Server-Timing, and the part of a scope opened before it on the response. */
+class TimingLayer {
   readonly hop: HopTally;
   readonly chain: boolean;
   readonly clock: Clock;
-  readonly writeHead: (...args: unknown[]) => unknown;
+  readonly inner: TimingLayer | undefined;
 
-  constructor(hop: HopTally, chain: boolean, clock: Clock, writeHead: (...args: unknown[]) => unknown) {
+  constructor(hop: HopTally, chain: boolean, clock: Clock, inner: TimingLayer | undefined) {
     this.hop = hop;
     this.chain = chain;
     this.clock = clock;
+    this.inner = inner;
+  }
+}
+
+/**
+ * A response's Server-Timing: the hop tally of its latest scope (also for the admission step that
+ * lets the request through), the layers that write the header, and the `writeHead` they wrap. One
+ * object per response, on the response itself under {@link TIMING}, read by the same module-level
+ * `writeHead` on every response: no closure per request, and no WeakMap entry (whose ephemeron the
+ * collector pays for).
+ */
+class ResponseTiming {
+  hop: HopTally;
+  /** The latest scope's layer first, as a wrapper installed last runs first. */
+  layers: TimingLayer;
+  readonly writeHead: (...args: unknown[]) => unknown;
+
+  constructor(layer: TimingLayer, writeHead: (...args: unknown[]) => unknown) {
+    this.hop = layer.hop;
+    this.layers = layer;
     this.writeHead = writeHead;
   }
 }
@@ -328,13 +343,30 @@ export function setsHeaderAtWriteHead(res: ServerResponse): boolean {
  * handler set with `setHeader('server-timing', …)` is kept, prazo's metrics after it.
  */
 function answerWithServerTiming(res: ServerResponse, hop: HopTally, chain: boolean, clock: Clock): void {
-  (res as TimedResponse)[TIMING] = new ResponseTiming(
-    hop,
-    chain,
-    clock,
-    res.writeHead as (...args: unknown[]) => unknown,
-  );
-  res.writeHead = timedWriteHead as typeof res.writeHead;
+  const timed = res as TimedResponse;
+  const existing = timed[TIMING];
+  if (existing === undefined) {
+    timed[TIMING] = new ResponseTiming(
+      new TimingLayer(hop, chain, clock, undefined),
+      res.writeHead as (...args: unknown[]) => unknown,
+    );
+    res.writeHead = timedWriteHead as typeof res.writeHead;
+    return;
+  }
+  // A second scope on one response (rare): its part is written before the first's, as a wrapper
+  // installed after it would. Someone else's wrapper in between keeps the order of the calls: then
+  // this scope wraps with a function of its own.
+  existing.hop = hop;
+  if (res.writeHead === timedWriteHead) {
+    existing.layers = new TimingLayer(hop, chain, clock, existing.layers);
+    return;
+  }
+  const layer = new TimingLayer(hop, chain, clock, undefined);
+  const writeHead = res.writeHead as (...args: unknown[]) => unknown;
+  res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+    if (!this.headersSent) addServerTiming(this, layer);
+    return writeHead.apply(this, args);
+  } as typeof res.writeHead;
 }
 
 function timedWriteHead(this: TimedResponse, ...args: unknown[]): unknown {
@@ -345,12 +377,16 @@ function timedWriteHead(this: TimedResponse, ...args: unknown[]): unknown {
       this,
       args,
     );
-  if (!this.headersSent) {
-    const ours = timing.hop.header(timing.clock.now(), timing.chain);
-    const theirs = this.getHeader(SERVER_TIMING_HEADER);
-    this.setHeader(SERVER_TIMING_HEADER, theirs === undefined ? ours : `${String(theirs)}, ${ours}`);
-  }
+  if (!this.headersSent)
+    for (let layer: TimingLayer | undefined = timing.layers; layer !== undefined; layer = layer.inner)
+      addServerTiming(this, layer);
   return timing.writeHead.apply(this, args);
+}
+
+function addServerTiming(res: ServerResponse, layer: TimingLayer): void {
+  const ours = layer.hop.header(layer.clock.now(), layer.chain);
+  const theirs = res.getHeader(SERVER_TIMING_HEADER);
+  res.setHeader(SERVER_TIMING_HEADER, theirs === undefined ? ours : `${String(theirs)}, ${ours}`);
 }
 
 /**
