@@ -29,13 +29,13 @@ export interface BodyTap {
 }
 
 /**
- * Installs a tap on `req`. When a body parser already consumed the stream, the digest is that of the
- * JSON text of what it made of the body: `parsedBody()` when given, else `req.body`.
+ * Installs a tap on `req`. With `fallback` (the body as a body parser left it, when it already
+ * consumed the stream), the digest is that of its JSON text instead.
  */
-export function tapBody(req: IncomingMessage, parsedBody: (() => unknown) | undefined): BodyTap {
+export function tapBody(req: IncomingMessage, fallback: () => unknown): BodyTap {
   // A body a parser already read before the tap was installed: digest what the parser made of it.
   if (req.readableEnded || req.complete) {
-    const parsed = parsedBody === undefined ? (req as { body?: unknown }).body : parsedBody();
+    const parsed = fallback();
     const text = parsed === undefined ? '' : typeof parsed === 'string' ? parsed : JSON.stringify(parsed);
     const digest = text === '' ? EMPTY_DIGEST : `~${createHash('sha256').update(text).digest('base64url')}`;
     return { ended: true, digest: () => digest, small: () => undefined, drain: () => Promise.resolve() };
@@ -66,9 +66,7 @@ class PushTap implements BodyTap {
   readonly #req: IncomingMessage;
   // Small bodies (most keyed writes: a few hundred bytes of JSON) are their own fingerprint, base64:
   // no hash object per request. Past INLINE_BYTES the bytes go through SHA-256 and are not kept.
-  // A small body's chunks: the first alone (most arrive in one), all of them once there is a second.
-  #one: Buffer | undefined = undefined;
-  #more: Buffer[] | undefined = undefined;
+  #small: Buffer[] | null = [];
   #size = 0;
   #hash: Hash | null = null;
   #digest: string | undefined = undefined;
@@ -91,41 +89,35 @@ class PushTap implements BodyTap {
   /** @internal */
   take(bytes: Buffer): void {
     this.#size += bytes.length;
-    if (this.#hash === null && this.#size <= INLINE_BYTES) {
-      if (this.#more !== undefined) this.#more.push(bytes);
-      else if (this.#one === undefined) this.#one = bytes;
-      else {
-        this.#more = [this.#one, bytes];
-        this.#one = undefined;
-      }
+    if (this.#small !== null && this.#size <= INLINE_BYTES) {
+      this.#small.push(bytes);
       return;
     }
     if (this.#hash === null) {
       this.#hash = createHash('sha256');
-      if (this.#one !== undefined) this.#hash.update(this.#one);
-      for (const earlier of this.#more ?? []) this.#hash.update(earlier);
-      this.#one = undefined;
-      this.#more = undefined;
+      for (const earlier of this.#small ?? []) this.#hash.update(earlier);
+      this.#small = null;
     }
     this.#hash.update(bytes);
   }
 
   small(): Uint8Array | undefined {
-    if (!this.ended || this.#hash !== null) return undefined;
-    if (this.#more !== undefined) {
-      this.#one = Buffer.concat(this.#more);
-      this.#more = undefined;
-    }
-    return this.#one;
+    const small = this.#small;
+    if (!this.ended || small === null || small.length === 0) return undefined;
+    if (small.length > 1) this.#small = [Buffer.concat(small)];
+    return this.#small![0];
   }
 
   digest(): string {
     if (this.#digest !== undefined) return this.#digest;
+    const small = this.#small;
     let value: string;
-    if (this.#hash === null) {
-      const bytes = this.#more === undefined ? this.#one : Buffer.concat(this.#more);
-      value = bytes === undefined ? EMPTY_DIGEST : `=${bytes.toString('base64')}`;
-    } else if (!this.ended) return this.#hash.copy().digest('base64url');
+    if (small !== null)
+      value =
+        small.length === 0
+          ? EMPTY_DIGEST
+          : `=${(small.length === 1 ? small[0]! : Buffer.concat(small)).toString('base64')}`;
+    else if (!this.ended) return (this.#hash as Hash).copy().digest('base64url');
     else value = (this.#hash as Hash).digest('base64url');
     if (this.ended) this.#digest = value;
     return value;
