@@ -189,6 +189,31 @@ describe('Server-Timing at the edges', () => {
     expect(reasons).toEqual([null, null, 'too-long', 'bad-value']);
   });
 
+  it('two scopes on one response (Express, the middleware mounted twice) each write their part once, with or without a wrapper of writeHead between them', async () => {
+    for (const between of [false, true]) {
+      const app = express();
+      app.use(deadlineMiddleware({ ...OPTIONS, serverTiming: 'all' }));
+      if (between)
+        app.use((_req, res, next) => {
+          const writeHead = res.writeHead;
+          res.writeHead = function (this: typeof res, ...args: unknown[]) {
+            this.setHeader('x-wrapped', '1');
+            return (writeHead as (...a: unknown[]) => typeof res).apply(this, args);
+          } as typeof res.writeHead;
+          next();
+        });
+      app.use(deadlineMiddleware({ ...OPTIONS, serverTiming: 'all' }));
+      app.get('/', (_req, res) => void res.send('ok'));
+      const origin = await listen(createServer(app));
+      const res = await request(`${origin}/`);
+      expect(await res.body.text()).toBe('ok');
+      const header = String(res.headers['server-timing']);
+      expect(parseServerTiming(header).problem).toBeNull();
+      expect(header.match(/prazo-left;/g), header).toHaveLength(2);
+      expect(res.headers['x-wrapped']).toBe(between ? '1' : undefined);
+    }
+  });
+
   it('curl and undici calling prazo servers (node:http, Express, Fastify) get a well-formed header', async () => {
     const http = await listen(createServer(withDeadlineHandler((_req, res) => void res.end('ok'), OPTIONS)));
     const app = express();

@@ -288,8 +288,54 @@ export function runOnAfterDisconnect(res: ServerResponse): void {
   (res as ServerResponse & { [RUNS_ON]?: true })[RUNS_ON] = true;
 }
 
-/** Tallies of the responses in flight, for the admission step that lets a request through. */
-const tallies = new WeakMap<ServerResponse, HopTally>();
+/** One scope's part of a response's Server-Timing, and the part of a scope opened before it on the response. */
+class TimingLayer {
+  readonly hop: HopTally;
+  readonly chain: boolean;
+  readonly clock: Clock;
+  readonly inner: TimingLayer | undefined;
+
+  constructor(hop: HopTally, chain: boolean, clock: Clock, inner: TimingLayer | undefined) {
+    this.hop = hop;
+    this.chain = chain;
+    this.clock = clock;
+    this.inner = inner;
+  }
+}
+
+/**
+ * A response's Server-Timing: the hop tally of its latest scope (also for the admission step that
+ * lets the request through), the layers that write the header, and the `writeHead` they wrap. One
+ * object per response, on the response itself under {@link TIMING}, read by the same module-level
+ * `writeHead` on every response: no closure per request, and no WeakMap entry (whose ephemeron the
+ * collector pays for).
+ */
+class ResponseTiming {
+  hop: HopTally;
+  /** The latest scope's layer first, as a wrapper installed last runs first. */
+  layers: TimingLayer;
+  readonly writeHead: (...args: unknown[]) => unknown;
+
+  constructor(layer: TimingLayer, writeHead: (...args: unknown[]) => unknown) {
+    this.hop = layer.hop;
+    this.layers = layer;
+    this.writeHead = writeHead;
+  }
+}
+
+/** Where a response keeps its {@link ResponseTiming} (an own property of that one response). */
+const TIMING = Symbol('prazo.serverTiming');
+type TimedResponse = ServerResponse & { [TIMING]?: ResponseTiming };
+
+/**
+ * Whether prazo sets a header on `res` (its `Server-Timing`) in `writeHead`, before Node's own runs:
+ * then the headers a handler gives to `writeHead` always join those set on the response (Node
+ * merges them when any is set), so `getHeaderNames()` and `getHeader()` see them once it was called.
+ * @internal Used by the idempotency layer's response capture.
+ */
+export function setsHeaderAtWriteHead(res: ServerResponse): boolean {
+  return (res as TimedResponse)[TIMING] !== undefined;
+}
 
 /**
  * Adds the hop's `Server-Timing` when the response headers go out: `writeHead` is where both an
@@ -297,16 +343,50 @@ const tallies = new WeakMap<ServerResponse, HopTally>();
  * handler set with `setHeader('server-timing', …)` is kept, prazo's metrics after it.
  */
 function answerWithServerTiming(res: ServerResponse, hop: HopTally, chain: boolean, clock: Clock): void {
-  tallies.set(res, hop);
-  const writeHead = res.writeHead;
+  const timed = res as TimedResponse;
+  const existing = timed[TIMING];
+  if (existing === undefined) {
+    timed[TIMING] = new ResponseTiming(
+      new TimingLayer(hop, chain, clock, undefined),
+      res.writeHead as (...args: unknown[]) => unknown,
+    );
+    res.writeHead = timedWriteHead as typeof res.writeHead;
+    return;
+  }
+  // A second scope on one response (rare): its part is written before the first's, as a wrapper
+  // installed after it would. Someone else's wrapper in between keeps the order of the calls: then
+  // this scope wraps with a function of its own.
+  existing.hop = hop;
+  if (res.writeHead === timedWriteHead) {
+    existing.layers = new TimingLayer(hop, chain, clock, existing.layers);
+    return;
+  }
+  const layer = new TimingLayer(hop, chain, clock, undefined);
+  const writeHead = res.writeHead as (...args: unknown[]) => unknown;
   res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
-    if (!this.headersSent) {
-      const ours = hop.header(clock.now(), chain);
-      const theirs = this.getHeader(SERVER_TIMING_HEADER);
-      this.setHeader(SERVER_TIMING_HEADER, theirs === undefined ? ours : `${String(theirs)}, ${ours}`);
-    }
-    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+    if (!this.headersSent) addServerTiming(this, layer);
+    return writeHead.apply(this, args);
   } as typeof res.writeHead;
+}
+
+function timedWriteHead(this: TimedResponse, ...args: unknown[]): unknown {
+  const timing = this[TIMING];
+  // Called on another object than the response it was installed on: that object's own, as is.
+  if (timing === undefined)
+    return (Object.getPrototypeOf(this) as { writeHead: (...a: unknown[]) => unknown }).writeHead.apply(
+      this,
+      args,
+    );
+  if (!this.headersSent)
+    for (let layer: TimingLayer | undefined = timing.layers; layer !== undefined; layer = layer.inner)
+      addServerTiming(this, layer);
+  return timing.writeHead.apply(this, args);
+}
+
+function addServerTiming(res: ServerResponse, layer: TimingLayer): void {
+  const ours = layer.hop.header(layer.clock.now(), layer.chain);
+  const theirs = res.getHeader(SERVER_TIMING_HEADER);
+  res.setHeader(SERVER_TIMING_HEADER, theirs === undefined ? ours : `${String(theirs)}, ${ours}`);
 }
 
 /**
@@ -314,7 +394,7 @@ function answerWithServerTiming(res: ServerResponse, hop: HopTally, chain: boole
  * @internal Used by the adapters' admission.
  */
 export function handlerStarted(res: ServerResponse): void {
-  tallies.get(res)?.handlerStarted();
+  (res as TimedResponse)[TIMING]?.hop.handlerStarted();
 }
 
 /**
@@ -328,7 +408,7 @@ export function runInScope<T>(hop: HopTally | undefined, fn: () => T): T {
 
 /** The hop tally of the request `res` answers, if any. @internal */
 export function hopTallyOf(res: ServerResponse): HopTally | undefined {
-  return tallies.get(res);
+  return (res as TimedResponse)[TIMING]?.hop;
 }
 
 /** Writes a 504 JSON response on a raw Node response (used by `prazo/http` and `prazo/express`). */

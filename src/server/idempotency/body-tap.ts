@@ -29,13 +29,13 @@ export interface BodyTap {
 }
 
 /**
- * Installs a tap on `req`. With `fallback` (the body as a body parser left it, when it already
- * consumed the stream), the digest is that of its JSON text instead.
+ * Installs a tap on `req`. When a body parser already consumed the stream, the digest is that of the
+ * JSON text of what it made of the body: `parsedBody()` when given, else `req.body`.
  */
-export function tapBody(req: IncomingMessage, fallback: () => unknown): BodyTap {
+export function tapBody(req: IncomingMessage, parsedBody: (() => unknown) | undefined): BodyTap {
   // A body a parser already read before the tap was installed: digest what the parser made of it.
   if (req.readableEnded || req.complete) {
-    const parsed = fallback();
+    const parsed = parsedBody === undefined ? (req as { body?: unknown }).body : parsedBody();
     const text = parsed === undefined ? '' : typeof parsed === 'string' ? parsed : JSON.stringify(parsed);
     const digest = text === '' ? EMPTY_DIGEST : `~${createHash('sha256').update(text).digest('base64url')}`;
     return { ended: true, digest: () => digest, small: () => undefined, drain: () => Promise.resolve() };
@@ -66,7 +66,9 @@ class PushTap implements BodyTap {
   readonly #req: IncomingMessage;
   // Small bodies (most keyed writes: a few hundred bytes of JSON) are their own fingerprint, base64:
   // no hash object per request. Past INLINE_BYTES the bytes go through SHA-256 and are not kept.
-  #small: Buffer[] | null = [];
+  // A small body's chunks: the first alone (most arrive in one), all of them once there is a second.
+  #one: Buffer | undefined = undefined;
+  #more: Buffer[] | undefined = undefined;
   #size = 0;
   #hash: Hash | null = null;
   #digest: string | undefined = undefined;
@@ -89,35 +91,41 @@ class PushTap implements BodyTap {
   /** @internal */
   take(bytes: Buffer): void {
     this.#size += bytes.length;
-    if (this.#small !== null && this.#size <= INLINE_BYTES) {
-      this.#small.push(bytes);
+    if (this.#hash === null && this.#size <= INLINE_BYTES) {
+      if (this.#more !== undefined) this.#more.push(bytes);
+      else if (this.#one === undefined) this.#one = bytes;
+      else {
+        this.#more = [this.#one, bytes];
+        this.#one = undefined;
+      }
       return;
     }
     if (this.#hash === null) {
       this.#hash = createHash('sha256');
-      for (const earlier of this.#small ?? []) this.#hash.update(earlier);
-      this.#small = null;
+      if (this.#one !== undefined) this.#hash.update(this.#one);
+      for (const earlier of this.#more ?? []) this.#hash.update(earlier);
+      this.#one = undefined;
+      this.#more = undefined;
     }
     this.#hash.update(bytes);
   }
 
   small(): Uint8Array | undefined {
-    const small = this.#small;
-    if (!this.ended || small === null || small.length === 0) return undefined;
-    if (small.length > 1) this.#small = [Buffer.concat(small)];
-    return this.#small![0];
+    if (!this.ended || this.#hash !== null) return undefined;
+    if (this.#more !== undefined) {
+      this.#one = Buffer.concat(this.#more);
+      this.#more = undefined;
+    }
+    return this.#one;
   }
 
   digest(): string {
     if (this.#digest !== undefined) return this.#digest;
-    const small = this.#small;
     let value: string;
-    if (small !== null)
-      value =
-        small.length === 0
-          ? EMPTY_DIGEST
-          : `=${(small.length === 1 ? small[0]! : Buffer.concat(small)).toString('base64')}`;
-    else if (!this.ended) return (this.#hash as Hash).copy().digest('base64url');
+    if (this.#hash === null) {
+      const bytes = this.#more === undefined ? this.#one : Buffer.concat(this.#more);
+      value = bytes === undefined ? EMPTY_DIGEST : `=${bytes.toString('base64')}`;
+    } else if (!this.ended) return this.#hash.copy().digest('base64url');
     else value = (this.#hash as Hash).digest('base64url');
     if (this.ended) this.#digest = value;
     return value;

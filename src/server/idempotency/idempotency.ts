@@ -399,7 +399,7 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     let path = req.url ?? '';
     if (path === lastPath) path = lastPath;
     else lastPath = path;
-    const body = tapBody(req, parsedBody ?? (() => (req as { body?: unknown }).body));
+    const body = tapBody(req, parsedBody);
     const now = clock.now();
     const sent = req.headers[DEADLINE_HEADER];
     const grpc = req.headers[GRPC_TIMEOUT_HEADER];

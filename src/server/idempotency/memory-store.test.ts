@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createFakeClock } from '../../testing/fake-clock.js';
+import type { IdempotencyRecord } from './idempotency-store.js';
 import {
   createMemoryIdempotencyStore,
   HELD_CLAIMS,
@@ -50,6 +51,47 @@ describe('the in-memory store: expiry, in-place completion, bounds', () => {
     // Stored once: a second completion (by anyone) changes nothing.
     expect(store.complete('k', 'o', 'POST /orders =c', null, 60_000)).toBe(false);
     expect(store.get('k')).toMatchObject({ fingerprint: 'POST /orders =b', response: RESPONSE });
+  });
+
+  it('shares equal header sets between records, and hands every reader headers of its own', () => {
+    const store = createMemoryIdempotencyStore({ clock: createFakeClock(0) });
+    const sets: Record<string, string | string[]>[] = [
+      { 'content-type': 'application/json' },
+      { 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'] },
+      { 'content-type': 'application/json', etag: '"v1"' },
+      // The names of the first set in another order: another set (a replay keeps the order).
+      { etag: '"v1"', 'content-type': 'application/json' },
+    ];
+    // Alternating, repeating and new sets, beyond the number shared (later ones go into their slots).
+    const order = [0, 0, 1, 0, 1, 2, 3, 2, 0, ...Array.from({ length: 70 }, (_, i) => 4 + i), 1, 0];
+    const all = [...sets, ...Array.from({ length: 70 }, (_, i) => ({ location: `/orders/${i}` }))];
+    order.forEach((set, i) => {
+      store.claim(`k${i}`, 'o', 'POST /orders', 60_000);
+      const headers = all[set]!;
+      expect(
+        store.complete(`k${i}`, 'o', 'f', { status: 201, headers, body: new Uint8Array([i]) }, 60_000),
+      ).toBe(true);
+    });
+    /** The stored headers of `key`'s done record, as a reader gets them. */
+    const headersOf = (key: string): Record<string, string | string[]> => {
+      const read = store.get(key) as IdempotencyRecord | null;
+      if (read?.state !== 'done' || read.response === null)
+        throw new Error(`${key} is not done with a response`);
+      return read.response.headers;
+    };
+    order.forEach((set, i) => {
+      const headers = headersOf(`k${i}`);
+      expect(headers).toEqual(all[set]);
+      expect(Object.keys(headers)).toEqual(Object.keys(all[set]!));
+      // A reader that changes what it got changes nothing stored.
+      headers['content-type'] = 'changed';
+      const cookies = headers['set-cookie'];
+      if (Array.isArray(cookies)) cookies.push('c=3');
+    });
+    for (const [i, set] of order.entries()) expect(headersOf(`k${i}`)).toEqual(all[set]);
+    // What the caller passed is not kept either.
+    (sets[1]!['set-cookie'] as string[]).push('d=4');
+    expect(headersOf('k2')['set-cookie']).toEqual(['a=1', 'b=2']);
   });
 
   it('keeps a response too large to replay as a done record without a response', () => {

@@ -47,6 +47,8 @@ export const SLOT_BYTES = 1024;
 const FIRST_CAPACITY = 16;
 /** Strings interned per store (owner prefixes, methods): a record keeps their number. */
 const MAX_INTERNED = 64;
+/** Header sets shared per store; a response with others keeps its headers in its slot. */
+const MAX_HEADER_SETS = 64;
 
 /** A slot's state. */
 const FREE = 0;
@@ -134,6 +136,20 @@ class SlabStore implements SlotKeys {
   #totalBytes = 0;
   /** Characters of names and values the last {@link #putHeaders} wrote (a record's size counts them). */
   #headerChars = 0;
+  /**
+   * Header sets shared by records (most responses of a service carry the same few headers): a done
+   * record whose headers equal one of them keeps its number in `#headerSets` instead of the bytes.
+   * Each set is a copy, with its characters counted once.
+   */
+  readonly #sharedHeaders: Record<string, string | string[]>[] = [];
+  /** Each shared set's names, in their order. */
+  readonly #sharedHeaderNames: string[][] = [];
+  readonly #sharedHeaderChars: number[] = [];
+  /** The set last shared and the one before it (or -1): the only ones compared. */
+  #lastHeaders = -1;
+  #previousHeaders = -1;
+  /** Each slot's shared header set, or -1: its headers are in the slab. */
+  #headerSets = new Int32Array(0);
   #evicted = 0;
   #claimCount = 0;
   /** Claim numbers wrap before a held claim (claim number × maxEntries + slot) leaves the safe integers. */
@@ -332,7 +348,11 @@ class SlabStore implements SlotKeys {
       fingerprint = kind === 0 ? digest : kind === 1 ? `${request} ${digest}` : `${request} =${digest}`;
       if (this.#stored[slot] === 1) {
         at += lengths[f + DIGEST]!;
-        const headers = this.#readHeaders(at, at + lengths[f + HEADERS]!);
+        const set = this.#headerSets[slot]!;
+        const headers =
+          set === -1
+            ? this.#readHeaders(at, at + lengths[f + HEADERS]!)
+            : copyHeaders(this.#sharedHeaders[set]!);
         at += lengths[f + HEADERS]!;
         const body = new Uint8Array(lengths[f + BODY]!);
         body.set(this.#slab.subarray(at, at + body.length));
@@ -399,25 +419,25 @@ class SlabStore implements SlotKeys {
     const end = base + SLOT_BYTES;
     let at = base + lengths[f + KEY]! + lengths[f + OWNER]! + lengths[f + PATH]!;
     if (typeof digest === 'string') at = this.#put(digest, at, end);
-    else if (at + digest.length <= end) {
-      this.#slab.set(digest, at);
-      at += digest.length;
-    } else at = -1;
+    else at = this.#putBytes(digest, at, end);
     if (at === -1) return false;
     lengths[f + DIGEST] = digest.length;
     this.#digestKind[slot] = digestKind;
     this.#headerChars = 0;
     if (body === null) return true;
-    const headersAt = at;
-    at = this.#putHeaders(headers, at, end);
-    if (at === -1) return false;
-    lengths[f + HEADERS] = at - headersAt;
-    if (typeof body === 'string') {
-      if (this.#put(body, at, end) === -1) return false;
+    const set = this.#sharedSet(headers);
+    this.#headerSets[slot] = set;
+    if (set !== -1) {
+      this.#headerChars = this.#sharedHeaderChars[set]!;
+      lengths[f + HEADERS] = 0;
     } else {
-      if (at + body.length > end) return false;
-      this.#slab.set(body, at);
+      const headersAt = at;
+      at = this.#putHeaders(headers, at, end);
+      if (at === -1) return false;
+      lengths[f + HEADERS] = at - headersAt;
     }
+    if ((typeof body === 'string' ? this.#put(body, at, end) : this.#putBytes(body, at, end)) === -1)
+      return false;
     lengths[f + BODY] = body.length;
     return true;
   }
@@ -447,11 +467,71 @@ class SlabStore implements SlotKeys {
     return wide > 0xff ? -1 : at + n;
   }
 
+  /** `bytes` written at `at`; the position after them, or -1 when they pass `end`. */
+  #putBytes(bytes: Uint8Array, at: number, end: number): number {
+    const n = bytes.length;
+    if (at + n > end) return -1;
+    // A few dozen bytes (a small body's fingerprint, a short body) cost less copied one by one than
+    // through TypedArray.prototype.set's call.
+    if (n > 64) this.#slab.set(bytes, at);
+    else for (let i = 0; i < n; i++) this.#slab[at + i] = bytes[i]!;
+    return at + n;
+  }
+
   /** Whether the bytes at `at` are `text`'s characters (its length checked by the caller). */
   #equalsAt(text: string, at: number): boolean {
     const slab = this.#slab;
     for (let i = 0; i < text.length; i++) if (slab[at + i] !== text.charCodeAt(i)) return false;
     return true;
+  }
+
+  /**
+   * The number of the shared set equal to `headers` — of the last two shared, the only ones compared,
+   * so that a service whose every response has headers of its own pays two comparisons —, a new set
+   * made of them when there is room, or -1 (then they go into the slot as bytes).
+   */
+  #sharedSet(headers: Record<string, string | string[]>): number {
+    const last = this.#lastHeaders;
+    if (last !== -1 && this.#sameHeaders(headers, last)) return last;
+    const previous = this.#previousHeaders;
+    if (previous !== -1 && this.#sameHeaders(headers, previous)) {
+      this.#lastHeaders = previous;
+      this.#previousHeaders = last;
+      return previous;
+    }
+    const sets = this.#sharedHeaders;
+    if (sets.length >= MAX_HEADER_SETS) return -1;
+    this.#previousHeaders = last;
+    const names: string[] = [];
+    let chars = 0;
+    for (const name in headers) {
+      const value = headers[name]!;
+      names.push(name);
+      chars += name.length + (typeof value === 'string' ? value.length : value.join('').length);
+    }
+    sets.push(copyHeaders(headers));
+    this.#sharedHeaderNames.push(names);
+    this.#sharedHeaderChars.push(chars);
+    this.#lastHeaders = sets.length - 1;
+    return this.#lastHeaders;
+  }
+
+  /** Whether `headers` has the names of the shared set `set`, in the same order, with the same values. */
+  #sameHeaders(headers: Record<string, string | string[]>, set: number): boolean {
+    const names = this.#sharedHeaderNames[set]!;
+    const values = this.#sharedHeaders[set]!;
+    let i = 0;
+    for (const name in headers) {
+      if (name !== names[i]) return false;
+      const x = headers[name]!;
+      const y = values[name]!;
+      if (typeof x === 'string') {
+        if (x !== y) return false;
+      } else if (typeof y === 'string' || x.length !== y.length) return false;
+      else for (let k = 0; k < x.length; k++) if (x[k] !== y[k]) return false;
+      i++;
+    }
+    return i === names.length;
   }
 
   /**
@@ -587,6 +667,7 @@ class SlabStore implements SlotKeys {
     this.#stored = grown(this.#stored, Uint8Array);
     this.#digestKind = grown(this.#digestKind, Uint8Array);
     this.#status = grown(this.#status, Uint16Array);
+    this.#headerSets = grown(this.#headerSets, Int32Array);
     this.#ownerPrefixes = grown(this.#ownerPrefixes, Int32Array);
     this.#ownerNumbers = grown(this.#ownerNumbers, Float64Array);
     this.#methods = grown(this.#methods, Int32Array);
@@ -642,6 +723,16 @@ class SlabStore implements SlotKeys {
       this.#remove(this.#head);
     }
   }
+}
+
+/** A copy of a set of headers (its arrays copied too): what a caller gets is its own. */
+function copyHeaders(headers: Record<string, string | string[]>): Record<string, string | string[]> {
+  const copy: Record<string, string | string[]> = {};
+  for (const name in headers) {
+    const value = headers[name]!;
+    copy[name] = typeof value === 'string' ? value : [...value];
+  }
+  return copy;
 }
 
 /** A body kept as ASCII characters, as bytes. */

@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { setsHeaderAtWriteHead } from '../deadline-scope.js';
 import type { StoredResponse } from './idempotency-store.js';
 
 /** Headers a replay does not repeat: hop-by-hop, and those that describe one transmission. */
@@ -48,9 +49,15 @@ export class ResponseCapture {
   readonly write: Method;
   readonly end: Method;
   #headHeaders: OutgoingHttpHeaders | readonly unknown[] | undefined = undefined;
-  /** Buffers as written; a short ASCII string as it is (copied into the stored body at the end). */
-  #chunks: (Buffer | string)[] | null = [];
+  /**
+   * The chunks as written — Buffers as they are, a short ASCII string as it is (copied into the stored
+   * body at the end) —: the first alone (most handlers write one), all of them once there is a second.
+   */
+  #first: Buffer | string | undefined = undefined;
+  #chunks: (Buffer | string)[] | undefined = undefined;
   #size = 0;
+  /** The body went over the bound: nothing is kept. */
+  #over = false;
 
   constructor(res: ServerResponse, maxBytes: number, owner: CaptureOwner) {
     this.#res = res;
@@ -82,11 +89,12 @@ export class ResponseCapture {
    * Call once it finished.
    */
   body(): Uint8Array | string | null {
+    if (this.#over) return null;
+    const first = this.#first;
+    if (first === undefined) return EMPTY;
     const chunks = this.#chunks;
-    if (chunks === null) return null;
-    if (chunks.length === 0) return EMPTY;
-    if (chunks.length === 1 && typeof chunks[0] === 'string') return chunks[0];
-    return exactCopy(chunks, this.#size);
+    if (chunks === undefined && typeof first === 'string') return first;
+    return exactCopy(chunks ?? [first], this.#size);
   }
 
   /** The headers as written: names lower-case, those a replay does not repeat left out. Call once it finished. */
@@ -94,9 +102,13 @@ export class ResponseCapture {
     const headers: Record<string, string | string[]> = {};
     // Names and values one by one rather than getHeaders(), which builds a dictionary-mode object
     // of them all; the names are lower-case already.
+    // A name a replay leaves out (server-timing, content-length …) is not read at all.
     const res = this.#res;
     const names = res.getHeaderNames();
-    for (let i = 0; i < names.length; i++) putLower(headers, names[i]!, res.getHeader(names[i]!));
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      if (!isNotReplayed(name)) putValue(headers, name, res.getHeader(name));
+    }
     // Headers given to writeHead are among the response's own once any header was set on it (Node
     // then sets each of them); on a response without any, Node sends them as given.
     const head = this.#headHeaders;
@@ -111,8 +123,7 @@ export class ResponseCapture {
 
   /** @internal */
   take(chunk: unknown, encoding: unknown): void {
-    const chunks = this.#chunks;
-    if (chunks === null || chunk === undefined || chunk === null || typeof chunk === 'function') return;
+    if (this.#over || chunk === undefined || chunk === null || typeof chunk === 'function') return;
     // A Buffer is kept as it is (Node's own write holds it the same way); a short ASCII string in
     // UTF-8 (a JSON answer) is kept as it is, its bytes its characters; another string is encoded once.
     let piece: Buffer | string;
@@ -124,8 +135,13 @@ export class ResponseCapture {
           : Buffer.from(chunk, utf8 ? 'utf8' : (encoding as BufferEncoding));
     } else piece = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
     this.#size += piece.length;
-    if (this.#size > this.#maxBytes) this.#chunks = null;
-    else chunks.push(piece);
+    if (this.#size > this.#maxBytes) {
+      this.#over = true;
+      this.#first = undefined;
+      this.#chunks = undefined;
+    } else if (this.#first === undefined) this.#first = piece;
+    else if (this.#chunks === undefined) this.#chunks = [this.#first, piece];
+    else this.#chunks.push(piece);
   }
 
   /** The owner to tell, once: null after the first `end`. @internal */
@@ -136,27 +152,37 @@ export class ResponseCapture {
   }
 }
 
-function capturedWriteHead(this: Captured, ...args: unknown[]): unknown {
+// The wrappers pass on exactly the arguments they were given (their count too: a method below may
+// look at it), with `call` for up to three — the usual calls (`writeHead(status, headers)`,
+// `end(body)`) — rather than a rest array and `apply` on every response.
+
+function capturedWriteHead(this: Captured, a?: unknown, b?: unknown, c?: unknown): unknown {
+  // biome-ignore lint/complexity/noArguments: their count is passed on as it was (see above)
+  const given = arguments;
   const capture = this[CAPTURE]!;
-  const headers = typeof args[1] === 'string' ? args[2] : args[1];
-  for (let c: ResponseCapture | undefined = capture; c !== undefined; c = c.outer) c.headHeaders(headers);
-  return capture.writeHead.apply(this, args);
+  const headers = typeof b === 'string' ? c : b;
+  for (let k: ResponseCapture | undefined = capture; k !== undefined; k = k.outer) k.headHeaders(headers);
+  return forward(this, capture.writeHead, given, a, b, c);
 }
 
-function capturedWrite(this: Captured, ...args: unknown[]): unknown {
+function capturedWrite(this: Captured, a?: unknown, b?: unknown, c?: unknown): unknown {
+  // biome-ignore lint/complexity/noArguments: their count is passed on as it was (see above)
+  const given = arguments;
   const capture = this[CAPTURE]!;
-  for (let c: ResponseCapture | undefined = capture; c !== undefined; c = c.outer) c.take(args[0], args[1]);
-  return capture.write.apply(this, args);
+  for (let k: ResponseCapture | undefined = capture; k !== undefined; k = k.outer) k.take(a, b);
+  return forward(this, capture.write, given, a, b, c);
 }
 
-function capturedEnd(this: Captured, ...args: unknown[]): unknown {
+function capturedEnd(this: Captured, a?: unknown, b?: unknown, c?: unknown): unknown {
+  // biome-ignore lint/complexity/noArguments: their count is passed on as it was (see above)
+  const given = arguments;
   const capture = this[CAPTURE]!;
   const owner = capture.ended();
-  if (owner === null) return capture.end.apply(this, args);
-  capture.take(args[0], args[1]);
-  const outer = capture.outer === undefined ? null : endOuter(capture.outer, args);
+  if (owner === null) return forward(this, capture.end, given, a, b, c);
+  capture.take(a, b);
+  const outer = capture.outer === undefined ? null : endOuter(capture.outer, a, b);
   try {
-    return capture.end.apply(this, args);
+    return forward(this, capture.end, given, a, b, c);
   } finally {
     if (outer !== null)
       for (let i = 0; i < outer.length; i += 2)
@@ -165,13 +191,40 @@ function capturedEnd(this: Captured, ...args: unknown[]): unknown {
   }
 }
 
+/** Calls `method` on `res` with a wrapper's arguments (`given`, its first three `a`, `b`, `c`). */
+function forward(
+  res: ServerResponse,
+  method: Method,
+  given: IArguments,
+  a: unknown,
+  b: unknown,
+  c: unknown,
+): unknown {
+  switch (given.length) {
+    case 0:
+      return method.call(res);
+    case 1:
+      return method.call(res, a);
+    case 2:
+      return method.call(res, a, b);
+    case 3:
+      return method.call(res, a, b, c);
+    default:
+      return method.apply(res, Array.prototype.slice.call(given) as unknown[]);
+  }
+}
+
 /** The outer captures of a response that ends, with their owners: [capture, owner, …]. */
-function endOuter(first: ResponseCapture, args: readonly unknown[]): (ResponseCapture | CaptureOwner)[] {
+function endOuter(
+  first: ResponseCapture,
+  chunk: unknown,
+  encoding: unknown,
+): (ResponseCapture | CaptureOwner)[] {
   const ended: (ResponseCapture | CaptureOwner)[] = [];
   for (let c: ResponseCapture | undefined = first; c !== undefined; c = c.outer) {
     const owner = c.ended();
     if (owner === null) continue;
-    c.take(args[0], args[1]);
+    c.take(chunk, encoding);
     ended.push(c, owner);
   }
   return ended;
@@ -179,7 +232,8 @@ function endOuter(first: ResponseCapture, args: readonly unknown[]): (ResponseCa
 
 /**
  * Records what the handler writes on `res` — status, headers, body up to `maxBytes` — by wrapping
- * `writeHead`, `write` and `end` on this one response (own properties over the prototype's). What
+ * `write`, `end` and, where needed, `writeHead` on this one response (own properties over the
+ * prototype's; `writeHead` is left alone under prazo's adapters with Server-Timing on). What
  * reaches the client is unchanged. `owner.onResponseEnd` is called once, when the handler ends the
  * response — whether or not the client is still there to receive it (a client that timed out and
  * left must still find the answer of the execution it caused when it asks again).
@@ -189,7 +243,10 @@ export function captureResponse(res: ServerResponse, maxBytes: number, owner: Ca
   const target = res as Captured;
   target[CAPTURE] = capture;
   const methods = res as unknown as Record<string, unknown>;
-  methods.writeHead = capturedWriteHead;
+  // The headers given to writeHead are needed only when none is set on the response before Node's
+  // writeHead runs; prazo's adapters set Server-Timing there (unless `serverTiming: 'none'`), and
+  // the response's own headers then hold them: no wrapper.
+  if (!setsHeaderAtWriteHead(res)) methods.writeHead = capturedWriteHead;
   methods.write = capturedWrite;
   methods.end = capturedEnd;
   return capture;
@@ -216,7 +273,12 @@ function put(into: Record<string, string | string[]>, name: string, value: unkno
 }
 
 function putLower(into: Record<string, string | string[]>, lower: string, value: unknown): void {
-  if (isNotReplayed(lower) || value === undefined || value === null) return;
+  if (!isNotReplayed(lower)) putValue(into, lower, value);
+}
+
+/** Puts a header that a replay repeats (`lower` is not among those it leaves out). */
+function putValue(into: Record<string, string | string[]>, lower: string, value: unknown): void {
+  if (value === undefined || value === null) return;
   into[lower] = Array.isArray(value) ? value.map(String) : typeof value === 'string' ? value : String(value);
 }
 
