@@ -3,9 +3,9 @@
  * (`--save '' --appendonly no`), stopped by its PID. Tests skip with {@link REDIS_MISSING} when the
  * binary is absent (CI installs it: .ci/run).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { freePort, launchRedis } from '@prazo/lab/redis';
 import { findTool } from './tools.js';
 
 export const REDIS_BIN = findTool('redis-server', '/usr/bin/redis-server', 'redis-server');
@@ -21,57 +21,11 @@ export interface RedisServer {
   restart(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const port = (probe.address() as { port: number }).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
-
-async function launch(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    REDIS_BIN as string,
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--loglevel',
-      'notice',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited with ${code}:\n${output}`));
-    });
-  });
-  child.stdout?.resume();
-  child.stderr?.resume();
-  return child;
-}
-
 /** Starts a redis-server on a free port of 127.0.0.1. */
 export async function startRedis(): Promise<RedisServer> {
   if (REDIS_BIN === undefined) throw new Error(REDIS_MISSING);
   const port = await freePort();
-  let child: ChildProcess | undefined = await launch(port);
+  let child: ChildProcess | undefined = await launchRedis(REDIS_BIN, port);
   return {
     port,
     get pid() {
@@ -87,7 +41,7 @@ export async function startRedis(): Promise<RedisServer> {
     },
     async restart() {
       if (child !== undefined) return;
-      child = await launch(port);
+      child = await launchRedis(REDIS_BIN, port);
     },
   };
 }

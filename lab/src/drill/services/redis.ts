@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { findExecutable, freePort } from '../local-binary.js';
 
+/** A free port of 127.0.0.1, for a Redis of one's own (as the tests start one). */
+export { freePort };
+
 /** The drill's Redis: the prazo column's order writes share it as their idempotency store. */
 export interface DrillRedis {
   readonly pid: number;
@@ -21,11 +24,16 @@ export function findRedisServer(path = process.env['PATH'] ?? ''): string | null
 }
 
 /**
- * Starts a `redis-server` on a free port of 127.0.0.1: no persistence, no eviction of the keys
- * (`noeviction`: an evicted record would let a repeat run again). Rejects after `startTimeoutMs`.
+ * Spawns `binary` as a `redis-server` on `port` of 127.0.0.1 — no persistence, no eviction of the
+ * keys (`noeviction`: an evicted record would let a repeat run again) — and resolves once it accepts
+ * connections; rejects (the process killed) after `startTimeoutMs` or when it exits first. The drill's
+ * Redis and the tests' both start here.
  */
-export async function startDrillRedis(binary: string, startTimeoutMs = 10_000): Promise<DrillRedis> {
-  const port = await freePort();
+export async function launchRedis(
+  binary: string,
+  port: number,
+  startTimeoutMs = 10_000,
+): Promise<ChildProcess> {
   const child: ChildProcess = spawn(
     binary,
     [
@@ -42,24 +50,19 @@ export async function startDrillRedis(binary: string, startTimeoutMs = 10_000): 
     ],
     { stdio: ['ignore', 'pipe', 'ignore'] },
   );
-  let exited = false;
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.once('exit', () => {
-    exited = true;
-  });
   child.on('error', () => {});
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`redis-server did not start within ${startTimeoutMs} ms`));
+      reject(new Error(`redis-server did not start within ${startTimeoutMs} ms:\n${output}`));
     }, startTimeoutMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes('Ready to accept connections')) done(resolve);
     };
     const onExit = (code: number | null) =>
-      done(() => reject(new Error(`redis-server exited (${code}) before it was ready`)));
+      done(() => reject(new Error(`redis-server exited (${code}) before it was ready:\n${output}`)));
     const done = (settle: () => void) => {
       clearTimeout(timer);
       child.stdout?.off('data', onData);
@@ -70,14 +73,26 @@ export async function startDrillRedis(binary: string, startTimeoutMs = 10_000): 
     child.once('exit', onExit);
   });
   child.stdout?.resume();
+  return child;
+}
+
+/** Starts a `redis-server` on a free port of 127.0.0.1 ({@link launchRedis}). */
+export async function startDrillRedis(binary: string, startTimeoutMs = 10_000): Promise<DrillRedis> {
+  const port = await freePort();
+  const child = await launchRedis(binary, port, startTimeoutMs);
+  const gone =
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
   const kill = () => {
-    if (!exited) child.kill('SIGKILL');
+    if (!exited()) child.kill('SIGKILL');
   };
   return {
     pid: child.pid!,
     port,
     async stop() {
-      if (exited) return;
+      if (exited()) return;
       const timer = setTimeout(kill, 1_000);
       child.kill('SIGTERM');
       await gone;
