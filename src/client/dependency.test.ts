@@ -177,33 +177,98 @@ describe('dependency() attempts', () => {
     await waiting.dep.close();
   });
 
-  it("with lastAttempt 'deadline', lets the attempt no retry can follow wait for its answer, until the deadline", async () => {
+  it("with lastAttempt 'deadline', sends the retry beside an attempt at its read timeout: the attempt keeps its place and waits, the first answer wins", async () => {
     const { dep, clock, transport } = setup({ lastAttempt: 'deadline' });
+    const retries: DependencyEvents['retry'][] = [];
+    dep.on('retry', (e) => retries.push(e));
     // A queueing dependency: nothing answers within the 140 ms read timeout.
     const pending = settle(dep.request({ path: '/queued' }));
     await advance(clock, 200);
-    // The first attempt is cut (a retry follows it, after a backoff); the second is the last one:
-    // past its own read timeout, it keeps waiting.
-    expect(transport.exchanges).toHaveLength(2);
+    // At 140 ms the retry went to the other instance, beside the first attempt, which was not cut.
+    expect(transport.exchanges.map((e) => e.headers['x-prazo-attempt'])).toEqual([
+      '1;kind=original',
+      '2;kind=retry',
+    ]);
+    expect(transport.exchanges[1]!.instance).not.toBe(transport.exchanges[0]!.instance);
+    expect(transport.pending()).toHaveLength(2);
+    expect(retries).toMatchObject([{ reason: 'read-timeout', delayMs: 0, anotherInstance: true }]);
+    // Its place in the queue comes first: the first attempt answers, and the retry is called off.
     await advance(clock, 300);
-    expect(transport.pending()).toHaveLength(1);
-    transport.pending()[0]!.respond(200);
+    transport.exchanges[0]!.respond(200);
     const { value } = await pending;
     expect(value?.status).toBe(200);
-    expect(value?.attempts.map((a) => a.errorCode ?? 'answered')).toEqual(['READ_TIMEOUT', 'answered']);
-    // A hung one: the last attempt ends at the deadline.
+    expect(transport.pending()).toHaveLength(0);
+    expect(value?.attempts.find((a) => a.attempt === 1)).toMatchObject({ outcome: 'success', status: 200 });
+    // The retry's instance answers first: it wins, and the first attempt is called off.
+    const second = settle(dep.request({ path: '/queued' }));
+    await advance(clock, 200);
+    const [first, beside] = transport.pending();
+    beside!.respond(200);
+    expect((await second).value?.status).toBe(200);
+    expect(first!.settled).toBe(true);
+    // A hung one: both copies end at the deadline, and nothing else is sent (two attempts).
+    const before = transport.exchanges.length;
     const hung = settle(dep.request({ path: '/hung' }));
     await advance(clock, 1_100);
     const { error } = await hung;
     expect(isPrazoError(error, 'DEADLINE_EXCEEDED')).toBe(true);
+    expect(transport.exchanges.length - before).toBe(2);
     // A POST is never resent: its only attempt is the last, from the start.
     const post = settle(dep.request({ method: 'POST', path: '/orders', body: '{}' }));
     await advance(clock, 300);
+    expect(transport.pending()).toHaveLength(1);
     transport.pending()[0]!.respond(201);
     expect((await post).value?.status).toBe(201);
     clock.advance(5);
     expect(clock.pendingTimers()).toBe(0);
     await dep.close();
+  });
+
+  it("with lastAttempt 'deadline', counts the retry sent beside an attempt as one of the call's attempts", async () => {
+    const { dep, clock, transport } = setup({ lastAttempt: 'deadline', attempts: 2 });
+    const pending = settle(dep.request({ path: '/queued' }));
+    await advance(clock, 200);
+    // Both copies fail with a retryable 503: the call had its two attempts, no third is sent.
+    for (const e of transport.pending()) e.respond(503);
+    await advance(clock, 300);
+    expect((await pending).value?.status).toBe(503);
+    expect(transport.exchanges).toHaveLength(2);
+    // With three attempts the third is a retry after the try.
+    const three = setup({ lastAttempt: 'deadline', attempts: 3, userDeadlineMs: 2_000 });
+    const call = settle(three.dep.request({ path: '/queued' }));
+    await advance(three.clock, 200);
+    for (const e of three.transport.pending()) e.respond(503);
+    await advance(three.clock, 300);
+    expect(three.transport.exchanges.map((e) => e.headers['x-prazo-attempt'])).toEqual([
+      '1;kind=original',
+      '2;kind=retry',
+      '3;kind=retry',
+    ]);
+    three.transport.pending()[0]!.respond(200);
+    expect((await call).value?.status).toBe(200);
+    await dep.close();
+    await three.dep.close();
+  });
+
+  it("with lastAttempt 'deadline', cuts a PUT at its read timeout for its retry (a PUT is never twice in flight), and cuts when the only instance left is the attempt's", async () => {
+    const { dep, clock, transport } = setup({ lastAttempt: 'deadline' });
+    const pending = settle(dep.request({ method: 'PUT', path: '/stock/1', body: '{}' }));
+    await advance(clock, 200);
+    expect(transport.exchanges).toHaveLength(2);
+    expect(transport.pending()).toHaveLength(1);
+    transport.pending()[0]!.respond(200);
+    const { value } = await pending;
+    expect(value?.attempts.map((a) => a.errorCode ?? 'answered')).toEqual(['READ_TIMEOUT', 'answered']);
+    await dep.close();
+    // One instance: no other to send a copy to; the attempt is cut for its retry, as before.
+    const one = setup({ lastAttempt: 'deadline', origins: ['http://10.0.0.1:80'] });
+    const sole = settle(one.dep.request({ path: '/queued' }));
+    await advance(one.clock, 200);
+    expect(one.transport.exchanges).toHaveLength(2);
+    expect(one.transport.pending()).toHaveLength(1);
+    one.transport.pending()[0]!.respond(200);
+    expect((await sole).value?.status).toBe(200);
+    await one.dep.close();
   });
 
   it("with lastAttempt 'deadline', lets both copies of a hedged try no retry can follow wait, the first answer winning", async () => {
@@ -244,7 +309,7 @@ describe('dependency() attempts', () => {
     await dep.close();
   });
 
-  it("with lastAttempt 'deadline', stops cutting attempts at the read timeout while most attempts outlast it, and cuts them again once they do not", async () => {
+  it("with lastAttempt 'deadline', sends no retry at the read timeout while most attempts outlast it, and sends it again once they do not", async () => {
     const { dep, clock, transport } = setup({ lastAttempt: 'deadline', attempts: 2 });
     const call = async (waitMs: number): Promise<number> => {
       const before = transport.exchanges.length;
@@ -254,16 +319,16 @@ describe('dependency() attempts', () => {
       expect((await pending).value?.status).toBe(200);
       return transport.exchanges.length - before;
     };
-    // The whole dependency queues: every answer comes after the 140 ms read timeout. At first the
-    // first attempt is cut and retried (the retry waits, as the last attempt)…
+    // The whole dependency queues: every answer comes after the 140 ms read timeout. At first a
+    // retry is sent beside the first attempt at its read timeout…
     expect(await call(450)).toBe(2);
     let sent = 2;
-    for (let i = 0; i < 10 && sent === 2; i++) sent = await call(450);
+    for (let i = 0; i < 20 && sent === 2; i++) sent = await call(450);
     // …until most recent attempts outlast the read timeout: a retry would queue behind this
     // attempt's work, so the first attempt waits too.
     expect(sent).toBe(1);
     expect(await call(450)).toBe(1);
-    // Quick answers again: once most attempts end within the read timeout, a slow one is cut.
+    // Quick answers again: once most attempts end within the read timeout, a slow one gets its retry.
     for (let i = 0; i < 30; i++) expect(await call(10)).toBe(1);
     expect(await call(450)).toBe(2);
     clock.advance(5);

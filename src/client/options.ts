@@ -117,8 +117,11 @@ export interface DependencyOptions {
    * drop) answers after the read timeout but within the deadline. With `'deadline'`, no retry
    * follows either while most recent attempts outlasted the read timeout (the dependency is slow as
    * a whole: a retry would queue behind the abandoned work), so every attempt then waits (both
-   * copies of a hedged try: the first answer wins). Attempts a retry can follow are cut at the read
-   * timeout either way. See docs/overload.md.
+   * copies of a hedged try: the first answer wins). When a retry can follow, `'deadline'` sends it
+   * beside the attempt (to another instance; the attempt keeps its place and waits, the first
+   * answer wins) if the call may have two copies in flight (what may be hedged: a safe method or an
+   * `Idempotency-Key`), and cuts the attempt for it otherwise; `'read-timeout'` always cuts it.
+   * See docs/overload.md.
    * @default 'read-timeout'
    */
   lastAttempt?: 'read-timeout' | 'deadline';

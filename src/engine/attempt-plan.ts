@@ -19,6 +19,20 @@ export interface AttemptInFlight {
 }
 
 /**
+ * The referee of a try's copies (the hedge step's `HedgedTry`), as the attempt step sees it: with
+ * `lastAttempt: 'deadline'`, an attempt at its read timeout asks it to send the retry beside itself.
+ */
+export interface TryReferee {
+  /** A second copy of the try is in flight. */
+  readonly copyInFlight: boolean;
+  /**
+   * Sends the retry the read timeout of the try's first attempt reserved (`reserveRetryAfter`) as
+   * a copy beside that attempt, which keeps waiting; returns whether it was sent.
+   */
+  sendBeside(nowMs: number): boolean;
+}
+
+/**
  * One attempt as the step that wants it hands it down to the attempt step: the retry step makes one
  * per try (the try's first copy), the hedge step one per hedge copy. It says what to send (`kind`,
  * the instance of a hedge copy) and is the handle on what was sent: the attempt step registers its
@@ -63,6 +77,8 @@ export class AttemptPlan implements Interruptible {
   winner: AttemptPlan | null = null;
   /** The attempt sent for this plan, once the attempt step has started it. */
   attempt: AttemptInFlight | null = null;
+  /** (On the first copy's plan.) The hedge step's referee of the try's copies, when it made one. */
+  referee: TryReferee | null = null;
   /** How the attempt step judged the error this plan's attempt failed with (null until then, and on an answer). */
   failure: ErrorVerdict | null = null;
   /** The error judged in {@link AttemptPlan.failure}. */
@@ -96,16 +112,31 @@ export class AttemptPlan implements Interruptible {
   ): AttemptPlan {
     const plan = new AttemptPlan(kind);
     plan.tryNumber = tryNumber;
+    return plan.#bound(nowMs, limitMs, readMs);
+  }
+
+  /**
+   * The plan of the retry sent beside `first`'s attempt at its read timeout, to `instance`
+   * (`TryReferee.sendBeside`): a copy of the try with a bound of its own, the deadline — no copy
+   * follows it, so nothing would be sent in its place.
+   */
+  static beside(first: AttemptPlan, instance: number, nowMs: number, limitMs: number): AttemptPlan {
+    const plan = new AttemptPlan('retry', instance, first);
+    plan.tryNumber = first.tryNumber;
+    return plan.#bound(nowMs, limitMs, Number.POSITIVE_INFINITY);
+  }
+
+  #bound(nowMs: number, limitMs: number, readMs: number): AttemptPlan {
     const remaining = limitMs - nowMs;
-    plan.remainingMs = remaining;
+    this.remainingMs = remaining;
     if (remaining <= readMs) {
-      plan.timeoutMs = Math.max(remaining, 1);
-      plan.byDeadline = true;
+      this.timeoutMs = Math.max(remaining, 1);
+      this.byDeadline = true;
     } else {
-      plan.timeoutMs = readMs;
+      this.timeoutMs = readMs;
     }
-    plan.dueAt = nowMs + plan.timeoutMs;
-    return plan;
+    this.dueAt = nowMs + this.timeoutMs;
+    return this;
   }
 
   /** (On the first copy's plan.) The try's attempt started last: the hedge copy's once it is sent. */

@@ -67,7 +67,8 @@ export interface DependencyContext {
   readonly lastAttempt: 'read-timeout' | 'deadline';
   /**
    * The share of the recent attempts that took longer than the read timeout (answered late or
-   * timed out): an exponentially weighted average over about the last {@link SLOW_SHARE_SPAN}
+   * timed out; one that waits past it is counted as it passes it): an exponentially weighted
+   * average over about the last {@link SLOW_SHARE_SPAN}
    * attempts, 0 … 1. From one half up the dependency is slow as a whole: no hedge copy is sent (it
    * would wait in the same queue), and with `lastAttempt: 'deadline'` no retry follows a read
    * timeout (see `reserveRetryAfter`).

@@ -64,6 +64,8 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
   outcome: AttemptTiming['outcome'] = null;
   serverTiming: unknown = undefined;
   reading: HopReading | null = null;
+  /** Counted into the dependency's slow share at its read timeout (not again at its end). */
+  slowNoted = false;
   #listener: AbortListener | null = null;
 
   constructor(
@@ -155,23 +157,19 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
 
   /** The shared timer says time is up. */
   onDue(nowMs: number): void {
+    const limitMs = this.call.limitMs;
     if (
       this.ctx.lastAttempt === 'deadline' &&
       !this.byDeadline &&
-      !reserveRetryAfter(this.ctx, this, nowMs)
+      limitMs > nowMs &&
+      Number.isFinite(limitMs) &&
+      this.#waitsPastReadTimeout(nowMs)
     ) {
-      // Abandoned, this attempt would still load the dependency, and nothing could be sent in its
-      // place: it keeps waiting, until the deadline. Both copies of a hedged try do (each asks;
-      // the answer is the same for both): the first answer wins, and neither abandoned copy would
-      // have spared the dependency any work.
-      const limitMs = this.call.limitMs;
-      if (limitMs > nowMs && Number.isFinite(limitMs)) {
-        this.byDeadline = true;
-        this.timeoutMs = limitMs - this.startMs;
-        this.dueAt = limitMs;
-        this.ctx.timer.add(this);
-        return;
-      }
+      this.byDeadline = true;
+      this.timeoutMs = limitMs - this.startMs;
+      this.dueAt = limitMs;
+      this.ctx.timer.add(this);
+      return;
     }
     this.abort(
       this.byDeadline
@@ -183,6 +181,25 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
             },
           ),
     );
+  }
+
+  /**
+   * (`lastAttempt: 'deadline'`, at the read timeout.) Whether this attempt keeps waiting, until the
+   * deadline, rather than being cut. Abandoned, it would still load the dependency — and keep its
+   * place in the dependency's queue for nobody — so it is cut only for a retry that cannot be sent
+   * beside it (a PUT or DELETE, never two in flight; no second instance; no concurrency slot free).
+   * It waits when another copy of the try is in flight (the first answer wins), when no retry could
+   * follow it (`reserveRetryAfter`), and when the retry went out beside it (`TryReferee.sendBeside`).
+   */
+  #waitsPastReadTimeout(nowMs: number): boolean {
+    const ctx = this.ctx;
+    // Past its read timeout, the attempt is slow whatever comes of it: counted now, not at its end.
+    noteSlow(ctx, true);
+    this.slowNoted = true;
+    const referee = this.plan.first.referee;
+    if (referee?.copyInFlight) return true;
+    if (!reserveRetryAfter(ctx, this, nowMs)) return true;
+    return referee?.sendBeside(nowMs) === true;
   }
 }
 
@@ -313,8 +330,9 @@ function runAttempt(
         headers,
       });
     const attempt = new Attempt(ctx, call, plan, instance, picked, origin, headers, number, now);
-    // Every attempt of a try, a hedge copy too, ends with the try's bound (`AttemptPlan.forTry`).
-    const bound = plan.first;
+    // Every attempt of a try, a hedge copy too, ends with the try's bound (`AttemptPlan.forTry`);
+    // a retry sent beside the try's attempt has its own (`AttemptPlan.beside`).
+    const bound = plan.dueAt === 0 ? plan.first : plan;
     attempt.dueAt = bound.dueAt;
     attempt.byDeadline = bound.byDeadline;
     attempt.timeoutMs = bound.timeoutMs;
@@ -380,7 +398,7 @@ function attemptAnswered(
   attempt.serverTiming = res.headers[SERVER_TIMING_HEADER];
   const verdict = judgeStatus(status);
   ctx.live.record(durationMs, verdict.failed, end);
-  noteSlow(ctx, durationMs > ctx.policy.readMs);
+  if (!attempt.slowNoted) noteSlow(ctx, durationMs > ctx.policy.readMs);
   if (attempt.picked)
     ctx.balancer.finished(
       instance,
@@ -460,7 +478,7 @@ function attemptFailed(
     if (timedOut || abandoned) gate.abandon(timedOut, durationMs, attempt.startMs, end, ctx.policy.readMs);
   }
   if (!abandoned) {
-    noteSlow(ctx, timeout === 'read' || attempt.byDeadline);
+    if (!attempt.slowNoted) noteSlow(ctx, timeout === 'read' || attempt.byDeadline);
     call.noteFailure(instance);
     // A timeout cut by prazo says nothing about the latency distribution, only that it failed.
     ctx.live.record(undefined, true, end);

@@ -1,7 +1,7 @@
 import type { TimerEntry } from '../../coarse-timer.js';
 import { AttemptAbandonedError } from '../../errors.js';
 import { hedgeDelayMs, shouldHedge } from '../../policy/hedge-delay.js';
-import { AttemptPlan } from '../attempt-plan.js';
+import { AttemptPlan, type TryReferee } from '../attempt-plan.js';
 import type { Call } from '../call.js';
 import { type DependencyContext, slowAsAWhole, type TryHandler, type TryStep } from '../pipeline.js';
 import { type DependencyResponse, discard } from '../response.js';
@@ -20,30 +20,44 @@ import { HEDGE_LOST } from './attempt.js';
  * into {@link HedgedTry.firstAnswered} or {@link HedgedTry.firstFailed}, the copy's into the
  * referee's own handlers. It aborts a losing copy through the plan it handed down for it (the
  * try's plan for the first copy, one of its own for the hedge copy). A try that cannot be hedged
- * passes straight through, at no cost.
+ * passes straight through, at no cost — unless `lastAttempt: 'deadline'` may send its retry beside
+ * its attempt at the read timeout (`HedgedTry.sendBeside`): then it gets a referee with no hedge
+ * timer, the same rules deciding between the two copies.
  */
 export function hedgeStep(ctx: DependencyContext): TryStep {
   return (next) => (call, plan, nowMs) => {
     // One instance: no other instance to send a copy to.
-    if (ctx.hedge === false || !call.hedgeable || ctx.sole !== -1) return next(call, plan, nowMs);
-    // Hedging is for the tail of one slow instance or call; when most attempts outlast the read
-    // timeout the dependency is slow as a whole, and a copy would wait in the same queue.
-    if (slowAsAWhole(ctx)) return next(call, plan, nowMs);
-    const delay = hedgeDelayMs(ctx.hedge, ctx.live.p95Ms);
-    // The try's own time: its bound, or less when the deadline is nearer (`AttemptPlan.forTry`).
-    if (!shouldHedge(delay, call, Math.min(plan.remainingMs, plan.timeoutMs))) return next(call, plan, nowMs);
+    if (!call.hedgeable || ctx.sole !== -1) return next(call, plan, nowMs);
+    const delay = hedgeDelay(ctx, call, plan);
+    // With `lastAttempt: 'deadline'` a try whose read timeout can fire gets a referee even when it
+    // is not hedged: a retry its read timeout reserves is sent beside the attempt (`sendBeside`).
+    if (delay < 0 && (ctx.lastAttempt !== 'deadline' || plan.byDeadline)) return next(call, plan, nowMs);
     const hedged = new HedgedTry(ctx, call, next, plan, delay, nowMs);
+    plan.referee = hedged;
     const first = next(call, plan, nowMs);
-    ctx.timer.add(hedged);
+    if (delay >= 0) ctx.timer.add(hedged);
     return first.then(hedged.firstAnswered, hedged.firstFailed);
   };
 }
 
+/** The hedge delay of the try `plan`, ms, or -1 when it is not hedged. */
+function hedgeDelay(ctx: DependencyContext, call: Call, plan: AttemptPlan): number {
+  if (ctx.hedge === false) return -1;
+  // Hedging is for the tail of one slow instance or call; when most attempts outlast the read
+  // timeout the dependency is slow as a whole, and a copy would wait in the same queue.
+  if (slowAsAWhole(ctx)) return -1;
+  const delay = hedgeDelayMs(ctx.hedge, ctx.live.p95Ms);
+  // The try's own time: its bound, or less when the deadline is nearer (`AttemptPlan.forTry`).
+  return shouldHedge(delay, call, Math.min(plan.remainingMs, plan.timeoutMs)) ? delay : -1;
+}
+
 /**
- * One try that may get a hedge copy: a coarse-timer entry that fires at the hedge delay and sends
- * the copy, and the referee between the first copy's outcome and the hedge copy's.
+ * One try that may get a second copy: a coarse-timer entry that fires at the hedge delay and sends
+ * a hedge copy, or (`lastAttempt: 'deadline'`) the retry a read timeout sends beside the attempt
+ * (`sendBeside`); and the referee between the first copy's outcome and the second's. One second
+ * copy per try at most.
  */
-export class HedgedTry implements TimerEntry {
+export class HedgedTry implements TimerEntry, TryReferee {
   dueAt: number;
   timerPrev: TimerEntry | null = null;
   timerNext: TimerEntry | null = null;
@@ -77,7 +91,43 @@ export class HedgedTry implements TimerEntry {
     this.#next = next;
     this.#first = first;
     this.#delayMs = delayMs;
-    this.dueAt = nowMs + delayMs;
+    // Not hedged (-1): never on the timer; only `sendBeside` sends a copy.
+    this.dueAt = delayMs < 0 ? Number.POSITIVE_INFINITY : nowMs + delayMs;
+  }
+
+  get copyInFlight(): boolean {
+    return this.#copyPromise !== null && !this.#copyDone;
+  }
+
+  sendBeside(nowMs: number): boolean {
+    const ctx = this.#ctx;
+    const call = this.#call;
+    if (this.#firstDone || this.#copyPromise !== null || call.cancelled !== null || ctx.closed) return false;
+    const first = this.#first;
+    const instance = ctx.balancer.pickHedge(first.attempt === null ? -1 : first.attempt.instance, nowMs);
+    if (instance === -1) return false;
+    const gate = ctx.concurrency;
+    if (gate !== null && !gate.tryAcquire()) {
+      ctx.balancer.finished(instance, 'neutral', 0, nowMs);
+      return false;
+    }
+    // No hedge copy after this one.
+    ctx.timer.delete(this);
+    // The retry the read timeout took from the budget is this copy, and the try now stands for
+    // two of the call's attempts: the retry step counts them (`tryNumber`).
+    first.retryReserved = false;
+    first.tryNumber++;
+    if (ctx.events.has('retry'))
+      ctx.events.emit('retry', {
+        dependency: ctx.name,
+        requestId: call.id,
+        attempt: call.attemptCount,
+        delayMs: 0,
+        reason: 'read-timeout',
+        anotherInstance: true,
+      });
+    this.#send(AttemptPlan.beside(first, instance, nowMs, call.limitMs), gate, nowMs);
+    return true;
   }
 
   onDue(): void {
@@ -104,9 +154,14 @@ export class HedgedTry implements TimerEntry {
     }
     if (ctx.events.has('hedge'))
       ctx.events.emit('hedge', { dependency: ctx.name, requestId: call.id, afterMs: this.#delayMs });
-    const copy = new AttemptPlan('hedge', instance, this.#first);
+    this.#send(new AttemptPlan('hedge', instance, this.#first), gate, now);
+  }
+
+  /** Sends the try's second copy, `copy`, under the concurrency slot it took (if any). */
+  #send(copy: AttemptPlan, gate: DependencyContext['concurrency'], now: number): void {
+    const ctx = this.#ctx;
     this.#copy = copy;
-    const promise = this.#next(call, copy, now);
+    const promise = this.#next(this.#call, copy, now);
     this.#copyPromise = promise;
     promise.then(
       (response) => {

@@ -115,6 +115,8 @@ async function retryLoop(
     }
     if (tryPlan.lastSent !== null) last = tryPlan.lastSent;
     if (tryPlan.retryReserved) reserved = true;
+    // A retry sent beside the try's attempt at its read timeout made the try two of the call's tries.
+    if (tryPlan.tryNumber > tries) tries = tryPlan.tryNumber;
     if (call.cancelled !== null) {
       if (response !== undefined) discard(response);
       throw withHistory(call.cancelled, call, ctx.name);
