@@ -372,6 +372,35 @@ for (const entry of entryPoints) {
       expect(fast.seen.total).toBe(6);
     });
 
+    it("with lastAttempt 'deadline', sends the retry beside an attempt at its read timeout: the first answer wins, the attempt is not cut", async () => {
+      // Two instances that queue: an original answers after 400 ms, a retry after 1 200 ms. Cut at
+      // its 84 ms read timeout, the original would leave the call to its retry (about 1.3 s); kept,
+      // its own answer wins.
+      const late = (req: Parameters<Parameters<typeof startServer>[0]>[0]) =>
+        String(req.headers['x-prazo-attempt']).includes('kind=original') ? 400 : 1_200;
+      const handler: Parameters<typeof startServer>[0] = (req, res) => {
+        const kind = String(req.headers['x-prazo-attempt']).includes('kind=original') ? 'original' : 'retry';
+        setTimeout(() => reply(res, 200, {}, kind), late(req)).unref();
+      };
+      const a = await serve(handler);
+      const b = servers[servers.push(await startServer(handler, '127.0.0.2')) - 1]!;
+      const c = use([a.origin, b.origin], {
+        latency: { p99Ms: 60 },
+        attempts: 2,
+        lastAttempt: 'deadline',
+        userDeadlineMs: 2_000,
+      });
+      const t0 = performance.now();
+      const res = await c.call(a.origin, '/queued');
+      expect(res).toEqual({ status: 200, text: 'original' });
+      expect(elapsedSince(t0)).toBeLessThan(1_000);
+      // The retry went to the other instance, beside the original.
+      expect(a.seen.original + b.seen.original).toBe(1);
+      expect(a.seen.retry + b.seen.retry).toBe(1);
+      expect(a.seen.total).toBe(1);
+      expect(b.seen.total).toBe(1);
+    });
+
     it('sends a POST once when the connection breaks after it was written', async () => {
       const server = await serve((req) => {
         req.resume();
