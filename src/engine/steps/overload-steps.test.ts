@@ -178,6 +178,35 @@ describe('adaptive concurrency limit (concurrency step)', () => {
     }
   });
 
+  it("with lastAttempt 'deadline', sends the retry beside an attempt at its read timeout only with a slot of its own free; else the attempt waits", async () => {
+    for (const [minLimit, sent] of [
+      [1, ['1;kind=original']],
+      [2, ['1;kind=original', '2;kind=retry']],
+    ] as const) {
+      const { dep, transport, clock } = createTestDependency({
+        lastAttempt: 'deadline',
+        concurrency: { minLimit },
+      });
+      const call = settle(dep.request({ path: '/' }));
+      await advance(clock, 300);
+      // Past the 140 ms read timeout: the attempt is never cut; the retry goes beside it when a slot
+      // is free (the first copy holds the call's slot), and no retry follows when none is.
+      expect(
+        transport.exchanges.map((e) => e.headers['x-prazo-attempt']),
+        `minLimit ${minLimit}`,
+      ).toEqual(sent);
+      expect(transport.pending()).toHaveLength(sent.length);
+      transport.exchanges[0]!.respond(200);
+      expect((await call).value?.status).toBe(200);
+      // The copy called off keeps its slot while the dependency likely still works on it, then frees it.
+      await advance(clock, 500);
+      expect(dep.overload().concurrency?.inFlight).toBe(0);
+      clock.advance(5);
+      expect(clock.pendingTimers()).toBe(0);
+      await dep.close();
+    }
+  });
+
   it('learns the limit from the calls’ latency (the first windows are a probe at the floor)', async () => {
     const { dep, transport, clock } = createTestDependency({
       origins: ONE,
