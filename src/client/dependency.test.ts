@@ -73,6 +73,42 @@ describe('dependency() calibration and policy', () => {
   });
 });
 
+describe('dependency() live figures under an incident', () => {
+  it('keeps a calibrated p99 in force through a window of slow answers: the pre-call check still sends what fits it', async () => {
+    // Calibrated p99 100 ms; then every answer takes 300 ms (a capacity drop), waited for past the
+    // 140 ms read timeout (one attempt, lastAttempt 'deadline').
+    const { dep, clock, transport } = setup({ liveMinSamples: 20, attempts: 1, lastAttempt: 'deadline' });
+    for (let i = 0; i < 60; i++) {
+      const pending = settle(dep.request({ path: '/slow' }));
+      await advance(clock, 300);
+      transport.pending()[0]!.respond(200);
+      expect((await pending).value?.status).toBe(200);
+    }
+    // Those answers are the incident, not the dependency's healthy p99 (more than 2 × the calibrated);
+    // the p95, the hedge delay, follows them.
+    expect(dep.policy()).toMatchObject({ p99Ms: 100, sources: { p99: 'static', p95: 'live' } });
+    expect(dep.policy().p95Ms).toBeGreaterThan(250);
+    // A call with 250 ms left fits the calibrated p99 and is sent; with the incident's p99 in force
+    // it would have been refused (DEADLINE_INSUFFICIENT) untouched.
+    const fits = settle(dep.request({ path: '/fits', deadline: { limitMs: clock.now() + 250 } }));
+    await flush();
+    expect(transport.pending()).toHaveLength(1);
+    transport.pending()[0]!.respond(200);
+    expect((await fits).value?.status).toBe(200);
+    // Answers within twice the calibrated p99 are a drift the live figures follow.
+    clock.advance(60_000);
+    for (let i = 0; i < 60; i++) {
+      const pending = settle(dep.request({ path: '/drift' }));
+      await advance(clock, 130);
+      transport.pending()[0]!.respond(200);
+      await pending;
+    }
+    expect(dep.policy().sources.p99).toBe('live');
+    expect(dep.policy().p99Ms).toBeGreaterThan(100);
+    await dep.close();
+  });
+});
+
 describe('dependency() attempts', () => {
   it('sends the absolute deadline and the attempt header on every attempt', async () => {
     const { dep, transport } = setup({}, (e) => e.respond(200, {}, 'ok'));

@@ -32,6 +32,12 @@ export interface LiveLatencyOptions {
  * The dependency's p95 and p99 in force, with their provenance. Starts from the configured values;
  * once the healthy part of the window holds `minSamples` samples, its percentiles replace them (and
  * the starting values come back if the healthy window later thins out, e.g. in a long outage).
+ * With a calibrated (static) p99, the p99 in force is read from the slices healthy within the
+ * health rule's factor (2) of the lower of the slices' median p99 and the calibrated one: an
+ * incident — a capacity drop, a slow tail, a fleet at 90 % — does not become the p99 the pre-call
+ * check and the concurrency limit go by, however few healthy slices are left beside it (the
+ * calibrated p99 stays in force when none is). The p95, the hedge delay, follows the window as
+ * measured. A lasting drift is the drift check's to report.
  *
  * The window is read at most once per `refreshMs` (a percentile query scans thousands of buckets:
  * cheap once a second, not per request); `record` itself is O(1).
@@ -109,11 +115,26 @@ export class LiveLatency {
         source = 'fleet';
       }
     }
-    const changed = p95 !== this.p95Ms || p99 !== this.p99Ms || source !== this.p99Source;
+    let p99Source = source;
+    if (source === 'live' && o.source === 'static') {
+      // A calibrated p99 anchors what counts as healthy for the p99 (`selectHealthy`): a window of
+      // slow slices alone — an incident, with nothing healthy left beside it — does not become the
+      // p99 the pre-call check and the concurrency limit go by. The hedge delay follows the live
+      // p95 as measured.
+      const anchored = o.window.healthy(o.p99Ms).histogram;
+      if (anchored.count >= o.minSamples) {
+        p99 = round(anchored.percentile(99));
+      } else {
+        p99 = o.p99Ms;
+        p99Source = 'static';
+      }
+    }
+    const changed =
+      p95 !== this.p95Ms || p99 !== this.p99Ms || source !== this.p95Source || p99Source !== this.p99Source;
     this.p95Ms = p95;
     this.p99Ms = p99;
     this.p95Source = source;
-    this.p99Source = source;
+    this.p99Source = p99Source;
     if (changed) o.onChange();
     return changed;
   }

@@ -80,8 +80,18 @@ export function normalizeHealthRule(rule: Partial<HealthRule> = {}, prefix = '')
 /**
  * Splits slices into healthy and excluded ones by {@link HealthRule} and merges the healthy ones.
  * Empty slices are ignored (neither included nor excluded).
+ *
+ * `referenceP99Ms`, when given, is a p99 known to be healthy (a calibrated profile): a slice's p99 is
+ * then judged against the lower of the median slice p99 and that reference, so that slices which
+ * are all slow — a window holding little but an incident, as after a capacity drop or through a slow
+ * tail — are not taken for the dependency's healthy behaviour because nothing faster is left to
+ * compare them with.
  */
-export function selectHealthy(slices: readonly SliceStats[], rule?: Partial<HealthRule>): HealthySelection {
+export function selectHealthy(
+  slices: readonly SliceStats[],
+  rule?: Partial<HealthRule>,
+  referenceP99Ms?: number,
+): HealthySelection {
   const r = normalizeHealthRule(rule);
   const excluded: HealthySelection['excluded'] = [];
   const candidates: Array<{ slice: SliceStats; summary: SliceSummary }> = [];
@@ -115,7 +125,9 @@ export function selectHealthy(slices: readonly SliceStats[], rule?: Partial<Heal
     }
   }
   const p99s = candidates.map((c) => c.summary.p99Ms).sort((a, b) => a - b);
-  const median = p99s[Math.floor((p99s.length - 1) / 2)] ?? 0;
+  const sliceMedian = p99s[Math.floor((p99s.length - 1) / 2)] ?? 0;
+  const anchored = referenceP99Ms !== undefined && referenceP99Ms > 0 && referenceP99Ms < sliceMedian;
+  const median = anchored ? referenceP99Ms : sliceMedian;
   const histogram = new LatencyHistogram();
   const included: SliceSummary[] = [];
   for (const { slice, summary } of candidates) {
@@ -123,7 +135,9 @@ export function selectHealthy(slices: readonly SliceStats[], rule?: Partial<Heal
       excluded.push({
         ...summary,
         reason: 'p99-outlier',
-        detail: `p99 ${round(summary.p99Ms)} ms above ${r.p99Factor} × the median slice p99 (${round(median)} ms)`,
+        detail: anchored
+          ? `p99 ${round(summary.p99Ms)} ms above ${r.p99Factor} × the calibrated p99 (${round(median)} ms), which is below the median slice p99`
+          : `p99 ${round(summary.p99Ms)} ms above ${r.p99Factor} × the median slice p99 (${round(median)} ms)`,
       });
     } else {
       included.push(summary);

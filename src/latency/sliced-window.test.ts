@@ -77,6 +77,22 @@ describe('healthy-slice selection', () => {
     expect(result.excluded.map((s) => s.reason)).toEqual(['p99-outlier']);
   });
 
+  it('judges slices against a calibrated p99 when it is below their median: an incident alone is not healthy', () => {
+    // Only slow slices left (the healthy ones aged out or failed): without a reference they are
+    // each other's median, and the incident's p99 would pass for the dependency's.
+    const slow = [slice(0, steady(900)), slice(10_000, steady(800))];
+    expect(selectHealthy(slow).included).toHaveLength(2);
+    const anchored = selectHealthy(slow, undefined, 200);
+    expect(anchored.included).toEqual([]);
+    expect(anchored.excluded.map((s) => s.reason)).toEqual(['p99-outlier', 'p99-outlier']);
+    expect(anchored.excluded[0]!.detail).toMatch(/2 × the calibrated p99 \(200 ms\)/);
+    // Within the factor of the reference, a slice slower than calibrated still counts (a drift).
+    expect(selectHealthy([slice(0, steady(250))], undefined, 200).included).toHaveLength(1);
+    // A dependency faster than calibrated is judged by its own median, as without a reference.
+    const fast = [slice(0, steady(50)), slice(10_000, steady(50)), slice(20_000, steady(150))];
+    expect(selectHealthy(fast, undefined, 200).excluded.map((s) => s.startMs)).toEqual([20_000]);
+  });
+
   it('returns an empty histogram when nothing is healthy', () => {
     const result = selectHealthy([slice(0, [1, 2, 3])]);
     expect(result.histogram.count).toBe(0);

@@ -37,8 +37,12 @@ export interface SlicedWindow {
   record(latencyMs: number | undefined, error?: boolean, nowMs?: number): void;
   /** The slices still in the window, oldest first (the current, partial slice last). */
   slices(): SliceStats[];
-  /** The merged histogram of the healthy slices, and the excluded slices with the reason for each. */
-  healthy(): HealthySelection;
+  /**
+   * The merged histogram of the healthy slices, and the excluded slices with the reason for each;
+   * `referenceP99Ms`: a p99 known to be healthy, which slices are judged against when it is below
+   * their median p99 (`selectHealthy`).
+   */
+  healthy(referenceP99Ms?: number): HealthySelection;
   /** Forgets everything. */
   reset(): void;
 }
@@ -105,7 +109,7 @@ export function createSlicedWindow(options: SlicedWindowOptions = {}): SlicedWin
       if (latencyMs !== undefined) slot.histogram.record(latencyMs);
     },
     slices: snapshot,
-    healthy: () => selectHealthy(snapshot(), rule),
+    healthy: (referenceP99Ms) => selectHealthy(snapshot(), rule, referenceP99Ms),
     reset() {
       for (const slot of ring) {
         slot.id = Number.NEGATIVE_INFINITY;
