@@ -96,18 +96,33 @@ export class LiveLatency {
     let p95 = o.p95Ms;
     let p99 = o.p99Ms;
     let source: LatencySource = o.source;
+    // 'static' below when the anchor leaves no slice to read the p99 from.
+    let p99Source: LatencySource | undefined;
     const fleet = readFleet(o.fleet, nowMs);
     if (fleet !== undefined && !fleet.stale) {
       p95 = fleet.p95Ms;
       p99 = fleet.p99Ms;
       source = 'fleet';
     } else {
-      const { histogram } = o.window.healthy();
+      // A calibrated p99 anchors what counts as healthy for the p99 (`selectHealthy`): a window of
+      // slow slices alone — an incident, with nothing healthy left beside it — does not become the
+      // p99 the pre-call check and the concurrency limit go by. The p95 (the hedge delay) is read
+      // from the slices as judged among themselves: a second reading only when the anchor bit.
+      const judged = o.window.healthy(o.source === 'static' ? o.p99Ms : undefined);
+      const { histogram } = judged.anchoredTo === undefined ? judged : o.window.healthy();
       if (histogram.count >= o.minSamples) {
         const [live95, live99] = histogram.percentiles([95, 99]);
         p95 = round(live95!);
         p99 = round(live99!);
         source = 'live';
+        if (judged.histogram !== histogram) {
+          if (judged.histogram.count >= o.minSamples) {
+            p99 = round(judged.histogram.percentile(99));
+          } else {
+            p99 = o.p99Ms;
+            p99Source = 'static';
+          }
+        }
       } else if (fleet !== undefined) {
         // Stale fleet figures still beat the starting ones: a Prometheus outage never erases them.
         p95 = fleet.p95Ms;
@@ -115,20 +130,7 @@ export class LiveLatency {
         source = 'fleet';
       }
     }
-    let p99Source = source;
-    if (source === 'live' && o.source === 'static') {
-      // A calibrated p99 anchors what counts as healthy for the p99 (`selectHealthy`): a window of
-      // slow slices alone — an incident, with nothing healthy left beside it — does not become the
-      // p99 the pre-call check and the concurrency limit go by. The hedge delay follows the live
-      // p95 as measured.
-      const anchored = o.window.healthy(o.p99Ms).histogram;
-      if (anchored.count >= o.minSamples) {
-        p99 = round(anchored.percentile(99));
-      } else {
-        p99 = o.p99Ms;
-        p99Source = 'static';
-      }
-    }
+    p99Source ??= source;
     const changed =
       p95 !== this.p95Ms || p99 !== this.p99Ms || source !== this.p95Source || p99Source !== this.p99Source;
     this.p95Ms = p95;

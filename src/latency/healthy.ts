@@ -63,6 +63,8 @@ export interface HealthySelection {
   histogram: LatencyHistogram;
   included: SliceSummary[];
   excluded: Array<SliceSummary & { reason: ExclusionReason; detail: string }>;
+  /** The reference p99 the slices were judged against, when it was given and below their median p99. */
+  anchoredTo?: number;
 }
 
 /**
@@ -145,7 +147,7 @@ export function selectHealthy(
     }
   }
   excluded.sort((a, b) => a.startMs - b.startMs);
-  return { histogram, included, excluded };
+  return anchored ? { histogram, included, excluded, anchoredTo: median } : { histogram, included, excluded };
 }
 
 function pct(x: number): string {

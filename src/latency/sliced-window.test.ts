@@ -86,6 +86,8 @@ describe('healthy-slice selection', () => {
     expect(anchored.included).toEqual([]);
     expect(anchored.excluded.map((s) => s.reason)).toEqual(['p99-outlier', 'p99-outlier']);
     expect(anchored.excluded[0]!.detail).toMatch(/2 × the calibrated p99 \(200 ms\)/);
+    expect(anchored.anchoredTo).toBe(200);
+    expect(selectHealthy(slow).anchoredTo).toBeUndefined();
     // Within the factor of the reference, a slice slower than calibrated still counts (a drift).
     expect(selectHealthy([slice(0, steady(250))], undefined, 200).included).toHaveLength(1);
     // A dependency faster than calibrated is judged by its own median, as without a reference.

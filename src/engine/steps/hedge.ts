@@ -103,14 +103,9 @@ export class HedgedTry implements TimerEntry, TryReferee {
     const ctx = this.#ctx;
     const call = this.#call;
     if (this.#firstDone || this.#copyPromise !== null || call.cancelled !== null || ctx.closed) return false;
-    const first = this.#first;
-    const instance = ctx.balancer.pickHedge(first.attempt === null ? -1 : first.attempt.instance, nowMs);
+    const instance = this.#take(nowMs);
     if (instance === -1) return false;
-    const gate = ctx.concurrency;
-    if (gate !== null && !gate.tryAcquire()) {
-      ctx.balancer.finished(instance, 'neutral', 0, nowMs);
-      return false;
-    }
+    const first = this.#first;
     // No hedge copy after this one.
     ctx.timer.delete(this);
     // The retry the read timeout took from the budget is this copy, and the try now stands for
@@ -126,7 +121,7 @@ export class HedgedTry implements TimerEntry, TryReferee {
         reason: 'read-timeout',
         anotherInstance: true,
       });
-    this.#send(AttemptPlan.beside(first, instance, nowMs, call.limitMs), gate, nowMs);
+    this.#send(AttemptPlan.beside(first, instance, nowMs, call.limitMs), nowMs);
     return true;
   }
 
@@ -135,31 +130,47 @@ export class HedgedTry implements TimerEntry, TryReferee {
     const call = this.#call;
     if (this.#firstDone || this.#copyPromise !== null || call.cancelled !== null) return;
     const now = ctx.clock.now();
-    const firstAttempt = this.#first.attempt;
-    const instance = ctx.balancer.pickHedge(firstAttempt === null ? -1 : firstAttempt.instance, now);
+    const instance = this.#take(now);
     if (instance === -1) return;
-    // A copy needs a slot of the concurrency limit of its own: none free, no copy (docs/overload.md).
-    const gate = ctx.concurrency;
-    if (gate !== null && !gate.tryAcquire()) {
-      ctx.balancer.finished(instance, 'neutral', 0, now);
-      return;
-    }
     if (!ctx.budget.tryConsume()) {
-      // The pick counted a call in flight that will not be sent.
-      ctx.balancer.finished(instance, 'neutral', 0, now);
-      gate?.release(undefined, now, now);
+      this.#untake(instance, now);
       if (ctx.events.has('budget-exhausted'))
         ctx.events.emit('budget-exhausted', { dependency: ctx.name, requestId: call.id, purpose: 'hedge' });
       return;
     }
     if (ctx.events.has('hedge'))
       ctx.events.emit('hedge', { dependency: ctx.name, requestId: call.id, afterMs: this.#delayMs });
-    this.#send(new AttemptPlan('hedge', instance, this.#first), gate, now);
+    this.#send(new AttemptPlan('hedge', instance, this.#first), now);
   }
 
-  /** Sends the try's second copy, `copy`, under the concurrency slot it took (if any). */
-  #send(copy: AttemptPlan, gate: DependencyContext['concurrency'], now: number): void {
+  /**
+   * Picks another instance than the first copy's for the second copy and takes it a slot of the
+   * concurrency limit of its own: none free, no copy (docs/overload.md). Returns the instance, or
+   * -1 (and takes nothing) when there is none or no slot.
+   */
+  #take(now: number): number {
     const ctx = this.#ctx;
+    const firstAttempt = this.#first.attempt;
+    const instance = ctx.balancer.pickHedge(firstAttempt === null ? -1 : firstAttempt.instance, now);
+    if (instance === -1) return -1;
+    if (ctx.concurrency !== null && !ctx.concurrency.tryAcquire()) {
+      ctx.balancer.finished(instance, 'neutral', 0, now);
+      return -1;
+    }
+    return instance;
+  }
+
+  /** Gives back what {@link HedgedTry.#take} took for a copy that will not be sent. */
+  #untake(instance: number, now: number): void {
+    // The pick counted a call in flight that will not be sent.
+    this.#ctx.balancer.finished(instance, 'neutral', 0, now);
+    this.#ctx.concurrency?.release(undefined, now, now);
+  }
+
+  /** Sends the try's second copy, `copy`, under the concurrency slot `#take` took (if any). */
+  #send(copy: AttemptPlan, now: number): void {
+    const ctx = this.#ctx;
+    const gate = ctx.concurrency;
     this.#copy = copy;
     const promise = this.#next(this.#call, copy, now);
     this.#copyPromise = promise;
