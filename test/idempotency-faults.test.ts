@@ -5,6 +5,7 @@
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prazoInterceptor } from '../src/client/interceptor.js';
+import type { DependencyOptions } from '../src/index.js';
 import { type Fleet, type StoreKind, startFleet } from './support/idempotency-fleet.js';
 import { REDIS_MISSING, type RedisServer, startRedis } from './support/redis-server.js';
 
@@ -30,6 +31,16 @@ async function orderThrough(fleet: Fleet, body: string, extra = {}) {
     replayed: res.headers['idempotent-replayed'],
     order: (await res.body.json()) as Order,
   };
+}
+
+/**
+ * A fleet whose first execution takes 150 ms: with a p99 of 80 ms the first attempt times out at
+ * 112 ms (80 × 1.4) while the order runs, and the retry finds the key running and gets the first
+ * execution's answer.
+ */
+function slowFirstFleet(kind: StoreKind): Promise<Fleet> {
+  let slow = 0;
+  return startFleet(kind, redis, { fault: () => (slow++ === 0 ? 'slow' : undefined), slowMs: 150 });
 }
 
 const kinds: { kind: StoreKind; skip: string | undefined }[] = [
@@ -58,13 +69,7 @@ describe.each(kinds)('a keyed POST with the $kind store', ({ kind, skip }) => {
   it.skipIf(skip !== undefined)(
     'creates one order when the attempt times out while the server runs it',
     async () => {
-      let slow = 0;
-      // The first attempt times out at 112 ms (p99 80 × 1.4) while the order takes 150 ms; the retry
-      // finds the key running and gets the first execution's answer.
-      const fleet = await startFleet(kind, redis, {
-        fault: () => (slow++ === 0 ? 'slow' : undefined),
-        slowMs: 150,
-      });
+      const fleet = await slowFirstFleet(kind);
       try {
         const result = await orderThrough(fleet, 'slow write', { latency: { p99Ms: 80, p95Ms: 40 } });
         expect(result.status).toBe(201);
@@ -98,6 +103,65 @@ describe.each(kinds)('a keyed POST with the $kind store', ({ kind, skip }) => {
   });
 });
 
+describe("two replicas, each with a store of its own (idempotencyScope: 'instance', the default)", () => {
+  const kind = 'memory per instance';
+  /** Per replica, the requests with a key its layer saw (ran, waited for the first, or replayed). */
+  const seenBy = (fleet: Fleet) =>
+    fleet.layers.map((l) => l.stats().executed + l.stats().waited + l.stats().replayed);
+
+  it('creates one order when the attempt times out while the server runs it: the retry goes back', async () => {
+    const fleet = await slowFirstFleet(kind);
+    try {
+      const result = await orderThrough(fleet, 'slow write', { latency: { p99Ms: 80, p95Ms: 40 } });
+      expect(result.status).toBe(201);
+      expect(fleet.ledger.orders).toHaveLength(1);
+      // Every attempt reached the replica that ran the order: the retries joined its execution there.
+      const seen = seenBy(fleet);
+      expect(seen.filter((n) => n > 0)).toHaveLength(1);
+      expect(Math.max(...seen)).toBeGreaterThanOrEqual(2);
+    } finally {
+      await fleet.close();
+    }
+  });
+
+  it('creates one order when the answer is lost after the write: the retry is replayed where it ran', async () => {
+    let lost = 0;
+    const fleet = await startFleet(kind, undefined, { fault: () => (lost++ === 0 ? 'lost' : undefined) });
+    try {
+      const result = await orderThrough(fleet, 'lost answer');
+      expect(result.status).toBe(201);
+      expect(result.replayed).toBe('true');
+      expect(fleet.ledger.orders).toHaveLength(1);
+    } finally {
+      await fleet.close();
+    }
+  });
+
+  /** A write hedged at 30 ms that takes 200 ms; settles 250 ms after its answer. */
+  async function hedgedWrite(extra: Partial<DependencyOptions>) {
+    const fleet = await startFleet(kind, undefined, { fault: () => 'slow', slowMs: 200 });
+    try {
+      const result = await orderThrough(fleet, 'hedged write', {
+        latency: { p99Ms: 600, p95Ms: 300 },
+        hedge: { at: 30 },
+        ...extra,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      return { status: result.status, orders: fleet.ledger.orders.length, seen: seenBy(fleet).sort() };
+    } finally {
+      await fleet.close();
+    }
+  }
+
+  it('sends no hedge copy to the other replica', async () => {
+    expect(await hedgedWrite({})).toEqual({ status: 201, orders: 1, seen: [0, 1] });
+  });
+
+  it("creates the order twice when the client is told the fleet shares the store ('fleet'): why the default is 'instance'", async () => {
+    expect(await hedgedWrite({ idempotencyScope: 'fleet' })).toMatchObject({ status: 201, orders: 2 });
+  });
+});
+
 describe('two replicas sharing Redis', () => {
   it.skipIf(REDIS_MISSING !== undefined)('create one order when each receives one copy at once', async () => {
     const fleet = await startFleet('redis', redis, { slowMs: 50, fault: () => 'slow' });
@@ -119,36 +183,40 @@ describe('two replicas sharing Redis', () => {
 });
 
 describe('the other entry points mint keys too', () => {
-  it('the undici interceptor and dependency.fetch() recover a lost answer with one order', async () => {
-    // Every execution loses its answer: only a replay can answer the caller.
-    const fleet = await startFleet('memory', undefined, { fault: () => 'lost' });
-    const options = {
-      name: 'orders',
-      origins: fleet.origins,
-      latency: { p99Ms: 60, p95Ms: 30 },
-      userDeadlineMs: 3_000,
-      attempts: 3,
-      idempotencyKey: 'auto' as const,
-    };
-    const interceptor = prazoInterceptor({ dependencies: [options] });
-    const agent = new Agent();
-    try {
-      const res = await agent
-        .compose(interceptor)
-        .request({ origin: fleet.origins[0]!, path: '/orders', method: 'POST', body: 'via interceptor' });
-      expect(res.statusCode).toBe(201);
-      expect(res.headers['idempotent-replayed']).toBe('true');
-      expect(await res.body.json()).toMatchObject({ order: 1, body: 'via interceptor' });
+  it.each(['memory', 'memory per instance'] as const)(
+    'the undici interceptor and dependency.fetch() recover a lost answer with one order (store: %s)',
+    async (kind) => {
+      // Every execution loses its answer: only a replay can answer the caller — with a store per
+      // instance, only the instance that ran the order can (the retry goes back to it).
+      const fleet = await startFleet(kind, undefined, { fault: () => 'lost' });
+      const options = {
+        name: 'orders',
+        origins: fleet.origins,
+        latency: { p99Ms: 60, p95Ms: 30 },
+        userDeadlineMs: 3_000,
+        attempts: 3,
+        idempotencyKey: 'auto' as const,
+      };
+      const interceptor = prazoInterceptor({ dependencies: [options] });
+      const agent = new Agent();
+      try {
+        const res = await agent
+          .compose(interceptor)
+          .request({ origin: fleet.origins[0]!, path: '/orders', method: 'POST', body: 'via interceptor' });
+        expect(res.statusCode).toBe(201);
+        expect(res.headers['idempotent-replayed']).toBe('true');
+        expect(await res.body.json()).toMatchObject({ order: 1, body: 'via interceptor' });
 
-      const viaFetch = await fleet.client().fetch('/orders', { method: 'POST', body: 'via fetch' });
-      expect(viaFetch.status).toBe(201);
-      expect(viaFetch.headers.get('idempotent-replayed')).toBe('true');
-      expect(await viaFetch.json()).toMatchObject({ order: 2, body: 'via fetch' });
-      expect(fleet.ledger.orders).toHaveLength(2);
-    } finally {
-      await interceptor.close();
-      await agent.destroy();
-      await fleet.close();
-    }
-  });
+        const viaFetch = await fleet.client().fetch('/orders', { method: 'POST', body: 'via fetch' });
+        expect(viaFetch.status).toBe(201);
+        expect(viaFetch.headers.get('idempotent-replayed')).toBe('true');
+        expect(await viaFetch.json()).toMatchObject({ order: 2, body: 'via fetch' });
+        expect(fleet.ledger.orders).toHaveLength(2);
+      } finally {
+        await interceptor.close();
+        await agent.destroy();
+        await fleet.close();
+      }
+    },
+  );
 });

@@ -178,6 +178,18 @@ export class Balancer {
   }
 
   /**
+   * Instance `index` again, for a retry that must go back to it (a keyed write whose key only that
+   * instance remembers), whatever its state: it is where the first execution ran. -1 when the slot
+   * no longer holds `origin` (the instance left the fleet): then it is `pickRetry`'s to choose.
+   */
+  pickAgain(index: number, origin: string, nowMs: number): number {
+    const t = this.#t;
+    if (!(index >= 0 && index < t.highWater) || t.state[index] === SLOT.free || t.origins[index] !== origin)
+      return -1;
+    return this.#start(index, nowMs);
+  }
+
+  /**
    * The instance for a hedge copy of a call whose first copy went to `first`: another instance that
    * is up, by the same cost; -1 when there is none (a copy sent to the instance that is slow now
    * would wait behind the same pause and only spend budget).

@@ -650,8 +650,8 @@ describe('dependency() hedging', () => {
     await dep.close();
   });
 
-  it('hedges a POST that carries an Idempotency-Key', async () => {
-    const { dep, clock, transport } = setup({ hedge: { at: 'p95' } });
+  it('hedges a POST that carries an Idempotency-Key the fleet shares', async () => {
+    const { dep, clock, transport } = setup({ hedge: { at: 'p95' }, idempotencyScope: 'fleet' });
     const pending = settle(
       dep.request({ method: 'POST', path: '/', body: 'x', headers: { 'Idempotency-Key': 'k1' } }),
     );

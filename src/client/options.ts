@@ -133,6 +133,19 @@ export interface DependencyOptions {
    * overrides it. See docs/idempotency.md. @default false
    */
   idempotencyKey?: 'auto' | false;
+  /**
+   * Where the dependency's instances remember the keys of a keyed write (a POST or PATCH with an
+   * `Idempotency-Key`, minted or the caller's own). `'instance'`: each instance its own (prazo's
+   * in-memory store, the server default), so a key deduplicates only the copies that reach the
+   * instance which ran the write — a keyed write is then never hedged or sent beside to another
+   * instance, and a retry after an attempt whose request may have been written (a read timeout, a
+   * lost answer) goes back to that attempt's instance, whose layer answers it from the first
+   * execution; a retry after an answer, or after an attempt never written, may go anywhere.
+   * `'fleet'`: the instances share one store (prazo's Redis store), so every copy may go to any
+   * instance. With one origin (a single instance, or a load balancer the client sees as one) both
+   * behave the same. See docs/idempotency.md. @default 'instance'
+   */
+  idempotencyScope?: 'instance' | 'fleet';
   /** @default systemClock */
   clock?: Clock;
   /** Uniform source in [0, 1) for backoff jitter, throttling and probe jitter. @default Math.random */
@@ -185,6 +198,7 @@ export const DEPENDENCY_DEFAULTS = Object.freeze({
   throttle: false as const,
   lastAttempt: 'read-timeout' as const,
   idempotencyKey: false as const,
+  idempotencyScope: 'instance' as const,
   liveMinSamples: 200,
   liveRefreshMs: 1_000,
   originsRefreshMs: 30_000,
@@ -269,6 +283,9 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
   const idempotencyKey = options.idempotencyKey ?? DEPENDENCY_DEFAULTS.idempotencyKey;
   if (idempotencyKey !== 'auto' && idempotencyKey !== false)
     throw new InvalidOptionError('idempotencyKey', "'auto' or false", idempotencyKey);
+  const idempotencyScope = options.idempotencyScope ?? DEPENDENCY_DEFAULTS.idempotencyScope;
+  if (idempotencyScope !== 'instance' && idempotencyScope !== 'fleet')
+    throw new InvalidOptionError('idempotencyScope', "'instance' or 'fleet'", idempotencyScope);
   const fleetLatency = options.fleetLatency;
   if (fleetLatency !== undefined && typeof (fleetLatency as Partial<FleetLatencySource>)?.read !== 'function')
     throw new InvalidOptionError(
@@ -326,6 +343,7 @@ export function normalizeDependencyOptions(options: DependencyOptions): Normaliz
     http2,
     passThroughFetch,
     idempotencyKey,
+    idempotencyScope,
   };
 }
 

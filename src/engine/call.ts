@@ -108,8 +108,17 @@ export class Call {
   readonly headerPairs: string[] | null;
   readonly body: RequestBody | undefined;
   readonly idempotent: boolean;
-  /** Two copies may be in flight at once: idempotent, and a safe method or an `Idempotency-Key`. */
+  /**
+   * Two copies may be in flight at once: idempotent, and a safe method or an `Idempotency-Key`
+   * (a key the instances remember each for itself only while the call is not {@link Call.pinned}).
+   */
   readonly hedgeSafe: boolean;
+  /**
+   * A keyed write whose key only the instance that ran it remembers (`idempotencyScope:
+   * 'instance'`): never two copies in flight, and a retry after an attempt that may have been
+   * written goes back to that attempt's instance ({@link Call.pinnedTo}).
+   */
+  readonly pinned: boolean;
   /** The body can be sent again (absent, string or bytes). */
   readonly replayable: boolean;
   readonly explicitLimitMs: number | undefined;
@@ -128,6 +137,8 @@ export class Call {
   #attempts: AttemptRecord[] | null = null;
   #attemptCount = 0;
   #failedOn: number[] | null = null;
+  #pinnedTo = -1;
+  #pinnedOrigin = '';
   #cancelled: Error | null = null;
   #waitingOn: Interruptible | null = null;
 
@@ -145,6 +156,7 @@ export class Call {
     autoKey = false,
     readPairs?: string[] | null,
     handle?: CallHandle,
+    keysPerInstance = false,
   ) {
     if (typeof options !== 'object' || options === null)
       throw new InvalidOptionError('request', 'an object with a path', options);
@@ -203,9 +215,10 @@ export class Call {
       options.idempotent !== undefined
         ? options.idempotent === true
         : this.method === 'GET' || this.method === 'HEAD' || isIdempotent(this.method) || keyed;
-    this.hedgeSafe =
-      this.idempotent &&
-      (this.method === 'GET' || this.method === 'HEAD' || isHedgeSafe(this.method) || keyed);
+    const safeMethod = this.method === 'GET' || this.method === 'HEAD' || isHedgeSafe(this.method);
+    // A key makes the write safe to repeat only where the store that holds it sees every copy.
+    this.pinned = keyed && keysPerInstance && !safeMethod && options.idempotent === undefined;
+    this.hedgeSafe = this.idempotent && (safeMethod || (keyed && !this.pinned));
     const deadline = options.deadline;
     this.explicitLimitMs = deadline === undefined ? undefined : limitOf(deadline, clock);
     const signal = options.signal ?? undefined;
@@ -303,6 +316,29 @@ export class Call {
   /** What the classification of the call's failures needs to know about its request, at `nowMs`. */
   classifyContext(nowMs: number): ClassifyContext {
     return { idempotent: this.idempotent, replayable: this.replayable, nowMs };
+  }
+
+  /**
+   * The instance a retry of this {@link Call.pinned} call must go back to (an attempt there may
+   * have been written and its answer is unknown), or -1: any instance.
+   */
+  get pinnedTo(): number {
+    return this.#pinnedTo;
+  }
+
+  /** The origin of {@link Call.pinnedTo} (a slot the fleet freed and gave to another origin is not it). */
+  get pinnedOrigin(): string {
+    return this.#pinnedOrigin;
+  }
+
+  /**
+   * An attempt of a pinned call on `instance` ended: with `unknown`, its request may have been
+   * written and nobody knows what came of it (its retries go back there); otherwise it answered,
+   * or was never written (its retries may go anywhere).
+   */
+  settleOn(instance: number, origin: string, unknown: boolean): void {
+    this.#pinnedTo = unknown ? instance : -1;
+    this.#pinnedOrigin = unknown ? origin : '';
   }
 
   /** Notes that an attempt on `instance` failed (once per instance). */

@@ -66,6 +66,8 @@ export interface EngineOptions {
   random: () => number;
   /** `'auto'`: a call that is not GET, HEAD or OPTIONS and carries no key gets one minted. */
   idempotencyKey: 'auto' | false;
+  /** `'instance'`: a keyed write's copies stay on the instance that may have run it (`Call.pinned`). */
+  idempotencyScope: 'instance' | 'fleet';
 }
 
 /**
@@ -302,6 +304,7 @@ export function createEngine(
   );
 
   const autoKey = o.idempotencyKey === 'auto';
+  const keysPerInstance = o.idempotencyScope === 'instance';
   let nextId = 1;
   const send = (call: Call): Promise<DependencyResponse> => {
     if (ctx.closed) return Promise.reject(withHistory(closedError(o.name), call, o.name));
@@ -319,7 +322,7 @@ export function createEngine(
   ): Promise<DependencyResponse> => {
     let call: Call;
     try {
-      call = new Call(nextId++, options, clock, autoKey, headerPairs, handle);
+      call = new Call(nextId++, options, clock, autoKey, headerPairs, handle, keysPerInstance);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -19,7 +19,11 @@ import {
 } from './idempotent-orders.js';
 import type { RedisServer } from './redis-server.js';
 
-export type StoreKind = 'memory' | 'redis';
+/**
+ * `memory`: one replica (one in-memory store) listening on both addresses; `redis`: two replicas on
+ * one redis-server; `memory per instance`: two replicas, each with an in-memory store of its own.
+ */
+export type StoreKind = 'memory' | 'redis' | 'memory per instance';
 
 export interface Fleet {
   ledger: Ledger;
@@ -71,7 +75,7 @@ export async function startFleet(
       const client = await redisClient((redis as RedisServer).port);
       clients.push(client);
       layer = createIdempotency({ ...layerOptions, store: createRedisIdempotencyStore({ client }) });
-    } else layer = shared as Idempotency;
+    } else layer = shared ?? createIdempotency(layerOptions);
     if (!layers.includes(layer)) layers.push(layer);
     services.push(
       await startOrderService({
@@ -98,6 +102,8 @@ export async function startFleet(
         userDeadlineMs: 3_000,
         attempts: 3,
         idempotencyKey: 'auto',
+        // Where both addresses see one store, a copy may go to either.
+        idempotencyScope: kind === 'memory per instance' ? 'instance' : 'fleet',
         ...extra,
       });
       deps.push(dep);

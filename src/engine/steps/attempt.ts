@@ -198,6 +198,8 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
     this.slowNoted = true;
     const referee = this.plan.first.referee;
     if (referee?.copyInFlight) return true;
+    // A pinned write's retry would go back to this instance, which is running this very request.
+    if (this.call.pinned) return true;
     if (!reserveRetryAfter(ctx, this, nowMs)) return true;
     return referee?.sendBeside(nowMs) === true;
   }
@@ -295,7 +297,11 @@ function runAttempt(
         picked = false;
       } else {
         instance =
-          kind === 'original' ? balancer.pick(now) : balancer.pickRetry(call.failedOn ?? NONE_FAILED, now);
+          kind === 'original'
+            ? balancer.pick(now)
+            : call.pinnedTo === -1
+              ? balancer.pickRetry(call.failedOn ?? NONE_FAILED, now)
+              : pickPinned(balancer, call, now);
         if (instance === -1) {
           const error = new RequestFailedError(`${ctx.name}: no instance left in the fleet.`, {
             phase: 'connect',
@@ -371,6 +377,15 @@ function runAttempt(
   }
 }
 
+/**
+ * The instance a retry of a pinned call goes back to (`Call.pinnedTo`), or the balancer's choice
+ * when that instance has left the fleet.
+ */
+function pickPinned(balancer: DependencyContext['balancer'], call: Call, nowMs: number): number {
+  const again = balancer.pickAgain(call.pinnedTo, call.pinnedOrigin, nowMs);
+  return again !== -1 ? again : balancer.pickRetry(call.failedOn ?? NONE_FAILED, nowMs);
+}
+
 /** The attempt is over (answered or failed): it leaves the shared timer. Returns when it ended. */
 function endAttempt(ctx: DependencyContext, attempt: Attempt): number {
   attempt.done = true;
@@ -409,6 +424,8 @@ function attemptAnswered(
   // "success" means "final": below 400, or a status no retry would change (404, 422 …).
   const success = verdict.kind !== 'retryable';
   if (!success) call.noteFailure(instance);
+  // Answered: what the instance did with the write is known, and a retry may go anywhere.
+  if (call.pinned) call.settleOn(instance, attempt.origin, false);
   const won = success && attempt.plan.claim();
   attempt.outcome = success ? 'success' : 'failure';
   call.recordAttempt({
@@ -477,6 +494,8 @@ function attemptFailed(
       (attempt.aborted && (reason instanceof ReadTimeoutError || reason instanceof DeadlineExceededError));
     if (timedOut || abandoned) gate.abandon(timedOut, durationMs, attempt.startMs, end, ctx.policy.readMs);
   }
+  // A pinned write that may have been written: its retry goes back to this instance.
+  if (call.pinned) call.settleOn(instance, attempt.origin, classification.phase !== 'connect');
   if (!abandoned) {
     if (!attempt.slowNoted) noteSlow(ctx, timeout === 'read' || attempt.byDeadline);
     call.noteFailure(instance);

@@ -22,18 +22,109 @@ describe('hedging only what may run twice at once', () => {
   it.each([
     ['a string', 'order-7'],
     ['a number', 7],
-  ])('hedges a POST carrying an Idempotency-Key given as %s', async (_kind, key) => {
-    const { dep, clock, transport } = createTestDependency({ hedge: { at: 'p95' } });
-    const pending = settle(
-      dep.request({ method: 'POST', path: '/orders', headers: { 'Idempotency-Key': key } }),
+  ])(
+    'hedges a POST carrying an Idempotency-Key given as %s (keys shared by the fleet)',
+    async (_kind, key) => {
+      const { dep, clock, transport } = createTestDependency({
+        hedge: { at: 'p95' },
+        idempotencyScope: 'fleet',
+      });
+      const pending = settle(
+        dep.request({ method: 'POST', path: '/orders', headers: { 'Idempotency-Key': key } }),
+      );
+      await advance(clock, 60);
+      expect(transport.exchanges.map((e) => e.headers['x-prazo-attempt'])).toEqual([
+        '1;kind=original',
+        '2;kind=hedge',
+      ]);
+      transport.exchanges[1]!.respond(200);
+      expect((await pending).value?.status).toBe(200);
+      await dep.close();
+    },
+  );
+});
+
+const THREE = ['http://10.0.0.1:80', 'http://10.0.0.2:80', 'http://10.0.0.3:80'];
+const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+
+describe("a keyed write whose key each instance remembers for itself (idempotencyScope: 'instance', the default)", () => {
+  const keyed = { method: 'POST', path: '/orders', body: '{}' } as const;
+
+  it('is never hedged to another instance, and its retry after a read timeout goes back to the same one', async () => {
+    const { dep, clock, transport } = createTestDependency({
+      origins: THREE,
+      hedge: { at: 'p95' },
+      idempotencyKey: 'auto',
+      attempts: 3,
+    });
+    const pending = settle(dep.request(keyed));
+    // Past the p95 (50 ms): no hedge; past the read timeout (140 ms): the retry.
+    for (let i = 0; i < 40 && transport.exchanges.length < 2; i++) await advance(clock, 10);
+    const [first, second] = transport.exchanges;
+    expect(second!.headers['x-prazo-attempt']).toBe('2;kind=retry');
+    expect(second!.origin).toBe(first!.origin);
+    expect(second!.headers['idempotency-key']).toBe(first!.headers['idempotency-key']);
+    second!.respond(201);
+    expect((await pending).value?.status).toBe(201);
+    await dep.close();
+  });
+
+  it('goes back to the instance whose answer was lost (a reset), and elsewhere after an answer or a refused connect', async () => {
+    const seen: string[] = [];
+    const { dep, clock, transport } = createTestDependency(
+      { origins: THREE, idempotencyKey: 'auto', attempts: 4, requeue: false },
+      (e) => {
+        seen.push(e.origin);
+        if (seen.length === 1) e.fail(reset);
+        else if (seen.length === 2) e.respond(503);
+        else if (seen.length === 3) e.fail(refused);
+        else e.respond(201);
+      },
     );
+    const pending = settle(dep.request(keyed));
+    // Through the retries' backoff.
+    for (let i = 0; i < 100 && transport.exchanges.length < 4; i++) await advance(clock, 10);
+    expect((await pending).value?.status).toBe(201);
+    expect(transport.exchanges).toHaveLength(4);
+    // The reset may have come after the write: the retry goes back. The 503 answered: the next
+    // retry may go anywhere (the balancer prefers another instance), as after a refused connect.
+    expect(seen[1]).toBe(seen[0]);
+    expect(seen[2]).not.toBe(seen[1]);
+    expect(seen[3]).not.toBe(seen[2]);
+    await dep.close();
+  });
+
+  it("with lastAttempt 'deadline', keeps the attempt waiting rather than sending its retry anywhere", async () => {
+    const { dep, clock, transport } = createTestDependency({
+      origins: THREE,
+      idempotencyKey: 'auto',
+      attempts: 3,
+      lastAttempt: 'deadline',
+    });
+    const pending = settle(dep.request(keyed));
+    await advance(clock, 600);
+    expect(transport.exchanges).toHaveLength(1);
+    transport.exchanges[0]!.respond(201);
+    expect((await pending).value?.status).toBe(201);
+    await dep.close();
+  });
+
+  it('leaves a keyed POST declared idempotent, and a GET, as they were (hedged)', async () => {
+    const { dep, clock, transport } = createTestDependency({ origins: THREE, hedge: { at: 'p95' } });
+    const calls = [
+      settle(dep.request({ path: '/stock/7' })),
+      settle(dep.request({ ...keyed, headers: { 'Idempotency-Key': '"k"' }, idempotent: true })),
+    ];
     await advance(clock, 60);
     expect(transport.exchanges.map((e) => e.headers['x-prazo-attempt'])).toEqual([
       '1;kind=original',
+      '1;kind=original',
+      '2;kind=hedge',
       '2;kind=hedge',
     ]);
-    transport.exchanges[1]!.respond(200);
-    expect((await pending).value?.status).toBe(200);
+    for (const e of transport.pending()) e.respond(200);
+    for (const call of calls) expect((await call).value?.status).toBe(200);
     await dep.close();
   });
 });

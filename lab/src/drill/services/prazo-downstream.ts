@@ -154,7 +154,9 @@ function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: Downstr
  * The prazo column's order write: prazo's client with `idempotencyKey: 'auto'` — one key per checkout's
  * write, sent on every attempt and hedge — so the POST is retried after a read timeout or a reset and
  * hedged, under its own retry budget and the propagated deadline; the supplier's idempotency layer
- * runs it once. No concurrency limit (see below); `lastAttempt: 'deadline'` as the reads. Until warm-up has been measured (`policy` null) it uses the nominal p99 the hops
+ * runs it once. Hedged and retried on any instance only on the column's Redis (one store for the
+ * fleet); without one (`redis-server` not installed), each instance keeps its own keys, so a write
+ * is not hedged and its retries go back to the instance that may have run it (`idempotencyScope`). No concurrency limit (see below); `lastAttempt: 'deadline'` as the reads. Until warm-up has been measured (`policy` null) it uses the nominal p99 the hops
  * start with and the attempts of the naive settings, held to the deadline.
  */
 export function createPrazoOrderWriter(spec: TierSpec, policy: TierPolicy | null): OrderWriter {
@@ -169,6 +171,9 @@ export function createPrazoOrderWriter(spec: TierSpec, policy: TierPolicy | null
     retryBudget: createRetryBudget(policy ? { windowMs: policy.budgetWindowMs } : {}),
     hedge: { at: 'p95' },
     idempotencyKey: 'auto',
+    // One Redis for the fleet: a copy may go to any instance; a store per instance: a write's
+    // retries go back to the instance that may have run it, and it is never hedged.
+    idempotencyScope: spec.orderKeys ?? 'instance',
     // The write holds no worker at the supplier (it does not queue there): an adaptive concurrency
     // limit would protect nothing and queue writes behind the tail's slow ones. The last attempt
     // still waits for its answer rather than abandoning a write that is running.

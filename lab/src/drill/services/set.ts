@@ -103,9 +103,8 @@ export async function startServiceSet(
     startP99Ms: options.healthyP99Ms,
     deadline: { defaultMs: options.gatewayDeadlineMs, maxMs: options.gatewayDeadlineMs },
   });
-  const inventory = await started(
-    'inventory',
-    tier(
+  const inventory = await started('inventory', {
+    ...tier(
       'inventory',
       '/reserve',
       'supplier',
@@ -113,7 +112,8 @@ export async function startServiceSet(
       '/stock',
       true,
     ),
-  );
+    orderKeys: redisPort === null ? 'instance' : 'fleet',
+  });
   const orders = await started(
     'orders',
     tier('orders', '/orders', 'inventory', [inventory.url], '/reserve', false),

@@ -63,6 +63,12 @@ export interface TierSpec {
   peer?: PeerSettings;
   /** Deadline limits of the prazo configuration, in ms: the local default and cap. */
   deadline: { defaultMs: number; maxMs: number };
+  /**
+   * Edge only: where the supplier instances keep the order writes' idempotency keys — `'fleet'`
+   * (one Redis for the column) or `'instance'` (an in-memory store each: a write's retries must go
+   * back to the instance that may have run it). The prazo order writer's `idempotencyScope`.
+   */
+  orderKeys?: 'fleet' | 'instance';
   /** Shop only: the shared pool and the independent route's work. */
   shop?: { pool: Required<Omit<SlotPoolOptions, 'clock'>>; catalogWorkMs: number };
 }
