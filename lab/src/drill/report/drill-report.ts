@@ -22,6 +22,11 @@ export interface RouteFigures {
   successRate: number | null;
   p50Ms: number | null;
   p99Ms: number | null;
+  /**
+   * The failed requests by why they failed (`'504 DEADLINE_INSUFFICIENT'`, `'gave up'` …), most
+   * frequent first; absent from reports made before it existed.
+   */
+  failures?: Record<string, number>;
 }
 
 /** Everything measured for one configuration. */
@@ -219,12 +224,14 @@ function figures(tally: {
   sent: number;
   ok: number;
   histogram: { count: number; percentile(p: number): number };
-}) {
+  failures?: ReadonlyMap<string, number>;
+}): RouteFigures {
   return {
     sent: tally.sent,
     successRate: tally.sent > 0 ? tally.ok / tally.sent : null,
     p50Ms: tally.histogram.count > 0 ? round(tally.histogram.percentile(50)) : null,
     p99Ms: tally.histogram.count > 0 ? round(tally.histogram.percentile(99)) : null,
+    failures: Object.fromEntries([...(tally.failures ?? [])].sort((a, b) => b[1] - a[1])),
   };
 }
 

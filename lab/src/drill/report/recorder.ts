@@ -50,6 +50,8 @@ export interface RouteTally {
   sent: number;
   ok: number;
   histogram: LatencyHistogram;
+  /** The failed ones by {@link UserResult.reason}. */
+  failures: Map<string, number>;
 }
 
 /** Cumulative counters of a configuration at an instant, for differences between two instants. */
@@ -143,7 +145,7 @@ export function createDrillRecorder(
     const id = `${phase}/${key}`;
     let tally = tallies.get(id);
     if (!tally) {
-      tally = { sent: 0, ok: 0, histogram: new LatencyHistogram() };
+      tally = { sent: 0, ok: 0, histogram: new LatencyHistogram(), failures: new Map() };
       tallies.set(id, tally);
     }
     return tally;
@@ -173,6 +175,7 @@ export function createDrillRecorder(
           const tally = tallyOf(result.config, p, key);
           tally.sent++;
           if (result.ok) tally.ok++;
+          else tally.failures.set(result.reason, (tally.failures.get(result.reason) ?? 0) + 1);
           tally.histogram.record(result.durationMs);
         }
       }

@@ -1,6 +1,7 @@
 import { DEADLINE_HEADER } from 'prazo/wire';
 import type { Pool } from 'undici';
 import { undici } from '../../undici.js';
+import { errorCodeOf } from './error-body.js';
 import type { DrillConfig } from './spec.js';
 
 /** The drill's two user-facing routes. */
@@ -20,6 +21,12 @@ export interface UserResult {
   ok: boolean;
   /** HTTP status, or 0 when the user gave up or the connection failed. */
   status: number;
+  /**
+   * Why it failed, `''` when it did not: `'<status> <code>'` (the code of the answer's JSON body,
+   * e.g. `'504 DEADLINE_INSUFFICIENT'`), `'200 after the deadline'`, `'gave up'` (no answer by the
+   * user's deadline) or `'connection failed'`.
+   */
+  reason: string;
 }
 
 /** Options of {@link startLoad}. */
@@ -53,6 +60,13 @@ const TICK_MS = 5;
  */
 export function isGoodput(status: number, durationMs: number, userDeadlineMs: number): boolean {
   return status === 200 && durationMs <= userDeadlineMs;
+}
+
+/** {@link UserResult.reason} of a request that failed. */
+export function failureReason(status: number, body: string, gaveUp: boolean): string {
+  if (status === 0) return gaveUp ? 'gave up' : 'connection failed';
+  if (status === 200) return '200 after the deadline';
+  return `${status} ${errorCodeOf(body)}`;
 }
 
 /**
@@ -89,18 +103,20 @@ export function startLoad(options: LoadOptions): Load {
     const began = performance.now();
     const path =
       route === 'catalog' ? '/catalog' : variant === 'unhedged' ? '/checkout?variant=unhedged' : '/checkout';
-    const end = (status: number) => {
+    const end = (status: number, body: string) => {
       clearTimeout(giveUp);
       inFlight--;
       const durationMs = performance.now() - began;
+      const ok = !controller.signal.aborted && isGoodput(status, durationMs, options.userDeadlineMs);
       options.onResult({
         config,
         route,
         variant,
         sentAtMs,
         durationMs,
-        ok: !controller.signal.aborted && isGoodput(status, durationMs, options.userDeadlineMs),
+        ok,
         status,
+        reason: ok ? '' : failureReason(status, body, controller.signal.aborted),
       });
       maybeDone();
     };
@@ -113,10 +129,15 @@ export function startLoad(options: LoadOptions): Load {
       })
       .then(
         async (response) => {
-          await response.body.text();
-          end(response.statusCode);
+          let body = '';
+          try {
+            body = await response.body.text();
+          } catch {
+            // The user gave up while the body was arriving.
+          }
+          end(response.statusCode, body);
         },
-        () => end(0),
+        () => end(0, ''),
       );
   };
 

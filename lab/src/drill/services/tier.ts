@@ -14,6 +14,7 @@ import {
   type DownstreamHooks,
   type OrderWriter,
 } from './downstream.js';
+import { errorCodeOf } from './error-body.js';
 import { CHECKOUT_ID_HEADER } from './order-writes.js';
 import { createPrazoDownstream, createPrazoOrderWriter, wrapPrazoHandler } from './prazo-downstream.js';
 import { createSlotPool, type SlotPool } from './slot-pool.js';
@@ -139,7 +140,7 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
         const written = await writer.write(checkout, req);
         if (written.status < 300) writes.succeeded++;
         else {
-          const reason = `${written.status} ${errorOf(written.body)}`;
+          const reason = `${written.status} ${errorCodeOf(written.body)}`;
           writes.failed[reason] = (writes.failed[reason] ?? 0) + 1;
           outcome = { ...outcome, status: written.status, body: written.body };
         }
@@ -255,18 +256,6 @@ export async function startTier(spec: TierSpec): Promise<TierService> {
       await Promise.all([downstream.close(), writer?.close()]);
     },
   };
-}
-
-/** The error code of a failed answer's JSON body (`{"error": "READ_TIMEOUT"}`, or prazo's `{"error": {"code"}}`). */
-function errorOf(body: string): string {
-  try {
-    const error = (JSON.parse(body) as { error?: unknown } | null)?.error;
-    if (typeof error === 'string') return error;
-    const code = (error as { code?: unknown } | null)?.code;
-    return typeof code === 'string' ? code : 'error';
-  } catch {
-    return 'error';
-  }
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
