@@ -17,10 +17,12 @@ import type { DependencyContext } from '../pipeline.js';
  *
  * When no slot is free the call waits, first come first served, in a bounded queue — but only while
  * it can still start in time: it fails at once with `CONCURRENCY_LIMITED` when the queue is full or
- * when the wait it faces (the calls ahead × the latency measured ÷ the limit, by Little's law; no
- * prediction before the limit has measured a latency) leaves less than the dependency's latency
- * (its p99, or the latency the limit measures now when that is longer) before its deadline, and it
- * fails as soon as its wait has eaten that margin. A limited
+ * when the wait it faces (`ConcurrencyGate.expectedWaitMs`: the calls ahead × the time a slot takes
+ * to free, by Little's law or by the answers' recent pace; no prediction before the limit has
+ * measured a latency) leaves less than the dependency's latency (its p99, or the latency a call
+ * given a slot now can expect when that is longer: `ConcurrencyGate.latencyNowMs`) before its
+ * deadline, and it fails as soon as its wait has eaten that margin, judged again with the latency
+ * measured then (after a capacity drop the dependency answers faster than its last window). A limited
  * call never reached the dependency: the retry budget counts it as refused (`recordRefused`), not
  * as an original, and the `limited` event says `reason: 'concurrency'`. See docs/overload.md.
  */
@@ -59,9 +61,18 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
     this.#resolve();
   }
 
-  /** It could no longer start in time for the dependency's latency (p99, or more if measured). */
+  /**
+   * It could no longer start in time for the dependency's latency as it was when it began to wait
+   * (p99, or more if measured): unless the latency measured now leaves it longer, it gives up.
+   */
   onDue(nowMs: number): void {
     if (this.done) return;
+    const startBy = this.#call.limitMs - needMs(this.#ctx, this.#gate, nowMs);
+    if (startBy > nowMs) {
+      this.dueAt = startBy;
+      this.#ctx.timer.add(this);
+      return;
+    }
     this.#gate.leave();
     this.#settle();
     this.#reject(
@@ -107,14 +118,11 @@ export function waitForSlot(
   call: Call,
   now: number,
 ): Promise<void> {
-  // The call must start early enough for the dependency's p99, or for the latency the limit
-  // measures now if that is longer (a dependency slowed by overload answers later than its p99).
-  const latencyMs = gate.latencyMs();
-  const needMs = latencyMs !== undefined && latencyMs > ctx.live.p99Ms ? latencyMs : ctx.live.p99Ms;
-  const startBy = call.limitMs - needMs;
+  const need = needMs(ctx, gate, now);
+  const startBy = call.limitMs - need;
   if (gate.queued >= gate.maxQueued)
     return Promise.reject(limited(ctx, gate, call, now, 'the wait queue is full.'));
-  const waitMs = gate.expectedWaitMs(gate.queued);
+  const waitMs = gate.expectedWaitMs(gate.queued, now);
   if (now + waitMs > startBy)
     return Promise.reject(
       limited(
@@ -122,7 +130,7 @@ export function waitForSlot(
         gate,
         call,
         now,
-        `the wait ahead (≈ ${Math.ceil(waitMs)} ms) leaves less than the dependency's latency (${Math.ceil(needMs)} ms) before the deadline.`,
+        `the wait ahead (≈ ${Math.ceil(waitMs)} ms) leaves less than the dependency's latency (${Math.ceil(need)} ms) before the deadline.`,
       ),
     );
   return new Promise<void>((resolve, reject) => {
@@ -132,6 +140,17 @@ export function waitForSlot(
     call.waitOn(waiter);
     ctx.sleepers.add(call);
   });
+}
+
+/**
+ * How long before its deadline a waiting call must start: the dependency's p99, or the latency a
+ * call given a slot now can expect if that is longer (`ConcurrencyGate.latencyNowMs`: a dependency
+ * slowed by overload answers later than its p99, and one that recovered sooner than its last
+ * window of latencies says).
+ */
+function needMs(ctx: DependencyContext, gate: ConcurrencyGate, nowMs: number): number {
+  const latencyMs = gate.latencyNowMs(nowMs);
+  return latencyMs !== undefined && latencyMs > ctx.live.p99Ms ? latencyMs : ctx.live.p99Ms;
 }
 
 function limited(

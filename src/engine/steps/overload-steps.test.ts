@@ -79,6 +79,58 @@ describe('adaptive concurrency limit (concurrency step)', () => {
     await dep.close();
   });
 
+  it('keeps a waiting call whose start-by time came while the latency measured since fell', async () => {
+    const { dep, transport, clock } = createTestDependency({
+      origins: ONE,
+      latency: { p99Ms: 100 },
+      userDeadlineMs: 10_000,
+      // One attempt, waiting for its answer past the read timeout (140 ms) until the deadline.
+      attempts: 1,
+      lastAttempt: 'deadline',
+      concurrency: { minLimit: 2, initialLimit: 2, maxLimit: 2, windowSamples: 1, windowMs: 1 },
+    });
+    // The no-load probe: three calls of 600 ms, one after another.
+    for (let i = 0; i < 3; i++) {
+      const call = settle(dep.request({ path: '/probe' }));
+      await flush();
+      await advance(clock, 600);
+      transport.pending()[0]!.respond(200);
+      expect((await call).value?.status).toBe(200);
+    }
+    expect(dep.overload().concurrency).toMatchObject({ rttMs: 600, limit: 2 });
+    const held = ['/x1', '/x2'].map((path) => settle(dep.request({ path })));
+    const queued = ['/w1', '/w2'].map((path) => settle(dep.request({ path, deadline: 5_000 })));
+    // Third in the queue: a wait of ≈ 3 × 600 ÷ 2 = 900 ms leaves the latency measured (600 ms) of
+    // its 1 500 ms: it must start by 900 ms.
+    const last = settle(dep.request({ path: '/last', deadline: 1_500 }));
+    await flush();
+    expect(dep.overload().concurrency?.queued).toBe(3);
+    // The dependency answers quickly now: the latency measured falls to 100 and 200 ms.
+    const answer = async (path: string) => {
+      transport
+        .pending()
+        .find((e) => e.path === path)!
+        .respond(200);
+      await flush();
+    };
+    await advance(clock, 100);
+    await answer('/x1');
+    await advance(clock, 100);
+    await answer('/x2');
+    // At 900 ms the call needs only the 200 ms measured now: it keeps waiting.
+    await advance(clock, 710);
+    expect(dep.overload().concurrency?.queued).toBe(1);
+    await answer('/w1');
+    await answer('/last');
+    expect((await last).value?.status).toBe(200);
+    await answer('/w2');
+    expect((await Promise.all([...held, ...queued])).map((r) => r.value?.status)).toEqual([
+      200, 200, 200, 200,
+    ]);
+    expect(dep.budget()).toMatchObject({ refused: 0 });
+    await dep.close();
+  });
+
   it('fails at once when the wait ahead, by the latency measured, would not leave the p99 before the deadline', async () => {
     const { dep, transport, clock } = createTestDependency({
       origins: ONE,
