@@ -6,7 +6,6 @@ import {
   ConcurrencyGate,
   createConcurrencyGate,
   normalizeConcurrencyOptions,
-  PACE_ANSWERS,
 } from './concurrency-gate.js';
 
 /** A gate whose limit finished its probe at 8 with a latency of 80 ms, on a fake clock. */
@@ -85,46 +84,6 @@ describe('ConcurrencyGate, abandoned work', () => {
     clock.advance(300);
     expect(gate.abandoned).toBe(0);
     expect(gate.tryAcquire()).toBe(true);
-  });
-});
-
-describe('ConcurrencyGate, the latency a call can expect now', () => {
-  /** A gate whose last window measured `windowMs` with `limit` calls in flight, on a fake clock. */
-  function slowWindow(windowMs: number) {
-    const { clock, gate } = probedGate();
-    for (let i = 0; i < 8; i++) gate.tryAcquire();
-    clock.advance(windowMs);
-    gate.release(windowMs, clock.now() - windowMs, clock.now());
-    gate.tryAcquire();
-    expect(gate.latencyMs()).toBe(windowMs);
-    return { clock, gate };
-  }
-
-  it('goes by the last window until the answers have set a pace', () => {
-    const { clock, gate } = slowWindow(1_200);
-    expect(gate.latencyNowMs(clock.now())).toBe(1_200);
-    expect(gate.expectedWaitMs(2, clock.now())).toBeCloseTo((3 * 1_200) / gate.limit());
-  });
-
-  it("says less than the last window once the answers come faster (a capacity drop's end)", () => {
-    const { clock, gate } = slowWindow(1_200);
-    // The window closed on a latency of 1.2 s; now the dependency answers every 5 ms (calls that
-    // queued during the drop: their own latencies are still long).
-    for (let i = 0; i < PACE_ANSWERS; i++) {
-      clock.advance(5);
-      gate.release(1_000, clock.now() - 1_000, clock.now());
-      gate.tryAcquire();
-    }
-    const now = clock.now();
-    const inFlight = gate.inFlight + gate.abandoned;
-    expect(inFlight).toBeGreaterThan(0);
-    expect(gate.latencyNowMs(now)).toBeCloseTo((inFlight + 1) * 5, 5);
-    expect(gate.latencyNowMs(now)).toBeLessThan(200);
-    // The wait for a slot: a slot per answer at that pace, or per latency ÷ limit if that is shorter.
-    expect(gate.expectedWaitMs(3, now)).toBeCloseTo(4 * Math.min(5, gate.latencyMs()! / gate.limit()), 5);
-    // A dependency that stops answering slows the pace as time passes, up to the window's latency.
-    clock.advance(60_000);
-    expect(gate.latencyNowMs(clock.now())).toBe(gate.latencyMs());
   });
 });
 

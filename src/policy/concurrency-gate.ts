@@ -36,12 +36,6 @@ export interface NormalizedConcurrencyOptions {
   readonly maxQueued: number;
 }
 
-/**
- * Answers over which the gate measures the dependency's recent pace (ms per answer), for the wait a
- * queued call faces and the latency it can expect once it has a slot (`latencyNowMs`).
- */
-export const PACE_ANSWERS = 12;
-
 /** Default bound of the wait queue. */
 export const CONCURRENCY_MAX_QUEUED_DEFAULT = 1000;
 
@@ -127,9 +121,6 @@ export class ConcurrencyGate implements TimerEntry {
   #ghostUntil: number[] = [];
   #ghostHead = 0;
   #armed = false;
-  /** When each of the last {@link PACE_ANSWERS} answers came (a ring; `#answers` counts them all). */
-  readonly #answeredAt = new Float64Array(PACE_ANSWERS);
-  #answers = 0;
 
   /**
    * @param timer frees the slots of abandoned attempts when they are due; without one, an abandoned
@@ -240,7 +231,6 @@ export class ConcurrencyGate implements TimerEntry {
   release(rttMs: number | undefined, startedMs: number, nowMs: number, refused = false): void {
     if (refused) this.#limit.refused(nowMs);
     if (rttMs !== undefined) {
-      this.#answeredAt[this.#answers++ % PACE_ANSWERS] = nowMs;
       this.#limit.sample(rttMs, startedMs, nowMs, this.inFlight + this.abandoned);
       this.#limitChanged();
     }
@@ -282,49 +272,16 @@ export class ConcurrencyGate implements TimerEntry {
   }
 
   /**
-   * How long a call queued behind `ahead` others can expect to wait at `nowMs`, in ms, by Little's
-   * law (a slot frees every latency ÷ limit ms on average), or by the answers' recent pace when
-   * slots free faster than that (a dependency past a capacity drop answers faster than its last
-   * window's latency says); 0 before the limit has measured any latency — a
+   * How long a call queued behind `ahead` others can expect to wait, in ms, by Little's law (a slot
+   * frees every latency ÷ limit ms on average); 0 before the limit has measured any latency — a
    * prediction from a latency nobody measured yet (a new dependency's first burst, its limit still
    * at the no-load probe's floor) would refuse calls on a guess. The waiting call's own bound (it
    * must start in time for the dependency's latency) still holds.
    */
-  expectedWaitMs(ahead: number, nowMs: number): number {
+  expectedWaitMs(ahead: number): number {
     const limit = this.#limit;
     const latencyMs = limit.latencyMs();
-    if (latencyMs === undefined) return 0;
-    const byLatency = latencyMs / limit.limit();
-    const pace = this.#msPerAnswer(nowMs);
-    return (ahead + 1) * (pace !== undefined && pace < byLatency ? pace : byLatency);
-  }
-
-  /**
-   * The latency a call given a slot now can expect, in ms: the limit's last window latency, or, when
-   * the answers' recent pace says less, what that pace gives the calls in flight and this one by
-   * Little's law (`(inFlight + abandoned + 1) × ms per answer`) — the window's latency is that of
-   * calls that started up to a window ago, and after a capacity drop ends the dependency answers
-   * faster long before a window of them has ended. Undefined before the limit measured any latency.
-   */
-  latencyNowMs(nowMs: number): number | undefined {
-    const latencyMs = this.#limit.latencyMs();
-    if (latencyMs === undefined) return undefined;
-    const pace = this.#msPerAnswer(nowMs);
-    if (pace === undefined) return latencyMs;
-    const byPace = (this.inFlight + this.abandoned + 1) * pace;
-    return Math.min(byPace, latencyMs);
-  }
-
-  /**
-   * Ms per answer over the last {@link PACE_ANSWERS} answers, counted up to `nowMs` (a dependency
-   * that stopped answering slows the pace as time goes by); undefined before that many answers.
-   */
-  #msPerAnswer(nowMs: number): number | undefined {
-    const count = this.#answers;
-    if (count < PACE_ANSWERS) return undefined;
-    const oldest = this.#answeredAt[count % PACE_ANSWERS]!;
-    // The answers since the oldest kept one (PACE_ANSWERS − 1 intervals, the one open now included).
-    return Math.max(0, nowMs - oldest) / (PACE_ANSWERS - 1);
+    return latencyMs === undefined ? 0 : ((ahead + 1) * latencyMs) / limit.limit();
   }
 
   snapshot(): ConcurrencySnapshot {

@@ -17,12 +17,12 @@ import type { DependencyContext } from '../pipeline.js';
  *
  * When no slot is free the call waits, first come first served, in a bounded queue — but only while
  * it can still start in time: it fails at once with `CONCURRENCY_LIMITED` when the queue is full or
- * when the wait it faces (`ConcurrencyGate.expectedWaitMs`: the calls ahead × the time a slot takes
- * to free, by Little's law or by the answers' recent pace; no prediction before the limit has
- * measured a latency) leaves less than the dependency's latency (its p99, or the latency a call
- * given a slot now can expect when that is longer: `ConcurrencyGate.latencyNowMs`) before its
- * deadline, and it fails as soon as its wait has eaten that margin, judged again with the latency
- * measured then (after a capacity drop the dependency answers faster than its last window). A limited
+ * when the wait it faces (the calls ahead × the latency measured ÷ the limit, by Little's law; no
+ * prediction before the limit has measured a latency) leaves less than the dependency's latency
+ * (its p99, or the latency the limit measures now when that is longer) before its deadline, and it
+ * fails as soon as its wait has eaten that margin — judged again, when that time comes, with the
+ * latency the limit measures then (after a capacity drop its windows fall back as the dependency
+ * answers faster). A limited
  * call never reached the dependency: the retry budget counts it as refused (`recordRefused`), not
  * as an original, and the `limited` event says `reason: 'concurrency'`. See docs/overload.md.
  */
@@ -67,7 +67,7 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
    */
   onDue(nowMs: number): void {
     if (this.done) return;
-    const startBy = this.#call.limitMs - needMs(this.#ctx, this.#gate, nowMs);
+    const startBy = this.#call.limitMs - needMs(this.#ctx, this.#gate);
     if (startBy > nowMs) {
       this.dueAt = startBy;
       this.#ctx.timer.add(this);
@@ -118,11 +118,11 @@ export function waitForSlot(
   call: Call,
   now: number,
 ): Promise<void> {
-  const need = needMs(ctx, gate, now);
+  const need = needMs(ctx, gate);
   const startBy = call.limitMs - need;
   if (gate.queued >= gate.maxQueued)
     return Promise.reject(limited(ctx, gate, call, now, 'the wait queue is full.'));
-  const waitMs = gate.expectedWaitMs(gate.queued, now);
+  const waitMs = gate.expectedWaitMs(gate.queued);
   if (now + waitMs > startBy)
     return Promise.reject(
       limited(
@@ -143,13 +143,11 @@ export function waitForSlot(
 }
 
 /**
- * How long before its deadline a waiting call must start: the dependency's p99, or the latency a
- * call given a slot now can expect if that is longer (`ConcurrencyGate.latencyNowMs`: a dependency
- * slowed by overload answers later than its p99, and one that recovered sooner than its last
- * window of latencies says).
+ * How long before its deadline a waiting call must start: the dependency's p99, or the latency the
+ * limit measures now if that is longer (a dependency slowed by overload answers later than its p99).
  */
-function needMs(ctx: DependencyContext, gate: ConcurrencyGate, nowMs: number): number {
-  const latencyMs = gate.latencyNowMs(nowMs);
+function needMs(ctx: DependencyContext, gate: ConcurrencyGate): number {
+  const latencyMs = gate.latencyMs();
   return latencyMs !== undefined && latencyMs > ctx.live.p99Ms ? latencyMs : ctx.live.p99Ms;
 }
 

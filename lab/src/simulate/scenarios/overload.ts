@@ -461,7 +461,7 @@ function runConfig(
       if (request.counted) clientRefused.concurrency++;
       end(request, false);
     };
-    if (gate.queued >= gate.maxQueued || now + gate.expectedWaitMs(gate.queued, now) > startBy) {
+    if (gate.queued >= gate.maxQueued || now + gate.expectedWaitMs(gate.queued) > startBy) {
       refuse();
       return;
     }
