@@ -128,11 +128,11 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
     const argv = [
       'amplification',
       '--duration-ms',
-      '20000',
+      '10000',
       '--trigger-start-ms',
-      '5000',
+      '3000',
       '--trigger-duration-ms',
-      '5000',
+      '3000',
       '--seed',
       '9',
       '--json',
@@ -182,7 +182,7 @@ describe('prazo simulate', { timeout: 120_000 }, () => {
     expect(by.prazo.recovery.afterTriggerEndMs).toBeLessThanOrEqual(3 * result.options.budgetWindowMs);
     // The metastable failure: the trigger is gone, naive's own retries keep the dependency down.
     expect(by.naive.recovery.recovered).toBe(false);
-    const table = await run('amplification', '--strategies', 'naive', '--duration-ms', '100000');
+    const table = await run('amplification', '--strategies', 'naive');
     expect(table.stdout).toMatch(/naive .* NO — metastable/);
   });
 
