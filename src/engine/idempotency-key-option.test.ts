@@ -109,4 +109,16 @@ describe("idempotencyKey: 'auto'", () => {
     expect(isPrazoError(error, 'INVALID_OPTION')).toBe(true);
     await dep.close();
   });
+
+  it("refuses an idempotencyScope other than 'instance' or 'fleet', naming it", () => {
+    for (const scope of ['shared', true, 1])
+      expect(() => failingThen201(0, { idempotencyScope: scope as never })).toThrow(
+        expect.objectContaining({
+          code: 'INVALID_OPTION',
+          message: expect.stringMatching(/idempotencyScope/),
+        }),
+      );
+    for (const scope of ['instance', 'fleet'] as const)
+      expect(() => failingThen201(0, { idempotencyScope: scope })).not.toThrow();
+  });
 });
