@@ -438,6 +438,27 @@ describe('Balancer: retries and hedges', () => {
     const single = setup([A]).balancer;
     expect(single.pickHedge(0, 0)).toBe(-1);
   });
+
+  it('picks an origin again for a retry that must go back to it, even ejected, until it has left', () => {
+    const { balancer, clock } = setup([A, B]);
+    const now = clock.now();
+    const b = balancer.indexOf(B);
+    // Ejected: B still holds the first execution of the write, so the retry goes there.
+    for (let k = 0; k < BALANCER_DEFAULTS.consecutiveFailures; k++) {
+      answerCleanly(balancer, A, now);
+      balancer.finished(b, 'gateway', 5, now);
+    }
+    expect(stateOf(balancer, B, now).state).toBe('ejected');
+    expect(balancer.pickAgain(B, now)).toBe(b);
+    balancer.finished(b, 'neutral', 0, now);
+    expect(balancer.pickAgain('http://127.0.0.1:9999', now)).toBe(-1);
+    // While B drains (the retry is one of its calls in flight) it is still there; once gone, not.
+    expect(balancer.pickAgain(B, now)).toBe(b);
+    balancer.remove(B, now);
+    expect(balancer.pickAgain(B, now)).toBe(b);
+    for (let k = 0; k < 2; k++) balancer.finished(b, 'success', 5, now);
+    expect(balancer.pickAgain(B, now)).toBe(-1);
+  });
 });
 
 describe('Balancer: transitions', () => {

@@ -178,15 +178,13 @@ export class Balancer {
   }
 
   /**
-   * Instance `index` again, for a retry that must go back to it (a keyed write whose key only that
-   * instance remembers), whatever its state: it is where the first execution ran. -1 when the slot
-   * no longer holds `origin` (the instance left the fleet): then it is `pickRetry`'s to choose.
+   * The instance of `origin` again, for a retry that must go back to it (a keyed write whose key
+   * only that instance remembers), whatever its state — it is where the first execution ran — while
+   * it is in the fleet or draining; -1 once it has left: then it is `pickRetry`'s to choose.
    */
-  pickAgain(index: number, origin: string, nowMs: number): number {
-    const t = this.#t;
-    if (!(index >= 0 && index < t.highWater) || t.state[index] === SLOT.free || t.origins[index] !== origin)
-      return -1;
-    return this.#start(index, nowMs);
+  pickAgain(origin: string, nowMs: number): number {
+    const i = this.indexOf(origin);
+    return i < 0 ? -1 : this.#start(i, nowMs);
   }
 
   /**

@@ -100,6 +100,18 @@ export interface CallHandle {
  * try is not here: the retry step hands it down as an `AttemptPlan` (`attempt-plan.ts`), and keeps
  * its own counts (tries, requeues) as locals.
  */
+/**
+ * What a dependency does with `Idempotency-Key`s, as its calls need it (one object per engine):
+ * `mint` (`idempotencyKey: 'auto'`) and `perInstance` (`idempotencyScope: 'instance'`).
+ */
+export interface CallKeys {
+  readonly mint: boolean;
+  readonly perInstance: boolean;
+}
+
+/** Calls made outside an engine: no key minted, none kept per instance. */
+const NO_KEYS: CallKeys = Object.freeze({ mint: false, perInstance: false });
+
 export class Call {
   readonly id: number;
   readonly method: string;
@@ -116,7 +128,7 @@ export class Call {
   /**
    * A keyed write whose key only the instance that ran it remembers (`idempotencyScope:
    * 'instance'`): never two copies in flight, and a retry after an attempt that may have been
-   * written goes back to that attempt's instance ({@link Call.pinnedTo}).
+   * written goes back to that attempt's instance ({@link Call.pinnedOrigin}).
    */
   readonly pinned: boolean;
   /** The body can be sent again (absent, string or bytes). */
@@ -137,8 +149,7 @@ export class Call {
   #attempts: AttemptRecord[] | null = null;
   #attemptCount = 0;
   #failedOn: number[] | null = null;
-  #pinnedTo = -1;
-  #pinnedOrigin = '';
+  #pinnedOrigin: string | null = null;
   #cancelled: Error | null = null;
   #waitingOn: Interruptible | null = null;
 
@@ -153,10 +164,9 @@ export class Call {
     id: number,
     options: RequestOptions,
     clock: Clock,
-    autoKey = false,
+    keys: CallKeys = NO_KEYS,
     readPairs?: string[] | null,
     handle?: CallHandle,
-    keysPerInstance = false,
   ) {
     if (typeof options !== 'object' || options === null)
       throw new InvalidOptionError('request', 'an object with a path', options);
@@ -199,7 +209,7 @@ export class Call {
     let keyed = this.method !== 'GET' && carriesIdempotencyKey(headers, pairs);
     if (
       !keyed &&
-      (mint === undefined ? autoKey : mint === 'auto') &&
+      (mint === undefined ? keys.mint : mint === 'auto') &&
       options.idempotent !== false &&
       this.method !== 'GET' &&
       !SAFE_METHODS.has(this.method)
@@ -217,7 +227,7 @@ export class Call {
         : this.method === 'GET' || this.method === 'HEAD' || isIdempotent(this.method) || keyed;
     const safeMethod = this.method === 'GET' || this.method === 'HEAD' || isHedgeSafe(this.method);
     // A key makes the write safe to repeat only where the store that holds it sees every copy.
-    this.pinned = keyed && keysPerInstance && !safeMethod && options.idempotent === undefined;
+    this.pinned = keyed && keys.perInstance && !safeMethod && options.idempotent === undefined;
     this.hedgeSafe = this.idempotent && (safeMethod || (keyed && !this.pinned));
     const deadline = options.deadline;
     this.explicitLimitMs = deadline === undefined ? undefined : limitOf(deadline, clock);
@@ -319,26 +329,20 @@ export class Call {
   }
 
   /**
-   * The instance a retry of this {@link Call.pinned} call must go back to (an attempt there may
-   * have been written and its answer is unknown), or -1: any instance.
+   * The origin a retry of this {@link Call.pinned} call must go back to (an attempt there may have
+   * been written and its answer is unknown), or null: any instance.
    */
-  get pinnedTo(): number {
-    return this.#pinnedTo;
-  }
-
-  /** The origin of {@link Call.pinnedTo} (a slot the fleet freed and gave to another origin is not it). */
-  get pinnedOrigin(): string {
+  get pinnedOrigin(): string | null {
     return this.#pinnedOrigin;
   }
 
   /**
-   * An attempt of a pinned call on `instance` ended: with `unknown`, its request may have been
-   * written and nobody knows what came of it (its retries go back there); otherwise it answered,
-   * or was never written (its retries may go anywhere).
+   * An attempt of a pinned call ended: `origin` when its request may have been written and nobody
+   * knows what came of it (its retries go back there), null when it answered or was never written
+   * (its retries may go anywhere).
    */
-  settleOn(instance: number, origin: string, unknown: boolean): void {
-    this.#pinnedTo = unknown ? instance : -1;
-    this.#pinnedOrigin = unknown ? origin : '';
+  pinTo(origin: string | null): void {
+    this.#pinnedOrigin = origin;
   }
 
   /** Notes that an attempt on `instance` failed (once per instance). */

@@ -18,7 +18,13 @@ import type { CalibratedPolicy } from '../policy/calibrate.js';
 import { ConcurrencyGate, type NormalizedConcurrencyOptions } from '../policy/concurrency-gate.js';
 import { createRetryBudget, type RetryBudget, type RetryBudgetOptions } from '../policy/retry-budget.js';
 import type { Transport } from '../transport/transport.js';
-import { Call, type CallHandle, type DependencyResponse, type RequestOptions } from './call.js';
+import {
+  Call,
+  type CallHandle,
+  type CallKeys,
+  type DependencyResponse,
+  type RequestOptions,
+} from './call.js';
 import { EventHub } from './events.js';
 import { closedError, withHistory } from './history.js';
 import { instanceEventName } from './instance-report.js';
@@ -303,8 +309,10 @@ export function createEngine(
     retryStep(ctx)(hedgeStep(ctx)(attemptHandler(ctx))),
   );
 
-  const autoKey = o.idempotencyKey === 'auto';
-  const keysPerInstance = o.idempotencyScope === 'instance';
+  const keys: CallKeys = Object.freeze({
+    mint: o.idempotencyKey === 'auto',
+    perInstance: o.idempotencyScope === 'instance',
+  });
   let nextId = 1;
   const send = (call: Call): Promise<DependencyResponse> => {
     if (ctx.closed) return Promise.reject(withHistory(closedError(o.name), call, o.name));
@@ -322,7 +330,7 @@ export function createEngine(
   ): Promise<DependencyResponse> => {
     let call: Call;
     try {
-      call = new Call(nextId++, options, clock, autoKey, headerPairs, handle, keysPerInstance);
+      call = new Call(nextId++, options, clock, keys, headerPairs, handle);
     } catch (error) {
       return Promise.reject(error);
     }

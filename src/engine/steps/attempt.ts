@@ -299,9 +299,9 @@ function runAttempt(
         instance =
           kind === 'original'
             ? balancer.pick(now)
-            : call.pinnedTo === -1
+            : call.pinnedOrigin === null
               ? balancer.pickRetry(call.failedOn ?? NONE_FAILED, now)
-              : pickPinned(balancer, call, now);
+              : pickPinned(balancer, call.pinnedOrigin, call, now);
         if (instance === -1) {
           const error = new RequestFailedError(`${ctx.name}: no instance left in the fleet.`, {
             phase: 'connect',
@@ -378,11 +378,16 @@ function runAttempt(
 }
 
 /**
- * The instance a retry of a pinned call goes back to (`Call.pinnedTo`), or the balancer's choice
- * when that instance has left the fleet.
+ * The instance a retry of a pinned call goes back to (`origin`, its `Call.pinnedOrigin`), or the
+ * balancer's choice when that instance has left the fleet.
  */
-function pickPinned(balancer: DependencyContext['balancer'], call: Call, nowMs: number): number {
-  const again = balancer.pickAgain(call.pinnedTo, call.pinnedOrigin, nowMs);
+function pickPinned(
+  balancer: DependencyContext['balancer'],
+  origin: string,
+  call: Call,
+  nowMs: number,
+): number {
+  const again = balancer.pickAgain(origin, nowMs);
   return again !== -1 ? again : balancer.pickRetry(call.failedOn ?? NONE_FAILED, nowMs);
 }
 
@@ -425,7 +430,7 @@ function attemptAnswered(
   const success = verdict.kind !== 'retryable';
   if (!success) call.noteFailure(instance);
   // Answered: what the instance did with the write is known, and a retry may go anywhere.
-  if (call.pinned) call.settleOn(instance, attempt.origin, false);
+  if (call.pinned) call.pinTo(null);
   const won = success && attempt.plan.claim();
   attempt.outcome = success ? 'success' : 'failure';
   call.recordAttempt({
@@ -495,7 +500,7 @@ function attemptFailed(
     if (timedOut || abandoned) gate.abandon(timedOut, durationMs, attempt.startMs, end, ctx.policy.readMs);
   }
   // A pinned write that may have been written: its retry goes back to this instance.
-  if (call.pinned) call.settleOn(instance, attempt.origin, classification.phase !== 'connect');
+  if (call.pinned) call.pinTo(classification.phase === 'connect' ? null : attempt.origin);
   if (!abandoned) {
     if (!attempt.slowNoted) noteSlow(ctx, timeout === 'read' || attempt.byDeadline);
     call.noteFailure(instance);

@@ -5,6 +5,20 @@ import type { DependencyEvents } from '../events.js';
 
 const ONE = ['http://10.0.0.1:80'];
 
+/**
+ * Three calls of `ms`, one after another: the no-load probe's windows (a limit with `windowSamples:
+ * 1`), after which the limit has measured a latency of `ms`.
+ */
+async function probeAt(ms: number, { dep, transport, clock }: ReturnType<typeof createTestDependency>) {
+  for (let i = 0; i < 3; i++) {
+    const call = settle(dep.request({ path: '/probe' }));
+    await flush();
+    await advance(clock, ms);
+    transport.pending()[0]!.respond(200);
+    expect((await call).value?.status).toBe(200);
+  }
+}
+
 describe('adaptive concurrency limit (concurrency step)', () => {
   it('sends at most the limit at once and starts waiting calls, first come first served, as slots free', async () => {
     const { dep, transport, clock } = createTestDependency({ origins: ONE, concurrency: { minLimit: 2 } });
@@ -89,14 +103,7 @@ describe('adaptive concurrency limit (concurrency step)', () => {
       lastAttempt: 'deadline',
       concurrency: { minLimit: 2, initialLimit: 2, maxLimit: 2, windowSamples: 1, windowMs: 1 },
     });
-    // The no-load probe: three calls of 600 ms, one after another.
-    for (let i = 0; i < 3; i++) {
-      const call = settle(dep.request({ path: '/probe' }));
-      await flush();
-      await advance(clock, 600);
-      transport.pending()[0]!.respond(200);
-      expect((await call).value?.status).toBe(200);
-    }
+    await probeAt(600, { dep, transport, clock });
     expect(dep.overload().concurrency).toMatchObject({ rttMs: 600, limit: 2 });
     const held = ['/x1', '/x2'].map((path) => settle(dep.request({ path })));
     const queued = ['/w1', '/w2'].map((path) => settle(dep.request({ path, deadline: 5_000 })));
@@ -137,14 +144,7 @@ describe('adaptive concurrency limit (concurrency step)', () => {
       latency: { p99Ms: 700 },
       concurrency: { minLimit: 1, initialLimit: 1, maxLimit: 1, windowSamples: 1, windowMs: 1 },
     });
-    // Three calls of 320 ms, one after another: the no-load probe's windows, a latency measured.
-    for (let i = 0; i < 3; i++) {
-      const call = settle(dep.request({ path: '/' }));
-      await flush();
-      await advance(clock, 320);
-      transport.pending()[0]!.respond(200);
-      expect((await call).value?.status).toBe(200);
-    }
+    await probeAt(320, { dep, transport, clock });
     expect(dep.overload().concurrency).toMatchObject({ rttMs: 320, limit: 1 });
     const first = settle(dep.request({ path: '/' }));
     // One slot, taken: a wait of ≈ 320 ms leaves less than the p99 (700 ms) of a 1 000 ms deadline.
