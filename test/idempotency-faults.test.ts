@@ -2,8 +2,10 @@
  * The fault matrix of a keyed POST against real servers: in each case exactly one order is created
  * and the caller gets the answer of the execution that created it.
  */
+import axios from 'axios';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { install, uninstall } from '../src/client/install.js';
 import { prazoInterceptor } from '../src/client/interceptor.js';
 import type { DependencyOptions } from '../src/index.js';
 import { type Fleet, type StoreKind, startFleet } from './support/idempotency-fleet.js';
@@ -183,6 +185,44 @@ describe('two replicas sharing Redis', () => {
 });
 
 describe('the other entry points mint keys too', () => {
+  it('after install({ nodeHttp: true }): axios recovers a lost answer with one order; the global fetch sends its streamed body once', async () => {
+    const fleet = await startFleet('memory per instance', undefined, { fault: () => 'lost' });
+    install({
+      dependencies: [
+        {
+          name: 'orders',
+          origins: fleet.origins,
+          latency: { p99Ms: 60, p95Ms: 30 },
+          userDeadlineMs: 3_000,
+          attempts: 3,
+          hedge: { at: 'p95' },
+          idempotencyKey: 'auto',
+        },
+      ],
+      nodeHttp: true,
+    });
+    try {
+      const viaAxios = await axios.post(`${fleet.origins[1]}/orders`, 'via axios', { responseType: 'json' });
+      expect(viaAxios.status).toBe(201);
+      expect(viaAxios.headers['idempotent-replayed']).toBe('true');
+      expect(viaAxios.data).toMatchObject({ order: 1, body: 'via axios' });
+      expect(fleet.ledger.orders).toHaveLength(1);
+      // Node's fetch streams every body to the dispatcher: the keyed POST is sent once, not resent.
+      const viaFetch = await fetch(`${fleet.origins[0]}/orders`, { method: 'POST', body: 'via fetch' }).catch(
+        (error: unknown) => error,
+      );
+      expect(viaFetch).toBeInstanceOf(TypeError);
+      expect((viaFetch as { cause?: { code?: string; attempts?: unknown[] } }).cause).toMatchObject({
+        code: 'REQUEST_FAILED',
+        attempts: [expect.anything()],
+      });
+      expect(fleet.ledger.orders).toHaveLength(2);
+    } finally {
+      await uninstall();
+      await fleet.close();
+    }
+  });
+
   it.each(['memory', 'memory per instance'] as const)(
     'the undici interceptor and dependency.fetch() recover a lost answer with one order (store: %s)',
     async (kind) => {
