@@ -192,7 +192,7 @@ describe('the other entry points mint keys too', () => {
         {
           name: 'orders',
           origins: fleet.origins,
-          latency: { p99Ms: 60, p95Ms: 30 },
+          latency: { p99Ms: 600, p95Ms: 300 },
           userDeadlineMs: 3_000,
           attempts: 3,
           hedge: { at: 'p95' },
@@ -232,7 +232,7 @@ describe('the other entry points mint keys too', () => {
       const options = {
         name: 'orders',
         origins: fleet.origins,
-        latency: { p99Ms: 60, p95Ms: 30 },
+        latency: { p99Ms: 600, p95Ms: 300 },
         userDeadlineMs: 3_000,
         attempts: 3,
         idempotencyKey: 'auto' as const,
