@@ -2,7 +2,9 @@
  * The fault matrix of a keyed POST against real servers: in each case exactly one order is created
  * and the caller gets the answer of the execution that created it.
  */
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import axios from 'axios';
+import got from 'got';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { install, uninstall } from '../src/client/install.js';
@@ -185,7 +187,7 @@ describe('two replicas sharing Redis', () => {
 });
 
 describe('the other entry points mint keys too', () => {
-  it('after install({ nodeHttp: true }): axios recovers a lost answer with one order; the global fetch sends its streamed body once', async () => {
+  it('after install({ nodeHttp: true }): axios, got and the AWS SDK handler each recover a lost answer with one order; the global fetch sends its streamed body once', async () => {
     const fleet = await startFleet('memory per instance', undefined, { fault: () => 'lost' });
     install({
       dependencies: [
@@ -207,6 +209,33 @@ describe('the other entry points mint keys too', () => {
       expect(viaAxios.headers['idempotent-replayed']).toBe('true');
       expect(viaAxios.data).toMatchObject({ order: 1, body: 'via axios' });
       expect(fleet.ledger.orders).toHaveLength(1);
+      // got and the AWS SDK v3's handler (their own retries off: prazo's are the ones under test).
+      const viaGot = await got.post(`${fleet.origins[0]}/orders`, { body: 'via got', retry: { limit: 0 } });
+      expect(viaGot.statusCode).toBe(201);
+      expect(viaGot.headers['idempotent-replayed']).toBe('true');
+      expect(JSON.parse(viaGot.body)).toMatchObject({ order: 2, body: 'via got' });
+      const handler = new NodeHttpHandler();
+      try {
+        const url = new URL(fleet.origins[1]!);
+        const { response } = await handler.handle({
+          protocol: url.protocol,
+          hostname: url.hostname,
+          port: Number(url.port),
+          path: '/orders',
+          query: {},
+          method: 'POST',
+          headers: { 'content-length': String(Buffer.byteLength('via the AWS SDK')) },
+          body: 'via the AWS SDK',
+        } as Parameters<NodeHttpHandler['handle']>[0]);
+        let text = '';
+        for await (const chunk of response.body as AsyncIterable<Buffer>) text += chunk;
+        expect(response.statusCode).toBe(201);
+        expect(response.headers['idempotent-replayed']).toBe('true');
+        expect(JSON.parse(text)).toMatchObject({ order: 3, body: 'via the AWS SDK' });
+      } finally {
+        handler.destroy();
+      }
+      expect(fleet.ledger.orders).toHaveLength(3);
       // Node's fetch streams every body to the dispatcher: the keyed POST is sent once, not resent.
       const viaFetch = await fetch(`${fleet.origins[0]}/orders`, { method: 'POST', body: 'via fetch' }).catch(
         (error: unknown) => error,
@@ -216,7 +245,7 @@ describe('the other entry points mint keys too', () => {
         code: 'REQUEST_FAILED',
         attempts: [expect.anything()],
       });
-      expect(fleet.ledger.orders).toHaveLength(2);
+      expect(fleet.ledger.orders).toHaveLength(4);
     } finally {
       await uninstall();
       await fleet.close();
