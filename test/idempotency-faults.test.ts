@@ -187,7 +187,7 @@ describe('two replicas sharing Redis', () => {
 });
 
 describe('the other entry points mint keys too', () => {
-  it('after install({ nodeHttp: true }): axios, got and the AWS SDK handler each recover a lost answer with one order; the global fetch sends its streamed body once', async () => {
+  it('after install({ nodeHttp: true }): axios, got and the AWS SDK handler each recover a lost answer with one order; so does the global fetch, whose body Node streams, up to the 64 KiB a call records', async () => {
     const fleet = await startFleet('memory per instance', undefined, { fault: () => 'lost' });
     install({
       dependencies: [
@@ -226,7 +226,7 @@ describe('the other entry points mint keys too', () => {
           method: 'POST',
           headers: { 'content-length': String(Buffer.byteLength('via the AWS SDK')) },
           body: 'via the AWS SDK',
-        } as Parameters<NodeHttpHandler['handle']>[0]);
+        } as unknown as Parameters<NodeHttpHandler['handle']>[0]);
         let text = '';
         for await (const chunk of response.body as AsyncIterable<Buffer>) text += chunk;
         expect(response.statusCode).toBe(201);
@@ -236,16 +236,38 @@ describe('the other entry points mint keys too', () => {
         handler.destroy();
       }
       expect(fleet.ledger.orders).toHaveLength(3);
-      // Node's fetch streams every body to the dispatcher: the keyed POST is sent once, not resent.
-      const viaFetch = await fetch(`${fleet.origins[0]}/orders`, { method: 'POST', body: 'via fetch' }).catch(
+      // Node's fetch streams every body to the dispatcher, even a string: the keyed call records it
+      // as its first attempt sends it, and the retry sends the recorded bytes.
+      const viaFetch = await fetch(`${fleet.origins[0]}/orders`, { method: 'POST', body: 'via fetch' });
+      expect(viaFetch.status).toBe(201);
+      expect(viaFetch.headers.get('idempotent-replayed')).toBe('true');
+      expect(await viaFetch.json()).toMatchObject({ order: 4, body: 'via fetch' });
+      // So does a stream of the caller's own (no length known beforehand).
+      const chunks = ['via ', 'a ', 'stream'];
+      const viaStream = await fetch(`${fleet.origins[1]}/orders`, {
+        method: 'POST',
+        body: new ReadableStream({
+          pull(controller) {
+            const chunk = chunks.shift();
+            if (chunk === undefined) controller.close();
+            else controller.enqueue(new TextEncoder().encode(chunk));
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit);
+      expect(viaStream.status).toBe(201);
+      expect(await viaStream.json()).toMatchObject({ order: 5, body: 'via a stream' });
+      // A body past the 64 KiB a call records is sent once: the lost answer is the caller's error.
+      const large = 'x'.repeat(64 * 1024 + 1);
+      const viaLarge = await fetch(`${fleet.origins[0]}/orders`, { method: 'POST', body: large }).catch(
         (error: unknown) => error,
       );
-      expect(viaFetch).toBeInstanceOf(TypeError);
-      expect((viaFetch as { cause?: { code?: string; attempts?: unknown[] } }).cause).toMatchObject({
+      expect(viaLarge).toBeInstanceOf(TypeError);
+      expect((viaLarge as { cause?: { code?: string; attempts?: unknown[] } }).cause).toMatchObject({
         code: 'REQUEST_FAILED',
         attempts: [expect.anything()],
       });
-      expect(fleet.ledger.orders).toHaveLength(4);
+      expect(fleet.ledger.orders).toHaveLength(6);
     } finally {
       await uninstall();
       await fleet.close();

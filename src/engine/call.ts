@@ -15,6 +15,7 @@ import { ATTEMPT_HEADER } from '../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../wire/deadline-header.js';
 import { mintIdempotencyKey } from '../wire/idempotency-key-header.js';
 import { CallLedger } from './ledger.js';
+import { RecordedBody } from './recorded-body.js';
 import type { AttemptRecord } from './response.js';
 
 /** Header values a caller may pass. */
@@ -118,7 +119,8 @@ export class Call {
   readonly path: string;
   /** The caller's headers as a flat `[name, value, …]` list (prazo's own removed), or null. */
   readonly headerPairs: string[] | null;
-  readonly body: RequestBody | undefined;
+  /** The body as the caller gave it, or, for a stream an idempotent call may resend, its {@link RecordedBody}. */
+  readonly #body: RequestBody | RecordedBody | undefined;
   readonly idempotent: boolean;
   /**
    * Two copies may be in flight at once: idempotent, and a safe method or an `Idempotency-Key`
@@ -131,8 +133,8 @@ export class Call {
    * written goes back to that attempt's instance ({@link Call.pinnedOrigin}).
    */
   readonly pinned: boolean;
-  /** The body can be sent again (absent, string or bytes). */
-  readonly replayable: boolean;
+  /** The body was given whole (absent, string or bytes): it can be sent again. See {@link Call.replayable}. */
+  readonly #given: boolean;
   readonly explicitLimitMs: number | undefined;
   /** The caller's signal (given in `options.signal`), or undefined. */
   readonly signal: AbortSignal | undefined;
@@ -199,8 +201,7 @@ export class Call {
         'a string, bytes or a stream (serialise objects first, e.g. JSON.stringify)',
         body,
       );
-    this.body = body;
-    this.replayable = body === undefined || typeof body === 'string' || body instanceof Uint8Array;
+    this.#given = body === undefined || typeof body === 'string' || body instanceof Uint8Array;
     if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean')
       throw new InvalidOptionError('idempotent', 'true or false', options.idempotent);
     const mint = options.idempotencyKey;
@@ -229,6 +230,9 @@ export class Call {
     // A key makes the write safe to repeat only where the store that holds it sees every copy.
     this.pinned = keyed && keys.perInstance && !safeMethod && options.idempotent === undefined;
     this.hedgeSafe = this.idempotent && (safeMethod || (keyed && !this.pinned));
+    // A stream an idempotent call may resend is recorded as its first attempt sends it.
+    this.#body =
+      this.#given || !this.idempotent ? body : new RecordedBody(body as AsyncIterable<Uint8Array | string>);
     const deadline = options.deadline;
     this.explicitLimitMs = deadline === undefined ? undefined : limitOf(deadline, clock);
     const signal = options.signal ?? undefined;
@@ -316,6 +320,24 @@ export class Call {
     const list = this.#attempts;
     if (list === null) this.#attempts = [record];
     else list.push(record);
+  }
+
+  /** What an attempt sends: the caller's body, or a recorded stream's bytes once it was sent whole. */
+  get body(): RequestBody | undefined {
+    const body = this.#body;
+    if (body instanceof RecordedBody) return body.bytes ?? body;
+    return body;
+  }
+
+  /**
+   * The body can be sent again: absent, a string or bytes, or a stream an idempotent call recorded
+   * whole as its first attempt sent it ({@link RecordedBody}, up to 64 KiB). Until then a stream is
+   * sent once: no hedge, no retry.
+   */
+  get replayable(): boolean {
+    if (this.#given) return true;
+    const body = this.#body;
+    return body instanceof RecordedBody && body.bytes !== null;
   }
 
   /** Whether the call may be hedged: safe to have twice in flight, and replayable. */
