@@ -57,6 +57,13 @@ export interface RequestOptions {
    * @default the dependency's `idempotencyKey` (false)
    */
   idempotencyKey?: 'auto' | false;
+  /**
+   * `false`: no hedge copy for this call, whatever the dependency's `hedge` (a call too costly to
+   * have twice in flight, or a comparison of the same traffic with and without). Its retries are
+   * unchanged. `true` (the default) leaves hedging to the dependency's `hedge` option.
+   * @default true
+   */
+  hedge?: boolean;
 }
 
 /** Largest `deadline` in ms from now a call accepts (Node's longest timer, ≈ 24.8 days). */
@@ -127,6 +134,8 @@ export class Call {
    * (a key the instances remember each for itself only while the call is not {@link Call.pinned}).
    */
   readonly hedgeSafe: boolean;
+  /** The caller turned hedging off for this call (`hedge: false`); its retries are unchanged. */
+  readonly hedgeOff: boolean;
   /**
    * A keyed write whose key only the instance that ran it remembers (`idempotencyScope:
    * 'instance'`): never two copies in flight, and a retry after an attempt that may have been
@@ -230,6 +239,10 @@ export class Call {
     // A key makes the write safe to repeat only where the store that holds it sees every copy.
     this.pinned = keyed && keys.perInstance && !safeMethod && options.idempotent === undefined;
     this.hedgeSafe = this.idempotent && (safeMethod || (keyed && !this.pinned));
+    const hedge = options.hedge;
+    if (hedge !== undefined && typeof hedge !== 'boolean')
+      throw new InvalidOptionError('hedge', 'true or false', hedge);
+    this.hedgeOff = hedge === false;
     // A stream an idempotent call may resend is recorded as its first attempt sends it.
     this.#body =
       this.#given || !this.idempotent ? body : new RecordedBody(body as AsyncIterable<Uint8Array | string>);
@@ -401,12 +414,13 @@ function checkKnownOptions(options: RequestOptions): void {
       case 'signal':
       case 'idempotent':
       case 'idempotencyKey':
+      case 'hedge':
         break;
       default:
         if ((options as unknown as Record<string, unknown>)[name] !== undefined)
           throw new InvalidOptionError(
             name,
-            'absent: request() takes method, path, query, headers, body, deadline, signal, idempotent, idempotencyKey',
+            'absent: request() takes method, path, query, headers, body, deadline, signal, idempotent, idempotencyKey, hedge',
             (options as unknown as Record<string, unknown>)[name],
           );
     }

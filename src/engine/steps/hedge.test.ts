@@ -44,6 +44,48 @@ describe('hedging only what may run twice at once', () => {
   );
 });
 
+describe('hedging turned off for one call (hedge: false)', () => {
+  it('sends no hedge copy for that call, while the same call without it is hedged', async () => {
+    for (const [hedge, sent] of [
+      [undefined, ['1;kind=original', '2;kind=hedge']],
+      [true, ['1;kind=original', '2;kind=hedge']],
+      [false, ['1;kind=original']],
+    ] as const) {
+      const { dep, clock, transport } = createTestDependency({ hedge: { at: 'p95' } });
+      const pending = settle(dep.request({ path: '/stock/7', ...(hedge === undefined ? {} : { hedge }) }));
+      // Past the p95 (50 ms), before the read timeout (140 ms).
+      await advance(clock, 90);
+      expect(
+        transport.exchanges.map((e) => e.headers['x-prazo-attempt']),
+        `hedge: ${hedge}`,
+      ).toEqual(sent);
+      transport.exchanges[0]!.respond(200);
+      expect((await pending).value?.status).toBe(200);
+      await dep.close();
+    }
+  });
+
+  it("keeps its retries: with lastAttempt 'deadline', the retry still goes beside the attempt at its read timeout", async () => {
+    const { dep, clock, transport } = createTestDependency({ hedge: { at: 'p95' }, lastAttempt: 'deadline' });
+    const pending = settle(dep.request({ path: '/stock/7', hedge: false }));
+    for (let i = 0; i < 40 && transport.exchanges.length < 2; i++) await advance(clock, 10);
+    expect(transport.exchanges.map((e) => e.headers['x-prazo-attempt'])).toEqual([
+      '1;kind=original',
+      '2;kind=retry',
+    ]);
+    transport.exchanges[1]!.respond(200);
+    expect((await pending).value?.status).toBe(200);
+    await dep.close();
+  });
+
+  it('refuses anything but true or false, naming the option', async () => {
+    const { dep } = createTestDependency({ hedge: { at: 'p95' } });
+    const { error } = await settle(dep.request({ path: '/', hedge: 'no' as never }));
+    expect(error).toMatchObject({ code: 'INVALID_OPTION', option: 'hedge' });
+    await dep.close();
+  });
+});
+
 const THREE = ['http://10.0.0.1:80', 'http://10.0.0.2:80', 'http://10.0.0.3:80'];
 const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
 const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });

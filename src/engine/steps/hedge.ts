@@ -42,7 +42,7 @@ export function hedgeStep(ctx: DependencyContext): TryStep {
 
 /** The hedge delay of the try `plan`, ms, or -1 when it is not hedged. */
 function hedgeDelay(ctx: DependencyContext, call: Call, plan: AttemptPlan): number {
-  if (ctx.hedge === false) return -1;
+  if (ctx.hedge === false || call.hedgeOff) return -1;
   // Hedging is for the tail of one slow instance or call; when most attempts outlast the read
   // timeout the dependency is slow as a whole, and a copy would wait in the same queue.
   if (slowAsAWhole(ctx)) return -1;
