@@ -85,46 +85,58 @@ function createHopDownstream(spec: TierSpec, p99Ms: number, hooks: DownstreamHoo
  * waits for its answer rather than abandoning work nothing would be sent in place of). The drill's
  * supplier does not shed load with 429/503 — its 503s are the fault being injected — so adaptive
  * throttling, recommended for dependencies that do, is not part of it. One setting, for every phase.
+ * The limit's floor is sized to the edge's traffic, as docs/overload.md advises: 50 checkouts/s at a
+ * healthy ≈ 70 ms keep 3.5 calls in flight (Little's law), ≈ 6 with the sick/slow phase's instance
+ * 150 ms away; a floor of 4 queues healthy calls there (p50 1.2 s and 96.25 % in one run of three).
  */
-export const PRAZO_OVERLOAD = Object.freeze({ concurrency: true, lastAttempt: 'deadline' as const });
+export const PRAZO_OVERLOAD = Object.freeze({
+  concurrency: Object.freeze({ minLimit: 8 }),
+  lastAttempt: 'deadline' as const,
+});
 
 /**
  * The edge of the prazo configuration (inventory → supplier): prazo's client with the policy calibrated
- * from warm-up, a retry budget, deadline propagation and — for the `hedged` variant — a hedge at the
- * live p95. Both variants share one retry budget, as calls to one dependency do.
+ * from warm-up, a retry budget, deadline propagation and a hedge at the live p95 — one client, as a
+ * service has one per dependency: one concurrency limit, one live latency, one budget for all its
+ * calls. The `unhedged` variant's calls turn hedging off for themselves (`hedge: false`); everything
+ * else, their retries included, is the same client's.
  */
 function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: DownstreamHooks): Downstream {
-  const retryBudget = createRetryBudget({ windowMs: policy.budgetWindowMs });
-  const make = (variant: string, hedge: boolean): Dependency => {
-    const client = dependency({
-      // Distinct names: each client is one `dependency` label in the metrics.
-      name: hedge ? 'supplier' : 'supplier-unhedged',
-      origins: spec.downstream,
-      latency: { p99Ms: policy.p99Ms, p95Ms: policy.p95Ms },
-      userDeadlineMs: policy.userDeadlineMs,
-      attempts: policy.attempts,
-      connections: 256,
-      retryBudget,
-      hedge: hedge ? { at: 'p95' } : false,
-      ...PRAZO_OVERLOAD,
-    });
-    client.on('attempt-end', (event) => {
-      hooks.onAttempt(event.kind, variant, event.durationMs, event.outcome === 'success');
-    });
-    return client;
-  };
-  const clients: Record<string, Dependency> = {
-    hedged: make('hedged', true),
-    unhedged: make('unhedged', false),
-  };
-  const exporter = exportMetrics(Object.values(clients));
+  const client = dependency({
+    name: 'supplier',
+    origins: spec.downstream,
+    latency: { p99Ms: policy.p99Ms, p95Ms: policy.p95Ms },
+    userDeadlineMs: policy.userDeadlineMs,
+    attempts: policy.attempts,
+    connections: 256,
+    retryBudget: createRetryBudget({ windowMs: policy.budgetWindowMs }),
+    hedge: { at: 'p95' },
+    ...PRAZO_OVERLOAD,
+  });
+  // Each call's variant, read from its first attempt's path (the unhedged variant's carries
+  // `?variant=unhedged`), so that every attempt — a losing copy's too, which may end after its call
+  // — is counted for its variant. Bounded: calls live a deadline, a few hundred at a time.
+  const variants = new Map<number, string>();
+  client.on('attempt-headers', (event) => {
+    if (event.attempt !== 1) return;
+    variants.set(event.requestId, event.path.includes('variant=unhedged') ? 'unhedged' : 'hedged');
+    if (variants.size > 4_096) variants.delete(variants.keys().next().value!);
+  });
+  client.on('attempt-end', (event) => {
+    const variant = variants.get(event.requestId) ?? 'hedged';
+    hooks.onAttempt(event.kind, variant, event.durationMs, event.outcome === 'success');
+  });
+  const exporter = exportMetrics([client]);
   return {
     async call(path, incoming, variant) {
-      const client = clients[variant] ?? clients['hedged']!;
       // The call's deadline ledger, laid out from here, is the edge's part of the drill's waterfall.
       const startedMs = epochNow();
       try {
-        const response = await client.request({ path, deadline: deadlineOf(incoming) });
+        const response = await client.request({
+          path,
+          deadline: deadlineOf(incoming),
+          hedge: variant !== 'unhedged',
+        });
         const body = await response.body.text();
         return { status: response.status, body, spans: ledgerSpans(spec.name, response.ledger, startedMs) };
       } catch (error) {
@@ -135,7 +147,7 @@ function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: Downstr
         return { ...result, spans };
       }
     },
-    timeoutMs: () => clients['hedged']!.policy().readMs,
+    timeoutMs: () => client.policy().readMs,
     async ready() {
       await exporter;
     },
@@ -145,7 +157,7 @@ function createEdgeDownstream(spec: TierSpec, policy: TierPolicy, hooks: Downstr
     },
     async close() {
       (await exporter)?.detach();
-      await Promise.all(Object.values(clients).map((c) => c.close()));
+      await client.close();
     },
   };
 }
