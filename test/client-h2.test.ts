@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dependency } from '../src/client/dependency.js';
 import { prazoInterceptor } from '../src/client/interceptor.js';
@@ -113,7 +114,10 @@ function answer(
 }
 
 interface Client {
-  call(path: string, options?: { method?: string; body?: string }): Promise<{ status: number; text: string }>;
+  call(
+    path: string,
+    options?: { method?: string; body?: string | Readable },
+  ): Promise<{ status: number; text: string }>;
   close(): Promise<void>;
 }
 
@@ -287,6 +291,43 @@ for (const way of ways) {
       deadline.dispose();
       expect(isPrazoError(error, 'DEADLINE_INSUFFICIENT'), String(error)).toBe(true);
       expect(server!.streams).toBe(0);
+    });
+
+    it('resends a keyed write whose stream body it recorded as the first stream sent it, after a reset', async () => {
+      const bodies: string[] = [];
+      const c = await use(
+        (stream, _headers, n) => {
+          let body = '';
+          stream.on('data', (chunk: Buffer) => {
+            body += chunk;
+          });
+          stream.on('end', () => {
+            bodies.push(body);
+            if (n === 1) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+            else answer(stream, 201, body);
+          });
+        },
+        { idempotencyKey: 'auto' },
+      );
+      const body = Readable.from([Buffer.from('{"sku":'), Buffer.from('42}')]);
+      expect(await c.call('/orders', { method: 'POST', body })).toEqual({ status: 201, text: '{"sku":42}' });
+      expect(bodies).toEqual(['{"sku":42}', '{"sku":42}']);
+      expect(server!.kinds).toEqual(['original', 'retry']);
+    });
+
+    it('sends a POST again when the server refused its stream before processing it (REFUSED_STREAM)', async () => {
+      const c = await use((stream, _headers, n) => {
+        if (n === 1) stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+        else {
+          stream.resume();
+          stream.on('end', () => answer(stream, 201, 'created'));
+        }
+      });
+      expect(await c.call('/orders', { method: 'POST', body: '{"sku":42}' })).toEqual({
+        status: 201,
+        text: 'created',
+      });
+      expect(server!.streams).toBe(2);
     });
 
     it('sends a POST once when its stream is reset after it was written', async () => {

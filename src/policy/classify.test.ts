@@ -182,6 +182,30 @@ describe('classify — errors', () => {
     ['EPIPE', errorWith('EPIPE', { syscall: 'write' }), 'read', 'read-broken-pipe'],
     ['UND_ERR_SOCKET', new undiciErrors.SocketError('other side closed'), 'read', 'read-socket-closed'],
     ['UND_ERR_CLOSED', new undiciErrors.ClientClosedError(), 'read', 'read-client-closed'],
+    // HTTP/2 stream resets, as Node's http2 reports them (undici 8 adds the code as a number).
+    [
+      'an HTTP/2 REFUSED_STREAM (undici 8)',
+      errorWith('ERR_HTTP2_STREAM_ERROR', { http2ErrorCode: 7 }),
+      'connect',
+      'connect-refused-stream',
+    ],
+    [
+      'an HTTP/2 REFUSED_STREAM (the message alone)',
+      Object.assign(new Error('Stream closed with error code NGHTTP2_REFUSED_STREAM'), {
+        code: 'ERR_HTTP2_STREAM_ERROR',
+      }),
+      'connect',
+      'connect-refused-stream',
+    ],
+    [
+      'an HTTP/2 INTERNAL_ERROR reset',
+      Object.assign(new Error('Stream closed with error code NGHTTP2_INTERNAL_ERROR'), {
+        code: 'ERR_HTTP2_STREAM_ERROR',
+        http2ErrorCode: 2,
+      }),
+      'read',
+      'read-stream-reset',
+    ],
   ];
 
   for (const [label, error, phase, reason] of retryable) {

@@ -31,8 +31,9 @@ export interface ClassifyContext {
  *
  * `reason` is a stable kebab-case token, fit for a metric label:
  * `status-408` `status-429` `status-500` `status-502` `status-503` `status-504`,
- * `connect-refused` `connect-timeout` `connect-unreachable` `connect-dns` `connect-no-local-address`,
- * `read-timeout` `read-reset` `read-broken-pipe` `read-socket-closed` `read-client-closed`,
+ * `connect-refused` `connect-timeout` `connect-unreachable` `connect-dns` `connect-no-local-address`
+ * `connect-refused-stream`, `read-timeout` `read-reset` `read-broken-pipe` `read-socket-closed`
+ * `read-client-closed` `read-stream-reset`,
  * and, when `retry` is false: `not-a-failure` `deterministic-status` `invalid-status`
  * `not-idempotent` `stream-body` `retry-after-too-long` `cancelled` `deadline-exceeded`
  * `deadline-insufficient` `unknown-error`.
@@ -333,11 +334,26 @@ function kindOf(record: Record<string, unknown>): ErrorKind | undefined {
     }
     const read = lookup(READ_CODES, code);
     if (read !== undefined) return { phase: 'read', reason: read };
+    // An HTTP/2 stream the server reset (RST_STREAM): REFUSED_STREAM says it was closed before any
+    // processing (RFC 9113 §8.7) — nothing done, as a refused connect; any other code (INTERNAL_ERROR,
+    // CANCEL …) may come after the work, as a reset connection. undici 8 gives the code as a number;
+    // undici 7 and Node say it only in the message.
+    if (code === 'ERR_HTTP2_STREAM_ERROR')
+      return refusedStream(record)
+        ? { phase: 'connect', reason: 'connect-refused-stream' }
+        : { phase: 'read', reason: 'read-stream-reset' };
   }
   const name = record['name'];
   // The caller's own signal: AbortController.abort() or AbortSignal.timeout().
   if (name === 'AbortError' || name === 'TimeoutError') return CANCELLED;
   return undefined;
+}
+
+/** HTTP/2's REFUSED_STREAM (error code 7): the server closed the stream before processing it. */
+function refusedStream(record: Record<string, unknown>): boolean {
+  if (record['http2ErrorCode'] === 7) return true;
+  const message = record['message'];
+  return typeof message === 'string' && message.includes('NGHTTP2_REFUSED_STREAM');
 }
 
 /** Node's happy-eyeballs connect reports one error per address tried in `errors`. */
