@@ -353,9 +353,13 @@ export class Call {
     return body instanceof RecordedBody && body.bytes !== null;
   }
 
-  /** Whether the call may be hedged: safe to have twice in flight, and replayable. */
+  /**
+   * Whether the call may be hedged: safe to have twice in flight, and its body replayable — or a
+   * stream being recorded, which a copy may follow once it has been sent whole (the copy checks
+   * {@link Call.replayable} when it is due).
+   */
   get hedgeable(): boolean {
-    return this.hedgeSafe && this.replayable;
+    return this.hedgeSafe && (this.#given || this.#body instanceof RecordedBody);
   }
 
   /** What the classification of the call's failures needs to know about its request, at `nowMs`. */

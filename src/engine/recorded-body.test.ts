@@ -85,11 +85,11 @@ describe('a call with a stream body', () => {
       { method: 'POST', path: '/orders', headers: { 'idempotency-key': '"k"' }, body: bytesOf('an order') },
       clock,
     );
+    // A copy may follow once the stream has been sent whole (the copy checks `replayable` when due).
+    expect(keyed.hedgeable).toBe(true);
     expect(keyed.replayable).toBe(false);
-    expect(keyed.hedgeable).toBe(false);
     expect((await readAll(keyed.body as AsyncIterable<Uint8Array>)).toString()).toBe('an order');
     expect(keyed.replayable).toBe(true);
-    expect(keyed.hedgeable).toBe(true);
     // What the next attempt sends: the bytes themselves.
     expect(Buffer.from(keyed.body as Uint8Array).toString()).toBe('an order');
   });

@@ -44,6 +44,52 @@ describe('hedging only what may run twice at once', () => {
   );
 });
 
+describe('hedging a call whose body is a stream', () => {
+  async function* order(): AsyncGenerator<Uint8Array> {
+    yield Buffer.from('{"sku":');
+    yield Buffer.from('42}');
+  }
+
+  it('sends the copy with the recorded bytes once the first attempt has sent the stream whole', async () => {
+    const { dep, clock, transport } = createTestDependency({
+      hedge: { at: 'p95' },
+      idempotencyScope: 'fleet',
+    });
+    const pending = settle(
+      dep.request({ method: 'POST', path: '/orders', headers: { 'idempotency-key': '"k"' }, body: order() }),
+    );
+    await advance(clock, 1);
+    // The first attempt sends the stream: the transport reads it.
+    const sent: Uint8Array[] = [];
+    for await (const chunk of transport.exchanges[0]!.body as AsyncIterable<Uint8Array>) sent.push(chunk);
+    await advance(clock, 60);
+    expect(transport.exchanges.map((e) => e.headers['x-prazo-attempt'])).toEqual([
+      '1;kind=original',
+      '2;kind=hedge',
+    ]);
+    expect(Buffer.from(transport.exchanges[1]!.body as Uint8Array).toString()).toBe('{"sku":42}');
+    transport.exchanges[1]!.respond(201);
+    expect((await pending).value?.status).toBe(201);
+    await dep.close();
+  });
+
+  it('sends no copy while the stream is still being sent, and spends no budget on it', async () => {
+    const { dep, clock, transport } = createTestDependency({
+      hedge: { at: 'p95' },
+      idempotencyScope: 'fleet',
+    });
+    const pending = settle(
+      dep.request({ method: 'POST', path: '/orders', headers: { 'idempotency-key': '"k"' }, body: order() }),
+    );
+    await advance(clock, 90);
+    expect(transport.exchanges).toHaveLength(1);
+    expect(dep.budget()).toMatchObject({ extras: 0 });
+    transport.exchanges[0]!.respond(201);
+    expect((await pending).value?.status).toBe(201);
+    await dep.close();
+  });
+});
+
 describe('hedging turned off for one call (hedge: false)', () => {
   it('sends no hedge copy for that call, while the same call without it is hedged', async () => {
     for (const [hedge, sent] of [

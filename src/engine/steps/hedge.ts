@@ -48,8 +48,11 @@ function hedgeDelay(ctx: DependencyContext, call: Call, plan: AttemptPlan): numb
   if (slowAsAWhole(ctx)) return -1;
   const delay = hedgeDelayMs(ctx.hedge, ctx.live.p95Ms);
   // The try's own time: its bound, or less when the deadline is nearer (`AttemptPlan.forTry`).
-  return shouldHedge(delay, call, Math.min(plan.remainingMs, plan.timeoutMs)) ? delay : -1;
+  return shouldHedge(delay, HEDGEABLE, Math.min(plan.remainingMs, plan.timeoutMs)) ? delay : -1;
 }
+
+/** What the step let through (`call.hedgeable`): idempotent, and a body that can be sent again. */
+const HEDGEABLE = Object.freeze({ idempotent: true, replayable: true });
 
 /**
  * One try that may get a second copy: a coarse-timer entry that fires at the hedge delay and sends
@@ -103,6 +106,8 @@ export class HedgedTry implements TimerEntry, TryReferee {
     const ctx = this.#ctx;
     const call = this.#call;
     if (this.#firstDone || this.#copyPromise !== null || call.cancelled !== null || ctx.closed) return false;
+    // A stream body not (yet) recorded whole cannot be sent again.
+    if (!call.replayable) return false;
     const instance = this.#take(nowMs);
     if (instance === -1) return false;
     const first = this.#first;
@@ -129,6 +134,8 @@ export class HedgedTry implements TimerEntry, TryReferee {
     const ctx = this.#ctx;
     const call = this.#call;
     if (this.#firstDone || this.#copyPromise !== null || call.cancelled !== null) return;
+    // A stream body still being sent (or longer than a call records): no copy, no budget spent.
+    if (!call.replayable) return;
     const now = ctx.clock.now();
     const instance = this.#take(now);
     if (instance === -1) return;
