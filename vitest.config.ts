@@ -71,6 +71,12 @@ export default defineConfig({
           name: 'real-time',
           include: [...REAL_TIME_LOAD_FILES, ...REAL_TIME_COMPANION_FILES],
           maxWorkers: REAL_TIME_LOAD_FILES.length + REAL_TIME_COMPANION_FILES.length,
+          // One more run for a test that misses a timing bound: they judge rates and recovery times
+          // on the wall clock of a shared 2-core machine, and on 2026-12-06 two of five CI runs had
+          // one such miss each in test/client-overload.test.ts (a limit recovered to 24 for 16
+          // workers; a throttle back to full rate 0.5 s past its bound), which passed alone and in
+          // the other runs. A behaviour that is broken fails both runs.
+          retry: 1,
           setupFiles: ['./test/support/one-load-test-at-a-time.ts'],
           sequence: { groupOrder: 1 },
         },
