@@ -50,14 +50,22 @@ describe('hedging a call whose body is a stream', () => {
     yield Buffer.from('42}');
   }
 
-  it('sends the copy with the recorded bytes once the first attempt has sent the stream whole', async () => {
-    const { dep, clock, transport } = createTestDependency({
-      hedge: { at: 'p95' },
-      idempotencyScope: 'fleet',
-    });
+  /** A keyed POST with a stream body to a fleet that shares its keys, hedged at the p95. */
+  function keyedStreamPost() {
+    const test = createTestDependency({ hedge: { at: 'p95' }, idempotencyScope: 'fleet' });
     const pending = settle(
-      dep.request({ method: 'POST', path: '/orders', headers: { 'idempotency-key': '"k"' }, body: order() }),
+      test.dep.request({
+        method: 'POST',
+        path: '/orders',
+        headers: { 'idempotency-key': '"k"' },
+        body: order(),
+      }),
     );
+    return { ...test, pending };
+  }
+
+  it('sends the copy with the recorded bytes once the first attempt has sent the stream whole', async () => {
+    const { dep, clock, transport, pending } = keyedStreamPost();
     await advance(clock, 1);
     // The first attempt sends the stream: the transport reads it.
     const sent: Uint8Array[] = [];
@@ -74,13 +82,7 @@ describe('hedging a call whose body is a stream', () => {
   });
 
   it('sends no copy while the stream is still being sent, and spends no budget on it', async () => {
-    const { dep, clock, transport } = createTestDependency({
-      hedge: { at: 'p95' },
-      idempotencyScope: 'fleet',
-    });
-    const pending = settle(
-      dep.request({ method: 'POST', path: '/orders', headers: { 'idempotency-key': '"k"' }, body: order() }),
-    );
+    const { dep, clock, transport, pending } = keyedStreamPost();
     await advance(clock, 90);
     expect(transport.exchanges).toHaveLength(1);
     expect(dep.budget()).toMatchObject({ extras: 0 });
