@@ -1,6 +1,6 @@
 import { isPrazoError } from 'prazo';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BEHAVIOUR, parseBehaviour, parseBehaviourJson, pickOutcome } from './behaviour.js';
+import { DEFAULT_BEHAVIOUR, ioWaitMs, parseBehaviour, parseBehaviourJson, pickOutcome } from './behaviour.js';
 
 const messageOf = (input: unknown): string => {
   try {
@@ -56,6 +56,16 @@ describe('parseBehaviour', () => {
     expect(behaviour.resetMidBody).toBe(0);
   });
 
+  it('reads an I/O wait: a share of the requests answered later, holding no worker', () => {
+    const behaviour = parseBehaviour({ ioWait: { share: 0.025, ms: 1000 } });
+    expect(behaviour.ioWait).toEqual({ share: 0.025, ms: 1000 });
+    expect(Object.isFrozen(behaviour.ioWait)).toBe(true);
+    // One draw per request: below the share it waits, at or above it does not.
+    expect(ioWaitMs(behaviour, 0.0249)).toBe(1000);
+    expect(ioWaitMs(behaviour, 0.025)).toBe(0);
+    expect(ioWaitMs(DEFAULT_BEHAVIOUR, 0)).toBe(0);
+  });
+
   it('returns a frozen object', () => {
     expect(Object.isFrozen(parseBehaviour({ statuses: [{ status: 503, share: 0.5 }] }).statuses)).toBe(true);
   });
@@ -93,6 +103,11 @@ describe('parseBehaviour', () => {
     [{ refuse: 'yes' }, '`refuse` must be a boolean'],
     [{ bodyBytes: 1.5 }, '`bodyBytes` must be an integer'],
     [{ slowBodyMs: Number.POSITIVE_INFINITY }, '`slowBodyMs` must be a number of milliseconds'],
+    [{ ioWait: 0.1 }, '`ioWait` must be an object { share, ms }'],
+    [{ ioWait: { share: 0.1 } }, '`ioWait` needs both `share` and `ms`'],
+    [{ ioWait: { share: true, ms: 10 } }, '`ioWait.share` must be a number in [0, 1], got true'],
+    [{ ioWait: { share: 0.1, ms: -5 } }, '`ioWait.ms` must be a number of milliseconds'],
+    [{ ioWait: { share: 0.1, ms: 5, every: 2 } }, 'unknown field `ioWait.every`'],
   ])('rejects %j naming the field', (input, fragment) => {
     const message = messageOf(input);
     expect(message).toContain(fragment);

@@ -36,6 +36,12 @@ export interface Behaviour {
    * caller and a distant instance. Without workers it simply adds to the latency. Unit: ms. @default 0
    */
   readonly wireDelayMs: number;
+  /**
+   * A share of the requests that, once served, wait `ms` more before their answer, holding none of
+   * the double's workers: an I/O wait (a cold cache's backing store, a retransmitted packet) — one
+   * caller's answer is slow while the instance serves the others as before. @default { share: 0, ms: 0 }
+   */
+  readonly ioWait: IoWait;
   /** Size of the response body in bytes (a JSON object padded with spaces; never smaller than it). @default 64 */
   readonly bodyBytes: number;
   /** Stop listening: connects get ECONNREFUSED until switched back (same port). @default false */
@@ -45,6 +51,14 @@ export interface Behaviour {
    * kernel drops the handshake). @default false
    */
   readonly connectTimeout: boolean;
+}
+
+/** A share of the requests that wait `ms` more for their answer, holding no worker. */
+export interface IoWait {
+  /** Share of the requests, in [0, 1]. */
+  readonly share: number;
+  /** How much later they are answered. Unit: ms. */
+  readonly ms: number;
 }
 
 /** A share given as a number in [0, 1], or a boolean (`true` = every request). */
@@ -61,6 +75,7 @@ export interface BehaviourInput {
   resetMidBody?: ShareInput;
   slowBodyMs?: number;
   wireDelayMs?: number;
+  ioWait?: { share: number; ms: number };
   bodyBytes?: number;
   refuse?: boolean;
   connectTimeout?: boolean;
@@ -75,6 +90,7 @@ export const DEFAULT_BEHAVIOUR: Behaviour = Object.freeze({
   resetMidBody: 0,
   slowBodyMs: 0,
   wireDelayMs: 0,
+  ioWait: Object.freeze({ share: 0, ms: 0 }),
   bodyBytes: 64,
   refuse: false,
   connectTimeout: false,
@@ -96,6 +112,7 @@ const KEYS = new Set([
   'resetMidBody',
   'slowBodyMs',
   'wireDelayMs',
+  'ioWait',
   'bodyBytes',
   'refuse',
   'connectTimeout',
@@ -146,6 +163,7 @@ export function parseBehaviour(input: unknown): Behaviour {
     resetMidBody,
     slowBodyMs: record['slowBodyMs'] === undefined ? 0 : delay(record['slowBodyMs'], 'slowBodyMs'),
     wireDelayMs: record['wireDelayMs'] === undefined ? 0 : delay(record['wireDelayMs'], 'wireDelayMs'),
+    ioWait: record['ioWait'] === undefined ? DEFAULT_BEHAVIOUR.ioWait : parseIoWait(record['ioWait']),
     bodyBytes:
       record['bodyBytes'] === undefined
         ? DEFAULT_BEHAVIOUR.bodyBytes
@@ -245,6 +263,24 @@ function share(value: unknown, path: string, booleans = true): number {
   }
   // -0 is a valid share of nothing; normalise it so a behaviour survives a JSON round trip unchanged.
   return value === 0 ? 0 : value;
+}
+
+function parseIoWait(value: unknown): IoWait {
+  const record = asRecord(value, 'ioWait', 'an object { share, ms }');
+  for (const key of Object.keys(record)) {
+    if (key !== 'share' && key !== 'ms') fail(`unknown field \`ioWait.${key}\` (known: share, ms)`);
+  }
+  if (record['share'] === undefined || record['ms'] === undefined)
+    fail('`ioWait` needs both `share` and `ms`');
+  return Object.freeze({
+    share: share(record['share'], 'ioWait.share', false),
+    ms: delay(record['ms'], 'ioWait.ms'),
+  });
+}
+
+/** How long after its service a request drawn `u` (uniform in [0, 1)) waits on I/O, ms. */
+export function ioWaitMs(behaviour: Behaviour, u: number): number {
+  return u < behaviour.ioWait.share ? behaviour.ioWait.ms : 0;
 }
 
 function flag(value: unknown, path: string): boolean {

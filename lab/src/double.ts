@@ -5,6 +5,7 @@ import {
   type Behaviour,
   type BehaviourInput,
   DEFAULT_BEHAVIOUR,
+  ioWaitMs,
   type Outcome,
   parseBehaviour,
   parseBehaviourJson,
@@ -283,7 +284,7 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
         serve(workers, res, outcome, seq, requestTimers);
         return;
       }
-      const waitMs = Math.max(0, arrivedAt + delayMs + current.wireDelayMs - clock.now());
+      const waitMs = Math.max(0, arrivedAt + delayMs + afterServiceMs(current) - clock.now());
       const timer = schedule(() => {
         requestTimers.delete(timer);
         respond(res, outcome, current, seq, requestTimers);
@@ -318,18 +319,28 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
           servedForNobody++;
           return;
         }
-        // The answer then travels for `wireDelayMs`, holding no worker.
-        if (current.wireDelayMs <= 0) {
+        // The answer then waits on I/O and travels for `wireDelayMs`, holding no worker.
+        const afterMs = afterServiceMs(current);
+        if (afterMs <= 0) {
           respond(res, outcome, current, seq, requestTimers);
           return;
         }
         const timer = schedule(() => {
           requestTimers.delete(timer);
           respond(res, outcome, current, seq, requestTimers);
-        }, current.wireDelayMs);
+        }, afterMs);
         requestTimers.add(timer);
       }, serviceMs);
     });
+  }
+
+  /**
+   * What a request waits after its service, holding no worker: its I/O wait (one draw, only when the
+   * behaviour has one, so that the draws of every other behaviour stay as they were) and the wire.
+   */
+  function afterServiceMs(current: Behaviour): number {
+    const io = current.ioWait.share > 0 ? ioWaitMs(current, random()) : 0;
+    return io + current.wireDelayMs;
   }
 
   function respond(

@@ -32,6 +32,27 @@ describe('double with workers', () => {
     expect(double.stats().received).toBe(4);
   });
 
+  it('answers a request waiting on I/O later without holding its worker', async () => {
+    // One worker, 40 ms of service, every request waiting 400 ms on I/O after it: the worker serves
+    // the next request while the first one waits, so four answers take ≈ 4 × 40 + 400 ms, not 4 × 440.
+    await using double = await startDouble({
+      workers: 1,
+      behaviour: { answerAtMs: 40, ioWait: { share: 1, ms: 400 } },
+    });
+    const startedAt = performance.now();
+    const took = await Promise.all(
+      [1, 2, 3, 4].map(async () => {
+        const res = await request(`${double.url}/stock`);
+        await res.body.text();
+        return performance.now() - startedAt;
+      }),
+    );
+    expect(Math.min(...took)).toBeGreaterThanOrEqual(435);
+    // Generous for a loaded machine, and far below the 1 760 ms of waits that held the worker.
+    expect(Math.max(...took)).toBeLessThan(1_200);
+    expect(double.queue()).toMatchObject({ workers: 1, busy: 0, waiting: 0 });
+  });
+
   it('has no queue without workers', async () => {
     await using double = await startDouble();
     expect(double.queue()).toBeNull();

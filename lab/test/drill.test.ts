@@ -58,11 +58,11 @@ describe('the drill', () => {
     expect(report.format).toBe('prazo-drill-report');
     expect(report.phases.map((p) => p.name)).toEqual([
       'warmup',
+      'tail',
       'trigger',
       'fleet',
       'degrade',
       'burst',
-      'tail',
       'recovery',
     ]);
     // Per configuration: three supplier instances, inventory, orders, the shop and the users; and the

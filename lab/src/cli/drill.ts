@@ -20,10 +20,11 @@ Degrades a dependency under load and compares, on the same traffic, a service wi
 Each service runs in its own process on 127.0.0.1; the supplier's three instances on 127.0.0.1,
 127.0.0.2 and 127.0.0.3. Each instance has finite capacity: 2 workers behind an unbounded FIFO queue, its service
 time sized so that the healthy checkouts keep it 60 % busy (--utilization), so latency and timeouts
-grow with the load the clients send. Phases: healthy warm-up (prazo is calibrated from it) → a
-trigger (every instance 3× slower for 3 s, then healthy again: does the load the clients added
-outlive it?) → one instance sick (503), one slow (+150 ms) → full degradation (the supplier answers
-at the naive timeout) → error burst (503s) → a slow tail on every instance → recovery. 102 s of phases
+grow with the load the clients send. Phases: healthy warm-up (prazo is calibrated from it) → a slow
+tail on every instance (a few calls wait 1 s on I/O) → a trigger (every instance 3× slower for 3 s,
+then healthy again: does the load the clients added outlive it?) → one instance sick (503), one slow
+(+150 ms) → full degradation (the supplier answers at the naive timeout) → error burst (503s) →
+recovery. 102 s of phases
 by default, shorter with --quick. A whole run (start-up, pre-warm, overload experiment, report)
 takes longer: the measured durations are in the README's "Measured durations".
 Then the overload experiment: 3× the capacity of a supplier of known capacity (8 workers × 25 ms),

@@ -15,11 +15,11 @@ export interface Phase {
 
 const ORDER: ReadonlyArray<[PhaseName, keyof PhaseLengths, string]> = [
   ['warmup', 'warmupMs', 'healthy warm-up'],
+  ['tail', 'tailMs', 'slow tail on every instance'],
   ['trigger', 'triggerMs', 'trigger and recovery'],
   ['fleet', 'fleetMs', 'one instance sick, one slow'],
   ['degrade', 'degradeMs', 'full degradation'],
   ['burst', 'burstMs', 'error burst'],
-  ['tail', 'tailMs', 'slow tail on every instance'],
   ['recovery', 'recoveryMs', 'recovery'],
 ];
 
@@ -182,8 +182,8 @@ export function supplierService(
  * Fleet: instance 0 answers 503 (to
  * `fleetSickShare` of its requests), instance 1 answers `fleetSlowExtraMs` later (median and p99 both
  * shifted), the others stay healthy. Degradation: answers at the naive timeout, the article's
- * load-test double. Burst: a 503 share ramping up to `burstShare`. Tail: every instance is slow on
- * `tailShare` of its requests, at random (a GC pause, a cold cache).
+ * load-test double. Burst: a 503 share ramping up to `burstShare`. Tail: on every instance
+ * `tailShare` of the requests, at random, wait `tailMs` on I/O after their service, holding no worker.
  */
 export function supplierBehaviour(
   phase: PhaseName,
@@ -223,16 +223,12 @@ export function supplierBehaviour(
       return { latency: healthy, statuses: [{ status: 503, share: options.burstShare * share }] };
     }
     case 'tail':
-      // Every instance pauses now and then (a GC, a noisy neighbour): no instance is slower than
-      // another, so balancing cannot route around it — the tail that hedging is for.
-      return {
-        latency: {
-          type: 'mixture',
-          base: healthy,
-          tail: { type: 'fixed', ms: options.tailMs },
-          tailShare: options.tailShare,
-        },
-      };
+      // On every instance a few calls wait on I/O (a cold cache's backing store, a retransmitted
+      // packet) while the instance serves the others as before: no instance is slower than another,
+      // so balancing cannot route around it — one call slow while the service as a whole is healthy,
+      // the tail that hedging is for. The wait holds no worker: a 1 s service time on two workers
+      // would stall the instance itself (docs/drill.md, the slow tail).
+      return { latency: healthy, ioWait: { share: options.tailShare, ms: options.tailMs } };
     default:
       return { latency: healthy };
   }

@@ -88,8 +88,8 @@ const SCHEDULER_MS = 100;
 
 /**
  * Runs the drill: starts the naive and the prazo service sets, drives the same open-loop traffic at
- * both through the phases (warm-up → one instance sick, one slow → degradation → error burst → slow
- * tail → recovery), calibrates prazo from the first 80 % of the warm-up (`CALIBRATE_AT`), and returns the measured report. Leaves no process behind,
+ * both through the phases (warm-up → slow tail → trigger → one instance sick, one slow → degradation
+ * → error burst → recovery), calibrates prazo from the first 80 % of the warm-up (`CALIBRATE_AT`), and returns the measured report. Leaves no process behind,
  * also when `hooks.signal` aborts.
  *
  * @throws CancelledError when `hooks.signal` aborts; InvalidOptionError for a bad option.

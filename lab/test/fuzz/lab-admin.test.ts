@@ -20,6 +20,8 @@ const field = fc.constantFrom(
   'resetBeforeHeaders',
   'resetMidBody',
   'slowBodyMs',
+  'wireDelayMs',
+  'ioWait',
   'bodyBytes',
   'refuse',
   'connectTimeout',
@@ -72,6 +74,8 @@ function checkBehaviour(behaviour: Behaviour): void {
     behaviour.statuses.reduce((sum, entry) => sum + entry.share, 0);
   assert.ok(total <= 1 + 1e-9);
   assert.ok(!(behaviour.refuse && behaviour.connectTimeout));
+  assert.ok(Object.isFrozen(behaviour.ioWait));
+  assert.ok(behaviour.ioWait.share >= 0 && behaviour.ioWait.share <= 1 && behaviour.ioWait.ms >= 0);
   for (const entry of behaviour.statuses) {
     assert.ok(Number.isInteger(entry.status) && entry.status >= 200 && entry.status <= 599);
     // A Retry-After the double sends must be a legal header value: no CR/LF can be smuggled in.

@@ -347,7 +347,10 @@ export function buildDrillReport(
   const phases = [...recorder.phases];
   const byName = (name: PhaseName) => phases.find((p) => p.name === name)!;
   const burst = byName('burst');
-  const afterFleet = phases[phases.findIndex((p) => p.name === 'fleet') + 1]?.name ?? 'end';
+  // A phase's figures run from its mark to the next phase's (or the end's).
+  const after = (name: PhaseName): string =>
+    phases[phases.findIndex((p) => p.name === name) + 1]?.name ?? 'end';
+  const afterFleet = after('fleet');
   const rampStart = burstRampStartMs(burst);
   const windowPoints = Math.max(1, Math.round(options.alertWindowMs / recorder.sampleMs));
   const configs = {} as PerConfig<ConfigFigures>;
@@ -364,9 +367,9 @@ export function buildDrillReport(
         catalog: figures(recorder.tally(config, phase.name, 'catalog')),
       };
     }
-    const plateau = delta(marks, 'burst-plateau', 'tail');
-    const wholeBurst = delta(marks, 'burst', 'tail');
-    const tailDelta = delta(marks, 'tail', 'recovery');
+    const plateau = delta(marks, 'burst-plateau', after('burst'));
+    const wholeBurst = delta(marks, 'burst', after('burst'));
+    const tailDelta = delta(marks, 'tail', after('tail'));
     const hedged = tailDelta?.variant('hedged');
     const ratioPoints = samples.map((s) => ({ endMs: s.tMs, num: s.retries + s.hedges, den: s.originals }));
     const errorPoints = recorder

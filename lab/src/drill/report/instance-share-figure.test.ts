@@ -46,18 +46,18 @@ describe('the figure of per-instance shares', () => {
   it('draws one line per sample of the fleet phase alone, with the shares and a full stacked bar', () => {
     const text = instanceShareFigure(report);
     const lines = text.split('\n');
-    expect(lines[0]).toContain('one instance sick, one slow (12–17 s), per 500 ms');
+    expect(lines[0]).toContain('one instance sick, one slow (19–24 s), per 500 ms');
     expect(lines[1]).toBe('bar: █ #0 sick (503)   ▒ #1 slow (+150 ms)   · #2 healthy');
     // Ten samples end within the 5 s phase, for each configuration; none of the warm-up's.
     expect(lines.filter((l) => /^\s+\d+\.\d\s/.test(l))).toHaveLength(20);
-    expect(text).not.toContain('  9.5  ');
-    const first = lines.find((l) => l.includes(' 12.5  ') && l.includes('█'))!;
+    expect(text).not.toContain('  16.5  ');
+    const first = lines.find((l) => l.includes(' 19.5  ') && l.includes('█'))!;
     expect(first).toMatch(/33 %\s+33 %\s+33 %/);
-    const prazoFirst = lines.filter((l) => l.includes(' 12.5  '))[1]!;
+    const prazoFirst = lines.filter((l) => l.includes(' 19.5  '))[1]!;
     expect(prazoFirst).toMatch(/25 %\s+25 %\s+50 %\s+█{10}▒{10}·{20}$/);
     // An interval in which no instance received anything says so instead of drawing 0 %.
-    expect(lines.filter((l) => l.includes(' 13.0  '))[1]).toContain('(no request)');
-    expect(lines.filter((l) => l.includes(' 13.5  '))[1]).toMatch(/█{1}▒{4}·{35}$/);
+    expect(lines.filter((l) => l.includes(' 20.0  '))[1]).toContain('(no request)');
+    expect(lines.filter((l) => l.includes(' 20.5  '))[1]).toMatch(/█{1}▒{4}·{35}$/);
     // The whole phase's shares from the report, under each configuration.
     expect(lines.filter((l) => l.includes('phase'))).toEqual([
       expect.stringMatching(/phase\s+40 %\s+30 %\s+30 %$/),

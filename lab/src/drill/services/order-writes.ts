@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Clock, systemClock, type Timer } from 'prazo';
 import { type Idempotency, withDeadlineHandler } from 'prazo/http';
-import { type Behaviour, pickOutcome } from '../../behaviour.js';
+import { type Behaviour, ioWaitMs, pickOutcome } from '../../behaviour.js';
 import { sampleLatencyMs } from '../../latency-distribution.js';
 import type { Random } from '../../random.js';
 
@@ -154,7 +154,10 @@ export function createOrderWriteRoute(options: OrderWriteRouteOptions): OrderWri
       if (outcome.kind === 'hang') return;
       const status = outcome.kind === 'status' ? outcome.status : 200;
       if (status < 300) options.book.record(checkout);
-      const delayMs = sampleLatencyMs(behaviour.latency, options.random) + behaviour.wireDelayMs;
+      const delayMs =
+        sampleLatencyMs(behaviour.latency, options.random) +
+        (behaviour.ioWait.share > 0 ? ioWaitMs(behaviour, options.random()) : 0) +
+        behaviour.wireDelayMs;
       const timer = clock.setTimeout(() => {
         timers.delete(timer);
         if (outcome.kind === 'resetMidBody') {
