@@ -330,6 +330,30 @@ for (const way of ways) {
       expect(server!.streams).toBe(2);
     });
 
+    // GOAWAY with a last-stream-id of 0 (nothing processed): undici 7 fails the open stream with a
+    // socket error, undici 8 leaves it unanswered until the read timeout; neither says whether the
+    // stream was processed, so prazo judges it a request that may have been written.
+    it('after a GOAWAY, sends a GET again and a POST once', async () => {
+      const c = await use((stream, headers) => {
+        stream.resume();
+        stream.on('end', () => {
+          if (headers[':path'] === '/bye') stream.session?.goaway(http2.constants.NGHTTP2_NO_ERROR, 0);
+          else answer(stream, 200, String(headers[':method']));
+        });
+      });
+      expect(await c.call('/ok')).toEqual({ status: 200, text: 'GET' });
+      const error = await c.call('/bye', { method: 'POST', body: '{"sku":42}' }).catch((e: unknown) => e);
+      expect(isPrazoError(error), String(error)).toBe(true);
+      expect((error as Error).message).toMatch(/not idempotent and may have reached the server/);
+      expect(server!.streams).toBe(2);
+      // A new session for the next call.
+      expect(await c.call('/ok')).toEqual({ status: 200, text: 'GET' });
+      // A GET is sent again (to a session that says goodbye again).
+      const get = await c.call('/bye').catch((e: unknown) => e);
+      expect(isPrazoError(get), String(get)).toBe(true);
+      expect(server!.kinds.slice(-2)).toEqual(['original', 'retry']);
+    });
+
     it('sends a POST once when its stream is reset after it was written', async () => {
       const c = await use((stream) => {
         stream.resume();
