@@ -92,7 +92,8 @@ function attr(span: ReadableSpan, name: string): unknown {
 describe('prazo/otel instrumentTracing()', () => {
   it('shows one call span with three attempt spans for a call with one retry and one hedge, and the server sees the trace', async () => {
     // Attempt 1 (original) gets a 503 at once; attempt 2 (the retry) hangs; the hedge copy of the
-    // retry (attempt 3), sent at the p95, answers 200 and wins.
+    // retry (attempt 3), sent at the p95, answers 200 and wins. The p95 (500 ms) leaves the 503 time
+    // to arrive on a loaded machine: at 100 ms, a CI run's original was hedged before its 503 came.
     const down = await downstream((attempt, res) => {
       if (attempt.startsWith('1;')) res.writeHead(503).end('busy');
       else if (attempt.startsWith('2;')) setTimeout(() => res.writeHead(200).end('late'), 3_000).unref();
@@ -102,7 +103,7 @@ describe('prazo/otel instrumentTracing()', () => {
     const dep = dependency({
       name: 'catalog',
       origins: down.origins,
-      latency: { p99Ms: 1_500, p95Ms: 100 },
+      latency: { p99Ms: 1_500, p95Ms: 500 },
       liveMinSamples: 1_000_000,
       userDeadlineMs: 10_000,
       attempts: 2,
