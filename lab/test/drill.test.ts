@@ -1,7 +1,11 @@
+import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DashboardServer, startDashboardServer } from '../src/drill/dashboard/server.js';
+import type { DrillReport } from '../src/drill/report/drill-report.js';
 import { runDrill } from '../src/drill/run-drill.js';
 import { findRedisServer } from '../src/drill/services/redis.js';
 import { acquireDrillLock } from './drill-lock.js';
+import { launchChromium, skipWithoutChromium } from './support/chromium.js';
 
 // Interrupting a drill with Ctrl-C: lab/test/drill-interrupt.test.ts.
 
@@ -49,11 +53,19 @@ describe('the drill', () => {
 
   it('measures naive and prazo on the same traffic and reports every figure', async () => {
     let pids: number[] = [];
-    const report = await runDrill(SHORT, {
+    // The same drill is watched live in a real browser (where Chromium is installed; CI installs
+    // Debian's): one drill for both, as each costs a dozen processes on a 2-core machine.
+    const dashboard = skipWithoutChromium ? null : await startDashboardServer(0);
+    const running = runDrill(SHORT, {
       onReady: (context) => {
         pids = context.pids();
+        dashboard?.attach(context);
       },
     });
+    const [report] = await Promise.all([
+      running,
+      dashboard === null ? null : watchInBrowser(dashboard, running),
+    ]);
 
     expect(report.format).toBe('prazo-drill-report');
     expect(report.phases.map((p) => p.name)).toEqual([
@@ -156,3 +168,66 @@ describe('the drill', () => {
     for (const pid of pids) expect(alive(pid)).toBe(false);
   }, 120_000);
 });
+
+/**
+ * The live dashboard in a real browser while the drill runs: every chart receives data points, the
+ * page fetches nothing from outside and throws nothing, Prometheus can scrape the same figures, and
+ * once the report is in, the summary, the overload bars and the waterfalls are drawn.
+ */
+async function watchInBrowser(dashboard: DashboardServer, running: Promise<DrillReport>): Promise<void> {
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    const external: string[] = [];
+    page.on('request', (request) => {
+      if (!request.url().startsWith(dashboard.url)) external.push(request.url());
+    });
+    await page.goto(dashboard.url);
+    // Every chart (6 figures × naive and prazo) must have drawn points from the live timeline (a second
+    // of it at least; the per-instance shares, of the fleet phase alone).
+    await page.waitForFunction(
+      () => {
+        // Runs in the page; the project compiles without the DOM library, hence the local type.
+        type Page = {
+          document: { querySelectorAll(s: string): ArrayLike<{ getAttribute(n: string): string | null }> };
+        };
+        const charts = Array.from((globalThis as unknown as Page).document.querySelectorAll('svg.chart'));
+        return charts.length === 12 && charts.every((c) => Number(c.getAttribute('data-points')) >= 2);
+      },
+      null,
+      { timeout: 60_000, polling: 500 },
+    );
+    const points = await page.$$eval('svg.chart', (charts) =>
+      charts.map((c) => Number(c.getAttribute('data-points'))),
+    );
+    expect(points.every((n) => n >= 2)).toBe(true);
+    // Prometheus can scrape the same figures while the drill runs.
+    const metrics = await (await fetch(`${dashboard.url}metrics`)).text();
+    expect(metrics).toContain('prazo_drill_pool_in_use{config="naive"}');
+    expect(metrics).toContain('prazo_drill_retry_ratio{config="prazo"}');
+    expect(metrics).toContain('prazo_drill_supplier_instance_requests{config="prazo",instance="2"}');
+    mkdirSync('reports', { recursive: true });
+    await page.screenshot({ path: 'reports/drill-browser.png', fullPage: true });
+
+    const report = await running;
+    dashboard.finish(report);
+    await page.waitForSelector('#summary table', { timeout: 10_000 });
+    // The overload experiment: one bar per configuration.
+    expect(await page.getAttribute('#summary svg.overload', 'data-bars')).toBe('3');
+    expect(await page.textContent('#status')).toContain('Finished');
+    // Where the deadline went: a failing and a slow /checkout per configuration, drawn as SVG bars.
+    await page.waitForSelector('#waterfalls svg.waterfall', { timeout: 10_000 });
+    const waterfalls = await page.$$eval('#waterfalls svg.waterfall', (svgs) =>
+      svgs.map((s) => `${s.getAttribute('data-config')} ${Number(s.getAttribute('data-rows')) > 0}`),
+    );
+    expect(waterfalls).toContain('prazo true');
+    expect(waterfalls).toContain('naive true');
+    expect(errors).toEqual([]);
+    expect(external).toEqual([]);
+  } finally {
+    await browser.close();
+    await dashboard.close();
+  }
+}

@@ -21,7 +21,10 @@
  * Every other file under test/ runs four at a time: it starts its own servers on port 0 (never a
  * fixed port, never a shared temporary path) and its timing bounds tolerate a busy machine. That
  * includes real-time tests whose verdict does not hang on speed (the soak judges leaks, not rates; the
- * browser test judges what the page draws; the Prometheus tests wait for scrapes). A new test file
+ * Prometheus tests wait for scrapes). The live dashboard's browser test watches the busy lane's
+ * drill (lab/test/drill.test.ts) rather than start a drill of its own among the four: a drill is a
+ * dozen processes, ≈ 25 s of CPU that the four-at-a-time phase, bound by the 2 cores, paid in full
+ * (2026-12-06). A new test file
  * joins a lane (or ALONE) when it keeps a core busy for seconds and asserts a rate, a latency
  * percentile, a limit learnt from latency, or a timer's precision under that load; a test that
  * merely waits for a timeout or a scrape does not.
