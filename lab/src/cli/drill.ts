@@ -32,7 +32,9 @@ offered open loop to naive, to prazo, and to prazo with its overload protections
 (adaptive concurrency and throttling in the client, deadline-aware admission with a CoDel queue in
 the server): goodput and the latency of what was admitted, 6 s per configuration (4.5 s with --quick).
 
-With --peers the same traffic also runs against the alternatives, each set up as its own
+With --peers the same traffic also runs against the alternatives — two columns at a time, one turn
+after another on the same seeded plan (naive and prazo first; three times as long), as six at once
+are more than a 2-core machine holds — each set up as its own
 documentation recommends (docs/drill.md cites the pages): cockatiel 3.x (retry with exponential
 backoff, circuit breaker, per-attempt and whole-call timeouts), opossum (circuit breaker with timeout
 and fallback), undici's interceptors.retry on an Agent with its timeouts, and HAProxy as a local

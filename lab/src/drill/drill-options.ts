@@ -88,8 +88,8 @@ export interface DrillOptions {
   /** Unmeasured traffic before the warm-up, so that cold processes do not spoil it, in ms. @default 4000 */
   preWarmMs?: number;
   /**
-   * Also run the peers — cockatiel, opossum, undici's retry interceptor and an HAProxy sidecar — beside
-   * naive and prazo, on the same arrivals. @default false
+   * Also run the peers — cockatiel, opossum, undici's retry interceptor and an HAProxy sidecar — after
+   * naive and prazo, two columns at a time, on the same arrivals (one report). @default false
    */
   peers?: boolean;
   /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ConfigReading, instanceRequests } from './report/recorder.js';
-import { drillConfigs, stillQueues, throughProxy } from './run-drill.js';
+import { columnTurns, drillConfigs, stillQueues, throughProxy } from './run-drill.js';
 import type { TierStats } from './services/spec.js';
 import { type SupplierCounts, ZERO_SUPPLIER_COUNTS } from './services/supplier.js';
 
@@ -27,6 +27,20 @@ describe('drillConfigs', () => {
       'undici-retry',
       'haproxy',
     ]);
+  });
+
+  it('runs the columns of --peers two at a time, naive and prazo first', () => {
+    expect(columnTurns(['naive', 'prazo', 'cockatiel', 'opossum', 'undici-retry', 'haproxy'])).toEqual([
+      ['naive', 'prazo'],
+      ['cockatiel', 'opossum'],
+      ['undici-retry', 'haproxy'],
+    ]);
+    expect(columnTurns(['naive', 'prazo', 'cockatiel', 'opossum', 'undici-retry'])).toEqual([
+      ['naive', 'prazo'],
+      ['cockatiel', 'opossum'],
+      ['undici-retry'],
+    ]);
+    expect(columnTurns(['naive', 'prazo'])).toEqual([['naive', 'prazo']]);
   });
 
   it('skips only the HAProxy column when haproxy is missing, and says how to install it', () => {

@@ -450,17 +450,67 @@ export function buildDrillReport(
     columns: [...recorder.configs],
     configs,
     skipped,
-    checks: [
-      ...acceptanceChecks(configs),
-      ...orderWriteChecks(configs),
-      ...capacityChecks(configs, recorder.configs),
-      ...overloadChecks(overload),
-    ],
-    peerComparison: comparePeers(configs, recorder.configs),
-    tradeOffs: tradeOffs(configs, recorder.configs, Object.fromEntries(phases.map((p) => [p.name, p.label]))),
+    // The judgements compare prazo with naive and the others: a turn of a --peers run without them
+    // (two peers alone) leaves them to the merged report (`mergeTurns`).
+    ...(configs.naive === undefined || configs.prazo === undefined
+      ? { checks: overloadChecks(overload), peerComparison: [], tradeOffs: [] }
+      : {
+          checks: [
+            ...acceptanceChecks(configs),
+            ...orderWriteChecks(configs),
+            ...capacityChecks(configs, recorder.configs),
+            ...overloadChecks(overload),
+          ],
+          peerComparison: comparePeers(configs, recorder.configs),
+          tradeOffs: tradeOffs(
+            configs,
+            recorder.configs,
+            Object.fromEntries(phases.map((p) => [p.name, p.label])),
+          ),
+        }),
     timeline: { sampleMs: recorder.sampleMs, samples: timelines },
     overload,
   };
+}
+
+/**
+ * One report from the turns of a `--peers` run (each turn a drill of two columns on the same plan):
+ * each column's figures, timeline and waterfalls as its turn measured them, the overload experiment
+ * of the turn that ran it, and every judgement across columns (checks, the peers' comparison, the
+ * trade-offs) made again over all of them.
+ */
+export function mergeTurns(reports: readonly DrillReport[], skipped: DrillReport['skipped']): DrillReport {
+  const first = reports[0]!;
+  const columns = reports.flatMap((r) => r.columns);
+  const configs = Object.assign({}, ...reports.map((r) => r.configs)) as PerConfig<ConfigFigures>;
+  const overload = reports.find((r) => r.overload !== null)?.overload ?? null;
+  const labels = Object.fromEntries(first.phases.map((p) => [p.name, p.label]));
+  const merged: DrillReport = {
+    ...first,
+    calibration: Object.assign({}, ...reports.map((r) => r.calibration)),
+    columns,
+    configs,
+    skipped,
+    checks: [
+      ...acceptanceChecks(configs),
+      ...orderWriteChecks(configs),
+      ...capacityChecks(configs, columns),
+      ...overloadChecks(overload),
+    ],
+    peerComparison: comparePeers(configs, columns),
+    tradeOffs: tradeOffs(configs, columns, labels),
+    timeline: {
+      sampleMs: first.timeline.sampleMs,
+      samples: Object.assign({}, ...reports.map((r) => r.timeline.samples)) as PerConfig<Sample[]>,
+    },
+    overload,
+  };
+  if (reports.some((r) => r.waterfalls !== undefined))
+    merged.waterfalls = {
+      run: reports.flatMap((r) => r.waterfalls?.run ?? []),
+      byPhase: reports.flatMap((r) => r.waterfalls?.byPhase ?? []),
+    };
+  return merged;
 }
 
 const pct = (value: number | null) => (value === null ? 'n/a' : `${round(value * 100, 2)} %`);
