@@ -35,7 +35,9 @@ export const REAL_TIME_LANES: Readonly<Record<'busy' | 'light', readonly string[
     'lab/test/overload-experiment.test.ts',
     'lab/test/overload-transient.test.ts',
   ],
-  light: ['test/client-overload.test.ts', 'lab/test/drill-peers.test.ts'],
+  // The hedging test judges a p99 ratio (≥ 5×) on the wall clock: among the four-at-a-time files it
+  // measured 4.3× in a CI run of 2026-12-06 whose npm test took 234 s on a slow day of the machine.
+  light: ['test/client-overload.test.ts', 'lab/test/drill-peers.test.ts', 'test/client-hedge.test.ts'],
 };
 
 /**
