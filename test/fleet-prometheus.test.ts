@@ -183,17 +183,17 @@ describe.skipIf(!prometheusBin)(`${title}${skipped}`, () => {
       expect(overlap, `included slice ${s.startMs}–${s.endMs}`).toBeLessThan(STEP_S * 1000 - margin);
     }
 
-    // The raw samples of the three processes, outside the degradation.
+    // The raw samples of the three processes in the steps prazo kept: the same calls on both sides.
+    // A step kept because it only grazes the degradation holds its few slow calls on both sides too
+    // (a fixed window around the degradation left them out of the raw side alone: on a loaded CI
+    // machine, 120 against 83 ms). A call is scraped up to 1 s after it ended.
     for (const f of fleet) {
       const done = once(f.child, 'message');
       f.child.send('stop');
       f.samples = ((await done)[0] as { samples: Array<[number, number]> }).samples;
     }
-    const raw = fleet.flatMap((f, i) =>
-      f
-        .samples!.filter(([at]) => i !== 1 || at < degradedFromMs - 500 || at > degradedToMs + 500)
-        .map(([, ms]) => ms),
-    );
+    const kept = (at: number) => out.included.some((s) => at > s.startMs - 1_000 && at <= s.endMs);
+    const raw = fleet.flatMap((f) => f.samples!.filter(([at]) => kept(at)).map(([, ms]) => ms));
     expect(raw.length).toBeGreaterThan(1_000);
     const rawP99 = percentile(raw, 99);
     const error = bucketWidthMs(rawP99);
