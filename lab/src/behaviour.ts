@@ -283,6 +283,16 @@ export function ioWaitMs(behaviour: Behaviour, u: number): number {
   return u < behaviour.ioWait.share ? behaviour.ioWait.ms : 0;
 }
 
+/**
+ * What a request waits after its service, holding no worker: its I/O wait and the wire. `random`
+ * is drawn once, and only when the behaviour has an I/O wait, so that the draws of every other
+ * behaviour stay as they were.
+ */
+export function afterServiceMs(behaviour: Behaviour, random: () => number): number {
+  const io = behaviour.ioWait.share > 0 ? ioWaitMs(behaviour, random()) : 0;
+  return io + behaviour.wireDelayMs;
+}
+
 function flag(value: unknown, path: string): boolean {
   if (value === undefined) return false;
   if (typeof value !== 'boolean') fail(`\`${path}\` must be a boolean, got ${show(value)}`);

@@ -2,10 +2,10 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { type Clock, InvalidOptionError, isPrazoError, systemClock, type Timer } from 'prazo';
 import {
+  afterServiceMs,
   type Behaviour,
   type BehaviourInput,
   DEFAULT_BEHAVIOUR,
-  ioWaitMs,
   type Outcome,
   parseBehaviour,
   parseBehaviourJson,
@@ -284,7 +284,7 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
         serve(workers, res, outcome, seq, requestTimers);
         return;
       }
-      const waitMs = Math.max(0, arrivedAt + delayMs + afterServiceMs(current) - clock.now());
+      const waitMs = Math.max(0, arrivedAt + delayMs + afterServiceMs(current, random) - clock.now());
       const timer = schedule(() => {
         requestTimers.delete(timer);
         respond(res, outcome, current, seq, requestTimers);
@@ -320,7 +320,7 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
           return;
         }
         // The answer then waits on I/O and travels for `wireDelayMs`, holding no worker.
-        const afterMs = afterServiceMs(current);
+        const afterMs = afterServiceMs(current, random);
         if (afterMs <= 0) {
           respond(res, outcome, current, seq, requestTimers);
           return;
@@ -332,15 +332,6 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
         requestTimers.add(timer);
       }, serviceMs);
     });
-  }
-
-  /**
-   * What a request waits after its service, holding no worker: its I/O wait (one draw, only when the
-   * behaviour has one, so that the draws of every other behaviour stay as they were) and the wire.
-   */
-  function afterServiceMs(current: Behaviour): number {
-    const io = current.ioWait.share > 0 ? ioWaitMs(current, random()) : 0;
-    return io + current.wireDelayMs;
   }
 
   function respond(

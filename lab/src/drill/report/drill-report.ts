@@ -450,26 +450,35 @@ export function buildDrillReport(
     columns: [...recorder.configs],
     configs,
     skipped,
-    // The judgements compare prazo with naive and the others: a turn of a --peers run without them
-    // (two peers alone) leaves them to the merged report (`mergeTurns`).
-    ...(configs.naive === undefined || configs.prazo === undefined
-      ? { checks: overloadChecks(overload), peerComparison: [], tradeOffs: [] }
-      : {
-          checks: [
-            ...acceptanceChecks(configs),
-            ...orderWriteChecks(configs),
-            ...capacityChecks(configs, recorder.configs),
-            ...overloadChecks(overload),
-          ],
-          peerComparison: comparePeers(configs, recorder.configs),
-          tradeOffs: tradeOffs(
-            configs,
-            recorder.configs,
-            Object.fromEntries(phases.map((p) => [p.name, p.label])),
-          ),
-        }),
+    ...judge(configs, recorder.configs, phases, overload),
     timeline: { sampleMs: recorder.sampleMs, samples: timelines },
     overload,
+  };
+}
+
+/**
+ * The judgements across the columns of a report: the checks, where a peer matches or beats prazo, and
+ * the trade-offs. They compare prazo with naive and the others: a turn of a --peers run without them
+ * (two peers alone) leaves them to the merged report (`mergeTurns`), and judges only its overload
+ * experiment.
+ */
+function judge(
+  configs: PerConfig<ConfigFigures>,
+  columns: readonly DrillConfig[],
+  phases: readonly Phase[],
+  overload: OverloadFigures[] | null,
+): Pick<DrillReport, 'checks' | 'peerComparison' | 'tradeOffs'> {
+  if (configs.naive === undefined || configs.prazo === undefined)
+    return { checks: overloadChecks(overload), peerComparison: [], tradeOffs: [] };
+  return {
+    checks: [
+      ...acceptanceChecks(configs),
+      ...orderWriteChecks(configs),
+      ...capacityChecks(configs, columns),
+      ...overloadChecks(overload),
+    ],
+    peerComparison: comparePeers(configs, columns),
+    tradeOffs: tradeOffs(configs, columns, Object.fromEntries(phases.map((p) => [p.name, p.label]))),
   };
 }
 
@@ -484,21 +493,13 @@ export function mergeTurns(reports: readonly DrillReport[], skipped: DrillReport
   const columns = reports.flatMap((r) => r.columns);
   const configs = Object.assign({}, ...reports.map((r) => r.configs)) as PerConfig<ConfigFigures>;
   const overload = reports.find((r) => r.overload !== null)?.overload ?? null;
-  const labels = Object.fromEntries(first.phases.map((p) => [p.name, p.label]));
   const merged: DrillReport = {
     ...first,
     calibration: Object.assign({}, ...reports.map((r) => r.calibration)),
     columns,
     configs,
     skipped,
-    checks: [
-      ...acceptanceChecks(configs),
-      ...orderWriteChecks(configs),
-      ...capacityChecks(configs, columns),
-      ...overloadChecks(overload),
-    ],
-    peerComparison: comparePeers(configs, columns),
-    tradeOffs: tradeOffs(configs, columns, labels),
+    ...judge(configs, columns, first.phases, overload),
     timeline: {
       sampleMs: first.timeline.sampleMs,
       samples: Object.assign({}, ...reports.map((r) => r.timeline.samples)) as PerConfig<Sample[]>,

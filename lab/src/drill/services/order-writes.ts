@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Clock, systemClock, type Timer } from 'prazo';
 import { type Idempotency, withDeadlineHandler } from 'prazo/http';
-import { type Behaviour, ioWaitMs, pickOutcome } from '../../behaviour.js';
+import { afterServiceMs, type Behaviour, pickOutcome } from '../../behaviour.js';
 import { sampleLatencyMs } from '../../latency-distribution.js';
 import type { Random } from '../../random.js';
 
@@ -155,9 +155,7 @@ export function createOrderWriteRoute(options: OrderWriteRouteOptions): OrderWri
       const status = outcome.kind === 'status' ? outcome.status : 200;
       if (status < 300) options.book.record(checkout);
       const delayMs =
-        sampleLatencyMs(behaviour.latency, options.random) +
-        (behaviour.ioWait.share > 0 ? ioWaitMs(behaviour, options.random()) : 0) +
-        behaviour.wireDelayMs;
+        sampleLatencyMs(behaviour.latency, options.random) + afterServiceMs(behaviour, options.random);
       const timer = clock.setTimeout(() => {
         timers.delete(timer);
         if (outcome.kind === 'resetMidBody') {
