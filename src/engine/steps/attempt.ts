@@ -506,6 +506,11 @@ function attemptFailed(
     call.noteFailure(instance);
     // A timeout cut by prazo says nothing about the latency distribution, only that it failed.
     ctx.live.record(undefined, true, end);
+  } else if (attempt.reason === HEDGE_LOST && attempt.plan.first === attempt.plan) {
+    // The try's first copy, overtaken by its hedge: it was at least this slow (a censored sample).
+    // Left out, the slow calls hedging cuts would leave the window, whose p95 — the hedge delay —
+    // would then be the fast calls' alone: lower, and more copies sent (docs/client.md, Hedging).
+    ctx.live.record(durationMs, false, end);
   }
   const record: AttemptRecordDraft = {
     attempt: attempt.number,

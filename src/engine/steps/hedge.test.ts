@@ -242,3 +242,47 @@ describe('one winner rule', () => {
     },
   );
 });
+
+describe('the live p95 with the calls hedging cut short', () => {
+  /**
+   * 36 calls one after another: every tenth has a first copy that does not answer, so its hedge copy
+   * (sent at the p95 in force) answers 10 ms later and wins; the others answer in 10 ms. The live
+   * window is read after 20 healthy samples.
+   */
+  async function run(): Promise<{ p95Ms: number | undefined; source: string; hedges: number }> {
+    const { dep, clock, transport } = createTestDependency({
+      hedge: { at: 'p95' },
+      liveMinSamples: 20,
+      liveRefreshMs: 1,
+    });
+    let hedges = 0;
+    dep.on('hedge', () => hedges++);
+    for (let i = 0; i < 36; i++) {
+      const sent = transport.exchanges.length;
+      const pending = settle(dep.request({ path: `/stock/${i}` }));
+      if (i % 10 === 9) {
+        for (let t = 0; t < 400 && transport.exchanges.length < sent + 2; t += 5) await advance(clock, 5);
+        expect(transport.exchanges).toHaveLength(sent + 2);
+        await advance(clock, 10);
+        transport.exchanges[sent + 1]!.respond(200);
+      } else {
+        await advance(clock, 10);
+        transport.exchanges[sent]!.respond(200);
+      }
+      expect((await pending).value?.status).toBe(200);
+    }
+    const policy = dep.policy();
+    await dep.close();
+    return { p95Ms: policy.p95Ms, source: policy.sources.p95, hedges };
+  }
+
+  it('counts the overtaken first copy at the time it had run: no fast call is hedged', async () => {
+    const { p95Ms, source, hedges } = await run();
+    // Without the overtaken copies the window holds only answers of 10 ms (the fast calls and the
+    // winning copies): a p95 of 10 ms, and from there on every call is hedged (18 hedges). With
+    // them, 3 of 39 samples ran past the hedge delay, and the p95 stays well above the fast calls.
+    expect(source).toBe('live');
+    expect(p95Ms).toBeGreaterThan(20);
+    expect(hedges).toBe(3);
+  });
+});
