@@ -53,23 +53,7 @@ const LAYERS_END = '<!-- layers:end -->';
  * check reports them as known instead of failing, and fails on any other. Remove an entry once its
  * import is gone (the check then names it as stale).
  */
-const KNOWN_UPWARD: Record<EdgeKey, string> = {
-  // engine/call.ts reads the request's criticality from admission/criticality-context.ts (server
-  // side): the ambient criticality belongs below the engine (deadline/ or wire/).
-  'engine -> admission': 'criticality context, to move below the engine',
-  // engine/engine.ts and engine/live-latency.ts take fleet/fleet-latency-feed.ts (the feed's
-  // contract and its merge into the live window): the contract belongs in latency/.
-  'engine -> fleet': "the fleet latency feed's contract, to move into latency/",
-  // client/options.ts validates the same feed option.
-  'client -> fleet': "the fleet latency feed's contract, to move into latency/",
-  // admission/admission.ts takes observe/duration-buckets.ts (the bucket bounds it records route
-  // service times in): bucket bounds belong in latency/.
-  'admission -> observe': 'duration buckets, to move into latency/',
-  // fleet/promql.ts and fleet/read-fleet-latency.ts name prazo's metrics (observe/metric-names.ts:
-  // wire/ material), fleet/fleet-drift.ts takes observe/drift-check.ts; with observe/drift-monitor.ts
-  // importing fleet/ this is the fleet ↔ observe circle.
-  'fleet -> observe': 'metric names (to wire/) and the drift check (to fleet/)',
-};
+const KNOWN_UPWARD: Record<EdgeKey, string> = {};
 
 /**
  * Imports of the lab that reach past the library's entry points, each with what it needs to go (the

@@ -10,7 +10,6 @@
  * @packageDocumentation
  */
 
-export { currentCriticality, withCriticality } from './admission/criticality-context.js';
 export type { InstanceSnapshot, InstanceState, TransitionReason } from './balancer/balancer.js';
 export type { BalancerOptions } from './balancer/balancer-options.js';
 export { BALANCER_DEFAULTS } from './balancer/balancer-options.js';
@@ -41,6 +40,7 @@ export { systemClock } from './clock.js';
 export type { CallWithDeadlineOptions, DeadlineCallContext } from './deadline/call-with-deadline.js';
 export { callWithDeadline } from './deadline/call-with-deadline.js';
 export { currentDeadline, withDeadline } from './deadline/context.js';
+export { currentCriticality, withCriticality } from './deadline/criticality-context.js';
 export type { DeadlineFromHeadersOptions, DeadlineHeadersInput } from './deadline/deadline.js';
 export { Deadline } from './deadline/deadline.js';
 export type { RequestHeaders, RequestOptions } from './engine/call.js';
@@ -99,11 +99,6 @@ export {
   ThrottledError,
 } from './errors.js';
 export type { FleetDriftReport } from './fleet/fleet-drift.js';
-export type { FleetLatencySnapshot, FleetLatencySource } from './fleet/fleet-latency-feed.js';
-export type { OriginsDiff } from './membership/diff-origins.js';
-export type { DnsOriginsOptions } from './membership/dns-origins.js';
-export { DNS_ORIGINS_DEFAULTS, dnsOrigins } from './membership/dns-origins.js';
-export type { OriginResolver, OriginsAnswer } from './membership/origin-resolver.js';
 export type {
   CalibrateFn,
   DriftAssessment,
@@ -114,7 +109,12 @@ export type {
   DriftSkipReason,
   RecalibratedEvent,
   RecalibrationPlan,
-} from './observe/drift-check.js';
+} from './latency/drift-check.js';
+export type { FleetLatencySnapshot, FleetLatencySource } from './latency/fleet-latency-source.js';
+export type { OriginsDiff } from './membership/diff-origins.js';
+export type { DnsOriginsOptions } from './membership/dns-origins.js';
+export { DNS_ORIGINS_DEFAULTS, dnsOrigins } from './membership/dns-origins.js';
+export type { OriginResolver, OriginsAnswer } from './membership/origin-resolver.js';
 export type {
   DriftCheckResult,
   DriftMode,

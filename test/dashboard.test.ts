@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createAdmission } from '../src/admission/admission.js';
 import { dependency } from '../src/client/dependency.js';
 import { Deadline } from '../src/deadline/deadline.js';
-import { METRICS, prometheusSeriesNames, SERVER_METRICS } from '../src/observe/metric-names.js';
+import { METRICS, prometheusSeriesNames, SERVER_METRICS } from '../src/wire/metric-names.js';
 import { instrument, instrumentAdmission } from '../src/observe/prometheus.js';
 
 interface Target {

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { currentCriticality } from '../src/admission/criticality-context.js';
+import { currentCriticality } from '../src/deadline/criticality-context.js';
 import {
   type Admission,
   admissionMiddleware,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { currentCriticality, withCriticality } from '../deadline/criticality-context.js';
 import { cancelDeadline, Deadline } from '../deadline/deadline.js';
 import { CancelledError, InvalidOptionError } from '../errors.js';
 import { createFakeClock, type FakeClock } from '../testing/fake-clock.js';
 import type { Criticality } from '../wire/criticality-header.js';
 import { type AdmissionTicket, createAdmission, type Refusal } from './admission.js';
-import { currentCriticality, withCriticality } from './criticality-context.js';
 
 const T0 = 1_700_000_000_000;
 

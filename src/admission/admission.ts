@@ -1,7 +1,7 @@
 import { AsyncResource } from 'node:async_hooks';
 import type { Deadline } from '../deadline/deadline.js';
 import { isPrazoError } from '../errors.js';
-import { DurationBuckets } from '../observe/duration-buckets.js';
+import { DurationBuckets } from '../latency/duration-buckets.js';
 import type { Criticality } from '../wire/criticality-header.js';
 import { decideArrival, type RefusalReason, refusalStatus } from './admission-decision.js';
 import {

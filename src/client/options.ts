@@ -6,7 +6,7 @@ import { systemClock } from '../clock.js';
 import type { EngineOptions } from '../engine/engine.js';
 import { normalizeRequeueOptions, type RequeueOptions } from '../engine/steps/requeue.js';
 import { InvalidOptionError } from '../errors.js';
-import type { FleetLatencySource } from '../fleet/fleet-latency-feed.js';
+import type { FleetLatencySource } from '../latency/fleet-latency-source.js';
 import type { OriginResolver } from '../membership/origin-resolver.js';
 import { integerIn, objectOption, positiveMs } from '../option-checks.js';
 import {

@@ -1,5 +1,5 @@
-import { withAmbientCriticality } from '../admission/criticality-context.js';
 import type { Clock } from '../clock.js';
+import { withAmbientCriticality } from '../deadline/criticality-context.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { InvalidOptionError } from '../errors.js';
 import type { ClassifyContext } from '../policy/classify.js';

@@ -4,7 +4,7 @@ import type { InstanceTransition } from '../balancer/instance-transition.js';
 import type { Clock } from '../clock.js';
 import { CoarseTimer } from '../coarse-timer.js';
 import { CancelledError, InvalidOptionError } from '../errors.js';
-import type { FleetLatencySource } from '../fleet/fleet-latency-feed.js';
+import type { FleetLatencySource } from '../latency/fleet-latency-source.js';
 import { createSlicedWindow, type SlicedWindow } from '../latency/sliced-window.js';
 import type { OriginsDiff } from '../membership/diff-origins.js';
 import { createOriginPoller, type OriginPoller } from '../membership/origin-poller.js';

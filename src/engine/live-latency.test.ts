@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeDependencyOptions } from '../client/options.js';
-import type { FleetLatencySnapshot, FleetLatencySource } from '../fleet/fleet-latency-feed.js';
+import type { FleetLatencySnapshot, FleetLatencySource } from '../latency/fleet-latency-source.js';
 import { createSlicedWindow } from '../latency/sliced-window.js';
 import { createFakeClock } from '../testing/fake-clock.js';
 import { LiveLatency } from './live-latency.js';

@@ -1,4 +1,4 @@
-import type { FleetLatencySource } from '../fleet/fleet-latency-feed.js';
+import type { FleetLatencySource } from '../latency/fleet-latency-source.js';
 import type { SlicedWindow } from '../latency/sliced-window.js';
 import type { CalibrationWarning } from '../policy/calibrate.js';
 

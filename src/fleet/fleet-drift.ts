@@ -1,6 +1,6 @@
 import { PrometheusBadResponseError } from '../errors.js';
+import { assessDrift, type DriftAssessment, type DriftDirection } from '../latency/drift-check.js';
 import type { HealthySelection } from '../latency/healthy.js';
-import { assessDrift, type DriftAssessment, type DriftDirection } from '../observe/drift-check.js';
 import type { InstantSample } from './api-response.js';
 import { type LabelMatcher, parseLabelMatchers } from './label-matchers.js';
 import type { PrometheusApi } from './prometheus-api.js';

@@ -22,8 +22,8 @@ export type {
   DriftAssessment,
   DriftDirection,
   RecalibrationPlan,
-} from '../observe/drift-check.js';
-export { assessDrift, planRecalibration } from '../observe/drift-check.js';
+} from '../latency/drift-check.js';
+export { assessDrift, planRecalibration } from '../latency/drift-check.js';
 export type { InstantSample, NativeHistogramSample, RangeSeries } from './api-response.js';
 export type { FleetDriftOptions, FleetDriftReport, ProcessDrift, ProcessTimeout } from './fleet-drift.js';
 export { assessFleetDrift, checkFleetDrift } from './fleet-drift.js';

@@ -1,4 +1,4 @@
-import { METRICS } from '../observe/metric-names.js';
+import { METRICS } from '../wire/metric-names.js';
 import { formatLabelMatchers, type LabelMatcher } from './label-matchers.js';
 
 /**

@@ -11,7 +11,7 @@ import {
   type SliceStats,
   selectHealthy,
 } from '../latency/healthy.js';
-import { METRICS } from '../observe/metric-names.js';
+import { METRICS } from '../wire/metric-names.js';
 import type { RangeSeries } from './api-response.js';
 import {
   buildFleetSlices,

@@ -8,7 +8,7 @@ import {
   type MetricDefinition,
   OTEL_ATTRIBUTES,
   SERVER_METRICS,
-} from './metric-names.js';
+} from '../wire/metric-names.js';
 import { createReplay, replay } from './otel-replay.js';
 import { VERSION } from './otel-tracing.js';
 

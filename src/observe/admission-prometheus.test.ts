@@ -4,8 +4,8 @@ import { createAdmission } from '../admission/admission.js';
 import { Deadline } from '../deadline/deadline.js';
 import { InvalidOptionError } from '../errors.js';
 import { createFakeClock } from '../testing/fake-clock.js';
+import { SERVER_METRICS } from '../wire/metric-names.js';
 import { instrumentAdmission } from './admission-prometheus.js';
-import { SERVER_METRICS } from './metric-names.js';
 
 const T0 = 1_700_000_000_000;
 

@@ -3,15 +3,15 @@ import type { Admission, AdmissionRouteView } from '../admission/admission.js';
 import { REFUSAL_REASONS } from '../admission/admission-decision.js';
 import { InvalidOptionError } from '../errors.js';
 import { CRITICALITY_LEVELS } from '../wire/criticality-header.js';
-import { BucketedHistogram } from './bucketed-histogram.js';
-import { collectedGauge } from './collected-gauge.js';
 import {
   DURATION_BUCKETS_SECONDS,
   type MetricDefinition,
   PROMETHEUS_PREFIX,
   prometheusName,
   SERVER_METRICS,
-} from './metric-names.js';
+} from '../wire/metric-names.js';
+import { BucketedHistogram } from './bucketed-histogram.js';
+import { collectedGauge } from './collected-gauge.js';
 
 /** Options of {@link instrumentAdmission}. */
 export interface AdmissionInstrumentOptions {

@@ -4,7 +4,7 @@ import {
   type MetricType,
   type MetricValueWithName,
 } from 'prom-client';
-import type { DurationBuckets } from './duration-buckets.js';
+import type { DurationBuckets } from '../latency/duration-buckets.js';
 
 type Labels = Record<string, string>;
 

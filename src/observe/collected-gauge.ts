@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import { type MetricDefinition, prometheusName } from './metric-names.js';
+import { type MetricDefinition, prometheusName } from '../wire/metric-names.js';
 
 /**
  * Registers a prom-client gauge that is emptied and refilled by `fill` at every scrape: its series

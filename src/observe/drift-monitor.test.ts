@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createEventSourceDouble, type EventSourceDouble } from '../../test/support/event-source-double.js';
 import type { Clock, Timer } from '../clock.js';
 import { isPrazoError } from '../errors.js';
+import type { DriftEvent, DriftSkippedEvent, RecalibratedEvent } from '../latency/drift-check.js';
 import { createFakeClock, type FakeClock } from '../testing/fake-clock.js';
-import type { DriftEvent, DriftSkippedEvent, RecalibratedEvent } from './drift-check.js';
 import { createDriftMonitor, type DriftMonitor, type DriftMonitorOptions } from './drift-monitor.js';
 
 const MINUTE = 60_000;

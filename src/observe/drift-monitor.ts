@@ -7,8 +7,6 @@ import {
   type PrometheusApi,
   type PrometheusApiOptions,
 } from '../fleet/prometheus-api.js';
-import { integerIn, nonNegative, numberIn, positiveMs } from '../option-checks.js';
-import { CALIBRATION_DEFAULTS, calibrateTimeout } from '../policy/calibrate.js';
 import {
   assessDrift,
   type CalibrateFn,
@@ -19,7 +17,9 @@ import {
   type DriftSkipReason,
   planRecalibration,
   type RecalibratedEvent,
-} from './drift-check.js';
+} from '../latency/drift-check.js';
+import { integerIn, nonNegative, numberIn, positiveMs } from '../option-checks.js';
+import { CALIBRATION_DEFAULTS, calibrateTimeout } from '../policy/calibrate.js';
 import type { InstrumentableDependency, PolicyUpdate, RecalibratableDependency } from './source.js';
 
 /** What the drift monitor does when it finds drift. */

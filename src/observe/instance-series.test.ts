@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { OTHER_INSTANCES } from '../wire/metric-names.js';
 import { instanceFigures } from './instance-series.js';
-import { OTHER_INSTANCES } from './metric-names.js';
 import type { InstanceView } from './source.js';
 
 const view = (i: number, over: Partial<InstanceView> = {}): InstanceView => ({

@@ -1,4 +1,4 @@
-import { type LABEL_VALUES, MAX_INSTANCE_LABELS, OTHER_INSTANCES } from './metric-names.js';
+import { type LABEL_VALUES, MAX_INSTANCE_LABELS, OTHER_INSTANCES } from '../wire/metric-names.js';
 import type { InstanceView } from './source.js';
 
 /** State of an instance as the metrics count it. */

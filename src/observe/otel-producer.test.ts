@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { CollectingReader } from '../../test/support/collecting-reader.js';
 import { createEventSourceDouble } from '../../test/support/event-source-double.js';
 import { isPrazoError } from '../errors.js';
-import { DURATION_BUCKETS_SECONDS } from './metric-names.js';
+import { DURATION_BUCKETS_SECONDS } from '../wire/metric-names.js';
 import { createDurationProducer, instrument } from './otel.js';
 
 function histogram(data: MetricData[], name: string, key: string, value: string): Histogram | undefined {

@@ -1,6 +1,6 @@
 import type { Attributes, HrTime } from '@opentelemetry/api';
-import type { DurationBuckets } from './duration-buckets.js';
-import { DURATION_BUCKETS_SECONDS, METRICS, type MetricDefinition } from './metric-names.js';
+import type { DurationBuckets } from '../latency/duration-buckets.js';
+import { DURATION_BUCKETS_SECONDS, METRICS, type MetricDefinition } from '../wire/metric-names.js';
 import { VERSION } from './otel-tracing.js';
 
 /** `DataPointType.HISTOGRAM` of `@opentelemetry/sdk-metrics`. */

@@ -1,7 +1,7 @@
 import type { Attributes, Histogram } from '@opentelemetry/api';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DurationBuckets } from './duration-buckets.js';
+import { DurationBuckets } from '../latency/duration-buckets.js';
 import { createReplay, replay } from './otel-replay.js';
 
 /** A histogram double that keeps what it was handed (the SDK's aggregation is tested elsewhere). */

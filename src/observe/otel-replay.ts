@@ -1,5 +1,5 @@
 import type { Attributes, Histogram } from '@opentelemetry/api';
-import type { DurationBuckets } from './duration-buckets.js';
+import type { DurationBuckets } from '../latency/duration-buckets.js';
 
 /** What one duration histogram has handed to the SDK so far. */
 export interface Replay {

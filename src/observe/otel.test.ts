@@ -7,10 +7,10 @@ import { createEventSourceDouble } from '../../test/support/event-source-double.
 import { createAdmission } from '../admission/admission.js';
 import { Deadline } from '../deadline/deadline.js';
 import { InvalidOptionError } from '../errors.js';
+import type { DriftEvent } from '../latency/drift-check.js';
 import { createFakeClock } from '../testing/fake-clock.js';
 import { createTestDependency } from '../testing/test-dependency.js';
-import type { DriftEvent } from './drift-check.js';
-import { METRICS, SERVER_METRICS } from './metric-names.js';
+import { METRICS, SERVER_METRICS } from '../wire/metric-names.js';
 import { instrument, instrumentAdmission } from './otel.js';
 
 function setup() {

@@ -12,16 +12,16 @@ import {
   type Observable,
 } from '@opentelemetry/api';
 import { InvalidOptionError } from '../errors.js';
-import type { DriftDirection, DriftEventSource } from './drift-check.js';
-import { type FleetFeedView, readFleetFeeds, toFleetFeeds } from './fleet-feed-view.js';
-import { instanceFigures } from './instance-series.js';
+import type { DriftDirection, DriftEventSource } from '../latency/drift-check.js';
 import {
   DURATION_BUCKETS_SECONDS,
   LABEL_VALUES,
   METRICS,
   type MetricDefinition,
   OTEL_ATTRIBUTES,
-} from './metric-names.js';
+} from '../wire/metric-names.js';
+import { type FleetFeedView, readFleetFeeds, toFleetFeeds } from './fleet-feed-view.js';
+import { instanceFigures } from './instance-series.js';
 import { type DurationProducer, durationRegistry } from './otel-producer.js';
 import { createReplay, type Replay, replay } from './otel-replay.js';
 import { type InstrumentableDependency, type InstrumentTarget, toDependencies } from './source.js';
@@ -35,14 +35,14 @@ import {
   tallyDurations,
 } from './tally.js';
 
-export type { DriftEventSource } from './drift-check.js';
+export type { DriftEventSource } from '../latency/drift-check.js';
 export type { FleetFeedView } from './fleet-feed-view.js';
 export { instrumentTracing, type OtelTracingOptions, type TracingInstrumentation } from './otel-tracing.js';
 
 import { VERSION } from './otel-tracing.js';
 
-export type { MetricDefinition, MetricKey, MetricLabel, MetricType } from './metric-names.js';
-export { DURATION_BUCKETS_SECONDS, LABEL_VALUES, METRICS, OTEL_ATTRIBUTES } from './metric-names.js';
+export type { MetricDefinition, MetricKey, MetricLabel, MetricType } from '../wire/metric-names.js';
+export { DURATION_BUCKETS_SECONDS, LABEL_VALUES, METRICS, OTEL_ATTRIBUTES } from '../wire/metric-names.js';
 export type { InstrumentableDependency, InstrumentTarget } from './source.js';
 
 /** Options of {@link instrument}. */

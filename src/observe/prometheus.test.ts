@@ -4,10 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { createEventSourceDouble } from '../../test/support/event-source-double.js';
 import { metricValue as value } from '../../test/support/metric-value.js';
 import { isPrazoError } from '../errors.js';
+import type { DriftEvent, RecalibratedEvent } from '../latency/drift-check.js';
 import { createFakeClock } from '../testing/fake-clock.js';
 import { createTestDependency } from '../testing/test-dependency.js';
-import type { DriftEvent, RecalibratedEvent } from './drift-check.js';
-import { DURATION_BUCKETS_SECONDS } from './metric-names.js';
+import { DURATION_BUCKETS_SECONDS } from '../wire/metric-names.js';
 import { instrument } from './prometheus.js';
 
 describe('prazo/prometheus instrument()', () => {

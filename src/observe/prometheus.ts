@@ -5,17 +5,8 @@
  */
 import { Counter, type Gauge, register as globalRegistry, type Registry } from 'prom-client';
 import { InvalidOptionError } from '../errors.js';
-import { BucketedHistogram, type BucketSeries } from './bucketed-histogram.js';
-import { collectedGauge as registerCollectedGauge } from './collected-gauge.js';
-import type { DriftDirection, DriftEventSource } from './drift-check.js';
-import type { DurationBuckets } from './duration-buckets.js';
-import {
-  type FleetFeedReading,
-  type FleetFeedView,
-  readFleetFeeds,
-  toFleetFeeds,
-} from './fleet-feed-view.js';
-import { type InstanceFigures, type InstanceSeries, instanceFigures } from './instance-series.js';
+import type { DriftDirection, DriftEventSource } from '../latency/drift-check.js';
+import type { DurationBuckets } from '../latency/duration-buckets.js';
 import {
   DURATION_BUCKETS_SECONDS,
   LABEL_VALUES,
@@ -23,7 +14,16 @@ import {
   type MetricDefinition,
   PROMETHEUS_PREFIX,
   prometheusName,
-} from './metric-names.js';
+} from '../wire/metric-names.js';
+import { BucketedHistogram, type BucketSeries } from './bucketed-histogram.js';
+import { collectedGauge as registerCollectedGauge } from './collected-gauge.js';
+import {
+  type FleetFeedReading,
+  type FleetFeedView,
+  readFleetFeeds,
+  toFleetFeeds,
+} from './fleet-feed-view.js';
+import { type InstanceFigures, type InstanceSeries, instanceFigures } from './instance-series.js';
 import {
   type InstrumentableDependency,
   type InstrumentTarget,
@@ -40,9 +40,8 @@ import {
   tallyDurations,
 } from './tally.js';
 
-export type { DriftEventSource } from './drift-check.js';
-export type { FleetFeedView } from './fleet-feed-view.js';
-export type { MetricDefinition, MetricKey, MetricLabel, MetricType } from './metric-names.js';
+export type { DriftEventSource } from '../latency/drift-check.js';
+export type { MetricDefinition, MetricKey, MetricLabel, MetricType } from '../wire/metric-names.js';
 export {
   DURATION_BUCKETS_SECONDS,
   LABEL_VALUES,
@@ -50,7 +49,8 @@ export {
   PROMETHEUS_PREFIX,
   prometheusName,
   prometheusSeriesNames,
-} from './metric-names.js';
+} from '../wire/metric-names.js';
+export type { FleetFeedView } from './fleet-feed-view.js';
 export type { InstrumentableDependency, InstrumentTarget } from './source.js';
 
 /** Options of {@link instrument}. */

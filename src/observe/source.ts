@@ -1,6 +1,9 @@
 import type { DependencyEventName, DependencyEvents } from '../engine/events.js';
 import { InvalidOptionError } from '../errors.js';
+import type { PolicyUpdate } from '../latency/drift-check.js';
 import type { HealthySelection, SliceStats } from '../latency/healthy.js';
+
+export type { PolicyUpdate, PolicyWarning } from '../latency/drift-check.js';
 
 /**
  * What the observability adapters need from a dependency: its name, its events, and read access to its
@@ -59,22 +62,6 @@ export interface BudgetSnapshot {
   ratio: number;
   /** Calls refused before any attempt in the window (not originals), when the budget counts them. */
   refused?: number;
-}
-
-/** The calibrated part of a policy, as produced by `calibrateTimeout`. Durations in ms. */
-export interface PolicyUpdate {
-  connectMs: number;
-  readMs: number;
-  attempts: number;
-  warning: PolicyWarning | null;
-}
-
-/** A calibration warning (`ATTEMPTS_REDUCED`, `DEADLINE_BELOW_ONE_ATTEMPT`). */
-export interface PolicyWarning {
-  code: string;
-  message: string;
-  /** Attempts the caller asked for, when the calibration recorded it. */
-  requestedAttempts?: number | undefined;
 }
 
 /** The policy a dependency reports. Durations in ms. */

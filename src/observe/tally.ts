@@ -9,11 +9,16 @@ import type {
   RequestEndEvent,
   ServerTimingIgnoredEvent,
 } from '../engine/events.js';
+import type {
+  DriftDirection,
+  DriftEvent,
+  DriftEventSource,
+  RecalibratedEvent,
+} from '../latency/drift-check.js';
+import { DurationBuckets } from '../latency/duration-buckets.js';
 import type { AttemptKind } from '../wire/attempt-header.js';
+import { LABEL_VALUES } from '../wire/metric-names.js';
 import type { ServerTimingProblem } from '../wire/server-timing.js';
-import type { DriftDirection, DriftEvent, DriftEventSource, RecalibratedEvent } from './drift-check.js';
-import { DurationBuckets } from './duration-buckets.js';
-import { LABEL_VALUES } from './metric-names.js';
 import type { InstrumentableDependency } from './source.js';
 
 /**

@@ -5,8 +5,8 @@
  */
 import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import type { Admission } from '../admission/admission.js';
-import { withRequestCriticality } from '../admission/criticality-context.js';
 import { withDeadline } from '../deadline/context.js';
+import { withRequestCriticality } from '../deadline/criticality-context.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { DeadlineExceededError, InvalidOptionError } from '../errors.js';
 import type { Criticality } from '../wire/criticality-header.js';

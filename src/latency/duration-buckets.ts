@@ -1,4 +1,4 @@
-import { DURATION_BUCKETS_SECONDS } from './metric-names.js';
+import { DURATION_BUCKETS_SECONDS } from '../wire/metric-names.js';
 
 /**
  * Fixed-memory duration histograms for a few series (one per label value: outcome, attempt kind),

@@ -1,5 +1,20 @@
-import type { HealthySelection } from '../latency/healthy.js';
-import type { PolicyUpdate } from './source.js';
+import type { HealthySelection } from './healthy.js';
+
+/** The calibrated part of a policy, as produced by `calibrateTimeout`. Durations in ms. */
+export interface PolicyUpdate {
+  connectMs: number;
+  readMs: number;
+  attempts: number;
+  warning: PolicyWarning | null;
+}
+
+/** A calibration warning (`ATTEMPTS_REDUCED`, `DEADLINE_BELOW_ONE_ATTEMPT`). */
+export interface PolicyWarning {
+  code: string;
+  message: string;
+  /** Attempts the caller asked for, when the calibration recorded it. */
+  requestedAttempts?: number | undefined;
+}
 
 /**
  * Which way the configured read timeout has drifted from the healthy p99 × slack:

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { HealthySelection } from '../latency/healthy.js';
-import { LatencyHistogram } from '../latency/histogram.js';
 import { calibrateTimeout } from '../policy/calibrate.js';
 import { assessDrift, planRecalibration } from './drift-check.js';
+import type { HealthySelection } from './healthy.js';
+import { LatencyHistogram } from './histogram.js';
 
 function selection(p99Ms: number, count = 1000, degraded = false): HealthySelection {
   const histogram = new LatencyHistogram();

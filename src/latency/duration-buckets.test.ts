@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { DURATION_BUCKETS_SECONDS } from '../wire/metric-names.js';
 import { DurationBuckets } from './duration-buckets.js';
-import { DURATION_BUCKETS_SECONDS } from './metric-names.js';
 
 describe('DurationBuckets', () => {
   it('puts a sample equal to a bound in that bound’s bucket, as Prometheus `le` does', () => {
