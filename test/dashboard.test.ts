@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { createAdmission } from '../src/admission/admission.js';
 import { dependency } from '../src/client/dependency.js';
 import { Deadline } from '../src/deadline/deadline.js';
-import { METRICS, prometheusSeriesNames, SERVER_METRICS } from '../src/wire/metric-names.js';
 import { instrument, instrumentAdmission } from '../src/observe/prometheus.js';
+import { METRICS, prometheusSeriesNames, SERVER_METRICS } from '../src/wire/metric-names.js';
 
 interface Target {
   expr: string;

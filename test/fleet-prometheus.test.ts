@@ -10,8 +10,8 @@ import { dependency } from '../src/client/dependency.js';
 import { checkFleetDrift } from '../src/fleet/fleet-drift.js';
 import { createFleetLatencyFeed, type FleetLatencyStaleEvent } from '../src/fleet/fleet-latency-feed.js';
 import { createPrometheusApi } from '../src/fleet/prometheus-api.js';
-import { DURATION_BUCKETS_SECONDS } from '../src/wire/metric-names.js';
 import { instrument } from '../src/observe/prometheus.js';
+import { DURATION_BUCKETS_SECONDS } from '../src/wire/metric-names.js';
 import { alive, poll, startPrometheus, stopByPid, type TestPrometheus } from './support/prometheus-server.js';
 import { findTool } from './support/tools.js';
 
