@@ -97,13 +97,15 @@ const SCHEDULER_MS = 100;
 export async function runDrill(input: DrillOptions = {}, hooks: DrillHooks = {}): Promise<DrillReport> {
   const options = normalizeDrillOptions(input);
   const { configs, skipped, haproxy } = drillConfigs(options);
-  if (!options.peers) return runColumns(options, hooks, configs, skipped, haproxy, true);
+  if (!options.peers) return runColumns(options, hooks, { configs, skipped, haproxy, withOverload: true });
   // Six copies of the system at once are more than a 2-core machine holds (docs/drill.md): the
   // columns run two at a time, one turn after another, on the same seeded plan; the overload
   // experiment runs once, with the first turn.
   const reports: DrillReport[] = [];
   for (const [i, turn] of columnTurns(configs).entries()) {
-    reports.push(await runColumns(options, hooks, turn, [], haproxy, i === 0));
+    reports.push(
+      await runColumns(options, hooks, { configs: turn, skipped: [], haproxy, withOverload: i === 0 }),
+    );
   }
   return mergeTurns(reports, skipped);
 }
@@ -115,15 +117,25 @@ export function columnTurns(configs: readonly DrillConfig[]): DrillConfig[][] {
   return turns;
 }
 
-/** One drill of `configs` side by side: every phase, then (`withOverload`) the overload experiment. */
+/** What one run of {@link runColumns} drives: the whole drill, or one turn of a `--peers` run. */
+interface ColumnRun {
+  /** The columns, side by side on the same arrivals. */
+  configs: DrillConfig[];
+  /** Peers left out (not installed), listed in the report. */
+  skipped: DrillReport['skipped'];
+  /** The HAProxy binary, when its column runs. */
+  haproxy: string | null;
+  /** Also run the overload experiment after the phases. */
+  withOverload: boolean;
+}
+
+/** One drill of `run.configs` side by side: every phase, then (`withOverload`) the overload experiment. */
 async function runColumns(
   options: NormalizedDrillOptions,
   hooks: DrillHooks,
-  configs: DrillConfig[],
-  skipped: DrillReport['skipped'],
-  haproxy: string | null,
-  withOverload: boolean,
+  run: ColumnRun,
 ): Promise<DrillReport> {
+  const { configs, skipped, haproxy, withOverload } = run;
   const phases = planPhases(options.phases);
   const totalMs = phases[phases.length - 1]!.endMs;
   const recorder = createDrillRecorder(
