@@ -158,6 +158,8 @@ describe('Balancer: outlier ejection', () => {
       const probe = balancer.pick(clock.now());
       expect(probe).toBe(b);
       expect(stateOf(balancer, B, clock.now()).state).toBe('probing');
+      // A answers cleanly while the probe is out: B alone fails.
+      answerCleanly(balancer, A, clock.now());
       balancer.finished(probe, 'gateway', 1, clock.now());
     }
     expect(durations).toEqual([1_000, 2_000, 2_500]);
@@ -475,7 +477,9 @@ describe('Balancer: transitions', () => {
       balancer.finished(b, 'gateway', 1, clock.now());
     }
     clock.advance(BALANCER_DEFAULTS.baseEjectionMs);
-    balancer.finished(balancer.pick(clock.now()), 'gateway', 1, clock.now());
+    const probe = balancer.pick(clock.now());
+    answerCleanly(balancer, A, clock.now());
+    balancer.finished(probe, 'gateway', 1, clock.now());
     clock.advance(2 * BALANCER_DEFAULTS.baseEjectionMs);
     balancer.finished(balancer.pick(clock.now()), 'success', 5, clock.now());
     balancer.pickRetry([b], clock.now());
@@ -525,11 +529,12 @@ describe('Balancer: transitions', () => {
       balancer.finished(a, k % 5 < 2 ? 'gateway' : 'success', 5, clock.now());
       balancer.finished(c, k % 5 < 2 ? 'gateway' : 'success', 5, clock.now());
     }
-    answerCleanly(balancer, A, clock.now());
     clock.advance(BALANCER_DEFAULTS.baseEjectionMs);
-    // B's probe gets a 503, as 40 % of everyone's calls do: it comes back (in slow start).
+    // B's probe gets a 503, as 40 % of everyone's calls do (A answers cleanly meanwhile): it comes
+    // back (in slow start).
     const probe = balancer.pick(clock.now());
     expect(probe).toBe(b);
+    answerCleanly(balancer, A, clock.now());
     balancer.finished(b, 'gateway', 1, clock.now());
     expect(stateOf(balancer, B, clock.now()).state).toBe('up');
     // Later B alone fails again while its peers answer cleanly: ejected, and its failed probe keeps it out.
@@ -541,6 +546,7 @@ describe('Balancer: transitions', () => {
       balancer.finished(b, 'gateway', 1, clock.now());
     clock.advance(2 * BALANCER_DEFAULTS.baseEjectionMs);
     expect(balancer.pick(clock.now())).toBe(b);
+    answerCleanly(balancer, A, clock.now());
     balancer.finished(b, 'gateway', 1, clock.now());
     expect(seen.filter((line) => line.startsWith('B'))).toEqual([
       'B up→ejected consecutive-failures',
@@ -549,6 +555,40 @@ describe('Balancer: transitions', () => {
       'B up→ejected consecutive-failures',
       'B ejected→probing ejection-ended',
       'B probing→ejected probe-failed',
+    ]);
+  });
+
+  it('returns an instance whose probe fails when no other instance has answered since the probe was sent (an outage in which every call ran out of time)', () => {
+    const seen: string[] = [];
+    const { balancer, clock } = setup([A, B, C], {
+      onTransition: (t) =>
+        seen.push(`${'ABCD'[[A, B, C, D].indexOf(t.origin)]} ${t.from}→${t.to} ${t.reason}`),
+    });
+    const [a, b, c] = [A, B, C].map((o) => balancer.indexOf(o)) as [number, number, number];
+    // B fails alone while A and C answer cleanly: ejected.
+    answerCleanly(balancer, A, clock.now());
+    answerCleanly(balancer, C, clock.now());
+    for (let k = 0; k < BALANCER_DEFAULTS.consecutiveFailures; k++)
+      balancer.finished(b, 'gateway', 1, clock.now());
+    expect(stateOf(balancer, B, clock.now()).state).toBe('ejected');
+    // Then the whole fleet stops answering: every call runs out of time at its deadline (neutral:
+    // it changes no one's clean run) for 20 s.
+    for (let s = 0; s < 20; s++) {
+      clock.advance(1_000);
+      balancer.finished(a, 'neutral', 1_000, clock.now());
+      balancer.finished(c, 'neutral', 1_000, clock.now());
+    }
+    // B's probe, sent 300 ms before the fleet restarts, is reset with it; A and C have not answered
+    // since: their clean runs are 20 s old and say nothing of the fleet now. B comes back.
+    const probe = balancer.pick(clock.now());
+    expect(probe).toBe(b);
+    clock.advance(300);
+    balancer.finished(probe, 'gateway', 300, clock.now());
+    expect(stateOf(balancer, B, clock.now()).state).toBe('up');
+    expect(seen.filter((line) => line.startsWith('B'))).toEqual([
+      'B up→ejected consecutive-failures',
+      'B ejected→probing ejection-ended',
+      'B probing→up fleet-failing',
     ]);
   });
 

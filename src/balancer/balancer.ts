@@ -224,7 +224,7 @@ export class Balancer {
     // Answers to calls sent before the ejection say nothing about the instance now.
     if (state === SLOT.ejected) return false;
     if (state === SLOT.probing) {
-      this.#probeAnswered(index, outcome, nowMs);
+      this.#probeAnswered(index, outcome, nowMs - latencyMs, nowMs);
       return false;
     }
     if (outcome === 'neutral') return false;
@@ -631,7 +631,8 @@ export class Balancer {
     if (until < this.#nextExpiry) this.#nextExpiry = until;
   }
 
-  #probeAnswered(i: number, outcome: InstanceOutcome, nowMs: number): void {
+  /** The probe sent to instance `i` at `sentMs` ended with `outcome` at `nowMs`. */
+  #probeAnswered(i: number, outcome: InstanceOutcome, sentMs: number, nowMs: number): void {
     const t = this.#t;
     t.probeInFlight[i] = 0;
     if (outcome === 'neutral') {
@@ -641,7 +642,7 @@ export class Balancer {
     const failed = outcome !== 'success';
     if (failed) {
       t.lastFailureAt[i] = nowMs;
-      if (this.#anotherAnswersCleanly(i) && !this.#peersFailOften(i)) {
+      if (this.#anotherAnswersCleanly(i, sentMs) && !this.#peersFailOften(i)) {
         this.#ejectFor(i, nowMs);
         this.#emit(i, SLOT.probing, SLOT.ejected, 'probe-failed', nowMs);
         return;
@@ -658,18 +659,23 @@ export class Balancer {
 
   /**
    * Whether another instance that is up answered its last `consecutiveFailures` calls without a
-   * failure (or has no failure on record). Ejecting moves an instance's load onto the others: worth it only while one of them is
+   * failure (or has no failure on record) — and, for a probe (`sinceMs`), answered since the probe
+   * was sent. Ejecting moves an instance's load onto the others: worth it only while one of them is
    * doing better. When every instance fails alike (a fleet-wide error burst, a shared dependency
    * down), failures in a row say nothing about the one instance, and ejecting it would leave the
-   * fleet with fewer instances — and a hedge with nowhere to go — once the burst ends.
+   * fleet with fewer instances — and a hedge with nowhere to go — once the burst ends. A probe is
+   * judged against what the others do while it is out, not against clean runs from before an
+   * outage in which their calls only ran out of time (outcomes that change no run): in the drill,
+   * a probe reset when the whole degraded fleet restarted re-ejected its instance for 20 s on clean
+   * runs 20 s old, and the error burst that followed ran on two instances of three.
    */
-  #anotherAnswersCleanly(i: number): boolean {
+  #anotherAnswersCleanly(i: number, sinceMs = Number.NEGATIVE_INFINITY): boolean {
     const t = this.#t;
     const items = t.up.items;
     const need = this.#o.consecutiveFailures;
     for (let k = 0; k < t.up.size; k++) {
       const j = items[k]!;
-      if (j !== i && t.cleanRun[j]! >= need) return true;
+      if (j !== i && t.cleanRun[j]! >= need && t.lastOutcomeAt[j]! >= sinceMs) return true;
     }
     return false;
   }
