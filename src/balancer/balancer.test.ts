@@ -40,6 +40,23 @@ function answerCleanly(balancer: Balancer, origin: string, nowMs: number): void 
 const stateOf = (balancer: Balancer, origin: string, nowMs: number) =>
   balancer.snapshot(nowMs).instances.find((i) => i.origin === origin)!;
 
+/**
+ * A balancer over A, B and C whose transitions are written to `seen` as `B up→ejected reason`, with
+ * B already ejected: it failed `consecutiveFailures` calls in a row while A answered cleanly.
+ */
+function withBEjected() {
+  const seen: string[] = [];
+  const { balancer, clock } = setup([A, B, C], {
+    onTransition: (t) => seen.push(`${'ABCD'[[A, B, C, D].indexOf(t.origin)]} ${t.from}→${t.to} ${t.reason}`),
+  });
+  const [a, b, c] = [A, B, C].map((o) => balancer.indexOf(o)) as [number, number, number];
+  answerCleanly(balancer, A, clock.now());
+  for (let k = 0; k < BALANCER_DEFAULTS.consecutiveFailures; k++)
+    balancer.finished(b, 'gateway', 1, clock.now());
+  expect(stateOf(balancer, B, clock.now()).state).toBe('ejected');
+  return { seen, balancer, clock, a, b, c };
+}
+
 describe('Balancer: latency', () => {
   it('sends a 150 ms slower instance at most 25 % of 60 sequential calls', () => {
     const { balancer, clock, random } = setup([A, B]);
@@ -513,17 +530,8 @@ describe('Balancer: transitions', () => {
   });
 
   it('returns an instance whose probe fails as often as its peers fail (a fleet-wide error burst), and re-ejects it when they answer cleanly', () => {
-    const seen: string[] = [];
-    const { balancer, clock } = setup([A, B, C], {
-      onTransition: (t) =>
-        seen.push(`${'ABCD'[[A, B, C, D].indexOf(t.origin)]} ${t.from}→${t.to} ${t.reason}`),
-    });
-    const [a, b, c] = [A, B, C].map((o) => balancer.indexOf(o)) as [number, number, number];
     // B fails alone (its connections reset): ejected.
-    answerCleanly(balancer, A, clock.now());
-    for (let k = 0; k < BALANCER_DEFAULTS.consecutiveFailures; k++)
-      balancer.finished(b, 'gateway', 1, clock.now());
-    expect(stateOf(balancer, B, clock.now()).state).toBe('ejected');
+    const { seen, balancer, clock, a, b, c } = withBEjected();
     // Then the whole fleet answers 503 to 40 % of its calls; A and C each have a clean run of five.
     for (let k = 0; k < 20; k++) {
       balancer.finished(a, k % 5 < 2 ? 'gateway' : 'success', 5, clock.now());
@@ -559,18 +567,8 @@ describe('Balancer: transitions', () => {
   });
 
   it('returns an instance whose probe fails when no other instance has answered since the probe was sent (an outage in which every call ran out of time)', () => {
-    const seen: string[] = [];
-    const { balancer, clock } = setup([A, B, C], {
-      onTransition: (t) =>
-        seen.push(`${'ABCD'[[A, B, C, D].indexOf(t.origin)]} ${t.from}→${t.to} ${t.reason}`),
-    });
-    const [a, b, c] = [A, B, C].map((o) => balancer.indexOf(o)) as [number, number, number];
-    // B fails alone while A and C answer cleanly: ejected.
-    answerCleanly(balancer, A, clock.now());
-    answerCleanly(balancer, C, clock.now());
-    for (let k = 0; k < BALANCER_DEFAULTS.consecutiveFailures; k++)
-      balancer.finished(b, 'gateway', 1, clock.now());
-    expect(stateOf(balancer, B, clock.now()).state).toBe('ejected');
+    // B fails alone while A answers cleanly: ejected.
+    const { seen, balancer, clock, a, b, c } = withBEjected();
     // Then the whole fleet stops answering: every call runs out of time at its deadline (neutral:
     // it changes no one's clean run) for 20 s.
     for (let s = 0; s < 20; s++) {
