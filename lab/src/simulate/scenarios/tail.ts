@@ -317,7 +317,10 @@ function runPolicy(
     };
     // Sub-requests answered before any hedge timer: one event walks through them in time order
     // (far fewer closures and a small heap, same order of events).
-    const answered: number[] = [];
+    // A typed array: its sort is numeric without a comparator call per pair (the sort was a third
+    // of a run's time with one).
+    const all = new Float64Array(o.fanout);
+    let count = 0;
     for (let k = 0; k < o.fanout; k++) {
       const server = pickServer(-1);
       const firstMs = servers[server]!.finishMs(startMs, service.logNormal(o.serviceMeanMs, o.serviceSigma));
@@ -329,7 +332,7 @@ function runPolicy(
       const delay = delayFor();
       const fireMs = delay === undefined ? Number.POSITIVE_INFINITY : tick(startMs + delay);
       if (firstMs <= fireMs) {
-        answered.push(firstMs);
+        all[count++] = firstMs;
         continue;
       }
       // Still unanswered after the delay: the hedge timer fires.
@@ -352,8 +355,8 @@ function runPolicy(
         sim.at(doneMs, () => subDone(doneMs - startMs));
       });
     }
-    if (answered.length === 0) return;
-    answered.sort((a, b) => a - b);
+    if (count === 0) return;
+    const answered = all.subarray(0, count).sort();
     let next = 0;
     const step = (): void => {
       const at = answered[next]!;
