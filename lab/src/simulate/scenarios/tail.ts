@@ -317,8 +317,8 @@ function runPolicy(
     };
     // Sub-requests answered before any hedge timer: one event walks through them in time order
     // (far fewer closures and a small heap, same order of events).
-    // A typed array: its sort is numeric without a comparator call per pair (the sort was a third
-    // of a run's time with one).
+    // A typed array: its sort is numeric without a comparator call per pair (with one, the sort
+    // took about a quarter of a default run's CPU profile).
     const all = new Float64Array(o.fanout);
     let count = 0;
     for (let k = 0; k < o.fanout; k++) {
