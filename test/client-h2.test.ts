@@ -12,6 +12,7 @@ import { prazoInterceptor } from '../src/client/interceptor.js';
 import type { DependencyOptions } from '../src/client/options.js';
 import { withDeadline } from '../src/deadline/context.js';
 import { Deadline } from '../src/deadline/deadline.js';
+import type { PolicySnapshot } from '../src/engine/live-latency.js';
 import { isPrazoError } from '../src/errors.js';
 import { elapsedSince } from './support/servers.js';
 
@@ -118,6 +119,8 @@ interface Client {
     path: string,
     options?: { method?: string; body?: string | Readable },
   ): Promise<{ status: number; text: string }>;
+  /** The policy in force of the dependency (its live p95, the hedge delay). */
+  policy(): PolicySnapshot;
   close(): Promise<void>;
 }
 
@@ -154,6 +157,7 @@ const ways: { name: string; skip?: string; client(options: DependencyOptions): C
           const res = await dep.request({ path, method, ...(body === undefined ? {} : { body }) });
           return { status: res.status, text: await res.body.text() };
         },
+        policy: () => dep.policy(),
         close: () => dep.close(),
       };
     },
@@ -171,6 +175,7 @@ const ways: { name: string; skip?: string; client(options: DependencyOptions): C
           const res = await composed.request({ origin, path, method, body: body ?? null });
           return { status: res.statusCode, text: await res.body.text() };
         },
+        policy: () => interceptor.dependencies.get(options.name)!.policy(),
         close: () => interceptor.close().then(() => agent.destroy()),
       };
     },
@@ -266,6 +271,35 @@ for (const way of ways) {
       await until(() => both.reduce((n, s) => n + s.resets, 0) === 4);
       expect(both.reduce((n, s) => n + s.streams, 0)).toBe(8);
       for (const s of both) expect(s.sessions).toBeLessThanOrEqual(1);
+    });
+
+    it('keeps the hedge delay at the live p95 of every call, the first copies a hedge overtook included', async () => {
+      // The first stream of every eighth call hangs and its hedge answers at once, as every other
+      // stream does: the overtaken streams, reset, stay in the live window as samples of at least
+      // the delay (left out, the p95 would fall to the fast answers and fast calls would be hedged).
+      const handler: Handler = (stream, headers) => {
+        const original = /kind=original/.test(String(headers['x-prazo-attempt']));
+        if (original && String(headers[':path']).startsWith('/slow/')) return;
+        answer(stream, 200);
+      };
+      const c = await use(handler, {
+        latency: { p99Ms: 300, p95Ms: 40 },
+        userDeadlineMs: 2_000,
+        hedge: { at: 'p95' },
+        liveMinSamples: 20,
+        liveRefreshMs: 1,
+        second: await startH2(handler, '127.0.0.2'),
+      });
+      const calls = 48;
+      for (let i = 0; i < calls; i++)
+        expect(await c.call(i % 8 === 7 ? `/slow/${i}` : `/fast/${i}`)).toEqual({ status: 200, text: 'ok' });
+      const policy = c.policy();
+      expect(policy.sources.p95).toBe('live');
+      expect(policy.p95Ms).toBeGreaterThanOrEqual(30);
+      const kinds = [...server!.kinds, ...second!.kinds];
+      const hedges = kinds.filter((k) => k === 'hedge').length;
+      expect(hedges).toBeGreaterThanOrEqual(calls / 8);
+      expect(hedges).toBeLessThanOrEqual(calls / 8 + 3);
     });
 
     it('fails at once when the Retry-After does not fit the deadline, and holds retries to the budget', async () => {

@@ -11,6 +11,7 @@ import { prazoInterceptor } from '../src/client/interceptor.js';
 import type { DependencyOptions } from '../src/client/options.js';
 import { withDeadline } from '../src/deadline/context.js';
 import { Deadline } from '../src/deadline/deadline.js';
+import type { PolicySnapshot } from '../src/engine/live-latency.js';
 import { isPrazoError } from '../src/errors.js';
 import { elapsedSince, reply, startServer, type TestServer, warmUp } from './support/servers.js';
 
@@ -30,6 +31,8 @@ interface CallOptions {
 }
 interface Client {
   call(origin: string, path: string, options?: CallOptions): Promise<Answer>;
+  /** The policy in force of the dependency the calls go through (its live p95, the hedge delay). */
+  policy(): PolicySnapshot;
   close(): Promise<void>;
 }
 interface EntryPoint {
@@ -61,6 +64,7 @@ function interceptorOn(name: string, Agent: AgentClass | undefined, skip?: strin
           const res = await composed.request({ origin, path, method, body: body ?? null });
           return { status: res.statusCode, text: await res.body.text() };
         },
+        policy: () => interceptor.dependencies.get(options.name)!.policy(),
         // destroy: a connect prazo gave up on would otherwise hold close() to undici's 10 s connect timeout.
         close: () => interceptor.close().then(() => agent.destroy()),
       };
@@ -87,6 +91,7 @@ const entryPoints: EntryPoint[] = [
           const res = await dep.request({ path, method, ...(body === undefined ? {} : { body }) });
           return { status: res.status, text: await res.body.text() };
         },
+        policy: () => dep.policy(),
         close: () => dep.close(),
       };
     },
@@ -103,12 +108,13 @@ const entryPoints: EntryPoint[] = [
   {
     name: "Node's global fetch after install()",
     client(options) {
-      install({ dependencies: [options] });
+      const installed = install({ dependencies: [options] });
       return {
         async call(origin, path, { method = 'GET', body } = {}) {
           const res = await fetch(origin + path, { method, ...(body === undefined ? {} : { body }) });
           return { status: res.status, text: await res.text() };
         },
+        policy: () => installed.dependencies.get(options.name)!.policy(),
         close: () => uninstall(),
       };
     },
@@ -118,13 +124,14 @@ const entryPoints: EntryPoint[] = [
   {
     name: 'axios (default adapter) after install({ nodeHttp: true })',
     client(options) {
-      install({ dependencies: [options], nodeHttp: true });
+      const installed = install({ dependencies: [options], nodeHttp: true });
       const client = axios.create({ validateStatus: () => true, responseType: 'text' });
       return {
         async call(origin, path, { method = 'GET', body } = {}) {
           const res = await client.request<string>({ url: origin + path, method, data: body });
           return { status: res.status, text: res.data };
         },
+        policy: () => installed.dependencies.get(options.name)!.policy(),
         close: () => uninstall(),
       };
     },
@@ -134,7 +141,7 @@ const entryPoints: EntryPoint[] = [
   {
     name: 'got after install({ nodeHttp: true })',
     client(options) {
-      install({ dependencies: [options], nodeHttp: true });
+      const installed = install({ dependencies: [options], nodeHttp: true });
       const client = got.extend({ retry: { limit: 0 }, throwHttpErrors: false });
       return {
         async call(origin, path, { method = 'GET', body } = {}) {
@@ -144,6 +151,7 @@ const entryPoints: EntryPoint[] = [
           });
           return { status: res.statusCode, text: res.body };
         },
+        policy: () => installed.dependencies.get(options.name)!.policy(),
         close: () => uninstall(),
       };
     },
@@ -154,7 +162,7 @@ const entryPoints: EntryPoint[] = [
     // The handler every AWS SDK v3 client sends through (retries are the client's middleware, above it).
     name: "the AWS SDK v3's NodeHttpHandler after install({ nodeHttp: true })",
     client(options) {
-      install({ dependencies: [options], nodeHttp: true });
+      const installed = install({ dependencies: [options], nodeHttp: true });
       const handler = new NodeHttpHandler();
       return {
         async call(origin, path, { method = 'GET', body } = {}) {
@@ -173,6 +181,7 @@ const entryPoints: EntryPoint[] = [
           for await (const chunk of response.body as AsyncIterable<Buffer>) text += chunk;
           return { status: response.statusCode, text };
         },
+        policy: () => installed.dependencies.get(options.name)!.policy(),
         close: async () => {
           handler.destroy();
           await uninstall();
@@ -370,6 +379,44 @@ for (const entry of entryPoints) {
         expect(elapsedSince(t0)).toBeLessThan(600);
       }
       expect(fast.seen.total).toBe(6);
+    });
+
+    it('keeps the hedge delay at the live p95 of every call, the first copies a hedge overtook included', async () => {
+      // Two instances; the first copy of every eighth call hangs, and its hedge (to the other
+      // instance) answers at once, as every other request does. The overtaken first copy ran at
+      // least as long as the hedge delay: left out of the live window, the window would hold only
+      // the fast answers, its p95 (the delay) would fall to them, and fast calls would be hedged.
+      const handler: Parameters<typeof startServer>[0] = (req, res) => {
+        const original = String(req.headers['x-prazo-attempt']).includes('kind=original');
+        if (original && req.url?.startsWith('/slow/')) return; // never answers: the hedge wins
+        reply(res, 200, {}, 'ok');
+      };
+      const a = await serve(handler);
+      const b = servers[servers.push(await startServer(handler, '127.0.0.2')) - 1]!;
+      const c = use([a.origin, b.origin], {
+        latency: { p99Ms: 300, p95Ms: 40 },
+        userDeadlineMs: 2_000,
+        hedge: { at: 'p95' },
+        liveMinSamples: 20,
+        liveRefreshMs: 1,
+      });
+      const calls = 48;
+      let slow = 0;
+      for (let i = 0; i < calls; i++) {
+        const path = i % 8 === 7 ? `/slow/${i}` : `/fast/${i}`;
+        if (path.startsWith('/slow/')) slow++;
+        expect(await c.call(a.origin, path)).toEqual({ status: 200, text: 'ok' });
+      }
+      const policy = c.policy();
+      expect(policy.sources.p95).toBe('live');
+      // The six overtaken copies (one in eight of the window) ran past the delay in force (≥ 40 ms);
+      // the fast answers take a millisecond or two on loopback (without those copies: a p95 of
+      // about that, and a hedge for every call slower than it).
+      expect(policy.p95Ms).toBeGreaterThanOrEqual(30);
+      const hedges = a.seen.hedge + b.seen.hedge;
+      expect(hedges).toBeGreaterThanOrEqual(slow);
+      expect(hedges).toBeLessThanOrEqual(slow + 3);
+      expect(a.seen.original + b.seen.original).toBe(calls);
     });
 
     it("with lastAttempt 'deadline', sends the retry beside an attempt at its read timeout: the first answer wins, the attempt is not cut", async () => {
