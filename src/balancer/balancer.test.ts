@@ -590,6 +590,60 @@ describe('Balancer: transitions', () => {
     ]);
   });
 
+  describe('a probe judged on the fleet of the moment, while members come and go', () => {
+    /** B ejected, then 20 s in which no call of A or C is answered (neutral), then B's probe out. */
+    function probeAfterOutage() {
+      const run = withBEjected();
+      for (let s = 0; s < 20; s++) {
+        run.clock.advance(1_000);
+        run.balancer.finished(run.a, 'neutral', 1_000, run.clock.now());
+        run.balancer.finished(run.c, 'neutral', 1_000, run.clock.now());
+      }
+      expect(run.balancer.pick(run.clock.now())).toBe(run.b);
+      return run;
+    }
+
+    it('a member that joined during the probe, not yet answered, is no clean answer: the instance comes back', () => {
+      const { seen, balancer, clock, b } = probeAfterOutage();
+      balancer.add(D, clock.now());
+      clock.advance(300);
+      balancer.finished(b, 'gateway', 300, clock.now());
+      expect(stateOf(balancer, B, clock.now()).state).toBe('up');
+      expect(seen.at(-1)).toBe('B probing→up fleet-failing');
+    });
+
+    it('a member that left during the probe no longer counts, even with a clean run from before', () => {
+      const { seen, balancer, clock, b } = probeAfterOutage();
+      // A answered cleanly after the probe went out, then left the fleet (nothing in flight: released).
+      answerCleanly(balancer, A, clock.now());
+      expect(balancer.remove(A, clock.now())).toBe('removed');
+      clock.advance(300);
+      balancer.finished(b, 'gateway', 300, clock.now());
+      expect(stateOf(balancer, B, clock.now()).state).toBe('up');
+      expect(seen.at(-1)).toBe('B probing→up fleet-failing');
+    });
+
+    it('a member that joined and answered cleanly since the probe went out keeps the instance out', () => {
+      const { seen, balancer, clock, b } = probeAfterOutage();
+      balancer.add(D, clock.now());
+      clock.advance(100);
+      answerCleanly(balancer, D, clock.now());
+      clock.advance(200);
+      balancer.finished(b, 'gateway', 300, clock.now());
+      expect(stateOf(balancer, B, clock.now()).state).toBe('ejected');
+      expect(seen.at(-1)).toBe('B probing→ejected probe-failed');
+    });
+
+    it("an instance removed while its probe is out drains: the probe's answer releases it, with no ejection", () => {
+      const { seen, balancer, clock, b } = probeAfterOutage();
+      expect(balancer.remove(B, clock.now())).toBe('draining');
+      clock.advance(300);
+      expect(balancer.finished(b, 'gateway', 300, clock.now())).toBe(true);
+      expect(balancer.indexOf(B)).toBe(-1);
+      expect(seen.filter((line) => line.startsWith('B')).at(-1)).not.toMatch(/→ejected/);
+    });
+  });
+
   it('keeps its state when a transition listener throws, and rethrows the error in a microtask', async () => {
     const { balancer, clock } = setup([A, B], {
       onTransition: () => {
