@@ -121,6 +121,12 @@ export class ConcurrencyGate implements TimerEntry {
   #ghostUntil: number[] = [];
   #ghostHead = 0;
   #armed = false;
+  /**
+   * Since when the dependency has had work of this client outstanding (a slot in flight or
+   * abandoned) without a break, or the last answer to any attempt if later (epoch ms): the start of
+   * its present silence. See {@link ConcurrencyGate.silentForMs}.
+   */
+  #quietSince = Number.POSITIVE_INFINITY;
 
   /**
    * @param timer frees the slots of abandoned attempts when they are due; without one, an abandoned
@@ -157,11 +163,35 @@ export class ConcurrencyGate implements TimerEntry {
     return abandoned !== 0 && this.inFlight + abandoned > this.#limit.limit();
   }
 
-  /** Takes a slot if one is free and no call waits for one. */
-  tryAcquire(): boolean {
-    if (this.queued !== 0 || this.inFlight + this.abandoned >= this.#limit.limit()) return false;
+  /**
+   * Takes a slot if one is free and no call waits for one. `nowMs` (epoch ms) starts the count of a
+   * silence ({@link ConcurrencyGate.silentForMs}) when the slot is the first outstanding one.
+   */
+  tryAcquire(nowMs?: number): boolean {
+    const outstanding = this.inFlight + this.abandoned;
+    if (this.queued !== 0 || outstanding >= this.#limit.limit()) return false;
+    if (outstanding === 0 && nowMs !== undefined) this.#quietSince = nowMs;
     this.inFlight++;
     return true;
+  }
+
+  /** An attempt got an answer (any status) at `nowMs`: the dependency is not silent. */
+  answered(nowMs: number): void {
+    if (nowMs > this.#quietSince || this.#quietSince === Number.POSITIVE_INFINITY) this.#quietSince = nowMs;
+  }
+
+  /**
+   * For how long, at `nowMs`, the dependency has answered none of this client's attempts while it
+   * had some outstanding the whole time, ms; 0 while nothing is outstanding. A dependency that
+   * answers nothing for a whole read timeout with work in flight (hung, or a network path that drops
+   * everything) frees a slot only as that work times out: a call that waits for one holds its
+   * caller's resources (a pool slot, a worker) for nothing. The engine then refuses such a call at
+   * once (`CONCURRENCY_LIMITED`) rather than let it wait.
+   */
+  silentForMs(nowMs: number): number {
+    if (this.inFlight + this.abandoned === 0) return 0;
+    const since = this.#quietSince;
+    return since === Number.POSITIVE_INFINITY || nowMs <= since ? 0 : nowMs - since;
   }
 
   /**

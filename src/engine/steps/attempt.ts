@@ -418,6 +418,7 @@ function attemptAnswered(
   attempt.serverTiming = res.headers[SERVER_TIMING_HEADER];
   const verdict = judgeStatus(status);
   ctx.live.record(durationMs, verdict.failed, end);
+  ctx.concurrency?.answered(end);
   if (!attempt.slowNoted) noteSlow(ctx, durationMs > ctx.policy.readMs);
   if (attempt.picked)
     ctx.balancer.finished(

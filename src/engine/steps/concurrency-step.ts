@@ -22,7 +22,10 @@ import type { DependencyContext } from '../pipeline.js';
  * (its p99, or the latency the limit measures now when that is longer) before its deadline, and it
  * fails as soon as its wait has eaten that margin — judged again, when that time comes, with the
  * latency the limit measures then (after a capacity drop its windows fall back as the dependency
- * answers faster). A limited
+ * answers faster). A call is also refused at once, rather than queued, while the dependency has
+ * answered nothing for two read timeouts with calls in flight (`ConcurrencyGate.silentForMs`): a
+ * hung dependency frees a slot only as the work it holds times out, and a call waiting for one would
+ * hold its caller (a pool slot, a worker) for nothing. A limited
  * call never reached the dependency: the retry budget counts it as refused (`recordRefused`), not
  * as an original, and the `limited` event says `reason: 'concurrency'`. See docs/overload.md.
  */
@@ -122,6 +125,17 @@ export function waitForSlot(
   const startBy = call.limitMs - need;
   if (gate.queued >= gate.maxQueued)
     return Promise.reject(limited(ctx, gate, call, now, 'the wait queue is full.'));
+  const silentMs = gate.silentForMs(now);
+  if (silentMs >= 2 * ctx.policy.readMs)
+    return Promise.reject(
+      limited(
+        ctx,
+        gate,
+        call,
+        now,
+        `the dependency has answered nothing for ${Math.floor(silentMs)} ms with calls in flight: a slot would free only as those time out.`,
+      ),
+    );
   const waitMs = gate.expectedWaitMs(gate.queued);
   if (now + waitMs > startBy)
     return Promise.reject(

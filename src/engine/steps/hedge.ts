@@ -160,7 +160,7 @@ export class HedgedTry implements TimerEntry, TryReferee {
     const firstAttempt = this.#first.attempt;
     const instance = ctx.balancer.pickHedge(firstAttempt === null ? -1 : firstAttempt.instance, now);
     if (instance === -1) return -1;
-    if (ctx.concurrency !== null && !ctx.concurrency.tryAcquire()) {
+    if (ctx.concurrency !== null && !ctx.concurrency.tryAcquire(now)) {
       ctx.balancer.finished(instance, 'neutral', 0, now);
       return -1;
     }

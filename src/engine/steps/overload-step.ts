@@ -27,7 +27,7 @@ export function overloadStep(
       const probability = throttle.reject(nowMs, ctx.random());
       if (probability > 0) return Promise.reject(throttled(ctx, probability, call, nowMs));
     }
-    if (gate === null || gate.tryAcquire()) return guarded(ctx, throttle, gate, call, next, nowMs);
+    if (gate === null || gate.tryAcquire(nowMs)) return guarded(ctx, throttle, gate, call, next, nowMs);
     // No slot free: the call waits for one (or fails with CONCURRENCY_LIMITED), then runs in it.
     return waitForSlot(ctx, gate, call, nowMs).then(() => {
       const admitted = ctx.clock.now();

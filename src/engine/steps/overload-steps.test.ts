@@ -365,6 +365,58 @@ describe('abandoned work (concurrency step)', () => {
     await dep.close();
   });
 
+  it('refuses at once a call that finds no slot free while the dependency has answered nothing for two read timeouts', async () => {
+    // Eight calls in flight that the dependency does not answer (with lastAttempt 'deadline' the
+    // only attempt waits to the deadline): after 2 × 140 ms of silence a call finding no free slot
+    // would wait only for one of them to time out, holding its caller meanwhile.
+    const t = createTestDependency({
+      origins: ONE,
+      hedge: false,
+      attempts: 1,
+      lastAttempt: 'deadline',
+      concurrency: { minLimit: 2, initialLimit: 8, windowSamples: 1, windowMs: 10 },
+    });
+    const { dep, clock, transport } = t;
+    await probeAt(5, t);
+    const hung = Array.from({ length: 8 }, (_, i) => settle(dep.request({ path: `/hung/${i}` })));
+    await flush();
+    await advance(clock, 100);
+    // 100 ms of silence: a call waits, as before.
+    const early = settle(dep.request({ path: '/early' }));
+    await flush();
+    expect(dep.overload().concurrency).toMatchObject({ inFlight: 8, queued: 1 });
+    await advance(clock, 200);
+    const late = await settle(dep.request({ path: '/late' }));
+    expect(isPrazoError(late.error, 'CONCURRENCY_LIMITED')).toBe(true);
+    expect((late.error as Error).message).toMatch(/answered nothing for 30\d ms with calls in flight/);
+    expect(transport.exchanges.some((e) => e.path === '/late')).toBe(false);
+    // One answer ends the silence: a call that finds no slot free waits again (the answer's 300 ms
+    // also cut the limit below the seven calls still in flight).
+    transport.pending()[0]!.respond(200);
+    expect((await hung[0])!.value?.status).toBe(200);
+    const after = settle(dep.request({ path: '/after' }));
+    await flush();
+    expect(dep.overload().concurrency).toMatchObject({ inFlight: 7, queued: 2 });
+    await dep.close();
+    await Promise.all([...hung, early, after]);
+  });
+
+  it('counts a silence only while calls are outstanding: a burst after a quiet spell waits for its slots', async () => {
+    const { dep, clock, transport } = await probed();
+    // The last answer was a minute ago; nothing has been outstanding since.
+    clock.advance(60_000);
+    const calls = Array.from({ length: 9 }, (_, i) => settle(dep.request({ path: `/burst/${i}` })));
+    await flush();
+    expect(dep.overload().concurrency).toMatchObject({ inFlight: 8, queued: 1 });
+    for (let i = 0; i < 9; i++) {
+      clock.advance(5);
+      transport.pending()[0]!.respond(200);
+      await flush();
+    }
+    for (const call of calls) expect((await call).value?.status).toBe(200);
+    await dep.close();
+  });
+
   it('holds no slot for an attempt that never reached the dependency (connect failure)', async () => {
     const { dep, transport } = await probed();
     const call = settle(dep.request({ path: '/' }));

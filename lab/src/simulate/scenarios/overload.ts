@@ -296,6 +296,9 @@ function runConfig(
       });
   }
 
+  // Each client's read timeout: a supplier silent for two of them gets no waiting call.
+  const readMs = strategies.map((strategy) => strategy.describe().attemptTimeoutMs);
+
   // The supplier's instances.
   const supplier = { received: 0, served: 0, servedForNobody: 0, refused504: 0, refused503: 0 };
   const admitted = new LatencyHistogram();
@@ -413,6 +416,7 @@ function runConfig(
         if (settled) return; // read by nobody
         settled = true;
         sim.cancel(timer);
+        protections[request.client]?.gate.answered(sim.now());
         if (status === 200) {
           finish(200);
           return;
@@ -450,18 +454,20 @@ function runConfig(
         end(request, status === 200);
       });
     };
-    if (gate.tryAcquire()) {
+    const now = sim.now();
+    if (gate.tryAcquire(now)) {
       run();
       return;
     }
-    const now = sim.now();
     const limitMs = request.startMs + o.userDeadlineMs;
     const startBy = limitMs - healthyP99Ms;
     const refuse = (): void => {
       if (request.counted) clientRefused.concurrency++;
       end(request, false);
     };
-    if (gate.queued >= gate.maxQueued || now + gate.expectedWaitMs(gate.queued) > startBy) {
+    // A supplier that answered nothing for two read timeouts with calls in flight: no wait.
+    const silent = gate.silentForMs(now) >= 2 * readMs[request.client]!;
+    if (silent || gate.queued >= gate.maxQueued || now + gate.expectedWaitMs(gate.queued) > startBy) {
       refuse();
       return;
     }
