@@ -341,6 +341,33 @@ for (const entry of entryPoints) {
       expect(server.seen.total).toBe(60 - shed);
     });
 
+    it('refuses at once, sending nothing, a call that would wait for a slot of a dependency that has answered nothing for two read timeouts', async () => {
+      const server = await serve(() => {}); // answers nothing
+      const c = use([server.origin], {
+        latency: { p99Ms: 50 },
+        attempts: 1,
+        lastAttempt: 'deadline',
+        concurrency: { minLimit: 2, initialLimit: 2 },
+      });
+      // Two calls hold the two slots; nothing answers them (they end at the deadline, or at close()).
+      const held = [c.call(server.origin, '/held/1'), c.call(server.origin, '/held/2')].map((p) =>
+        p.then(
+          () => 'answered',
+          () => 'failed',
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 250)); // > 2 × the 70 ms read timeout
+      const t0 = performance.now();
+      const error = entry.prazoError(await failure(c.call(server.origin, '/third')));
+      expect(isPrazoError(error, 'CONCURRENCY_LIMITED'), String(error)).toBe(true);
+      expect(String((error as Error).message)).toMatch(/answered nothing for \d+ ms with calls in flight/);
+      expect(elapsedSince(t0)).toBeLessThan(200);
+      expect(server.seen.total).toBe(2);
+      await client?.close();
+      client = undefined;
+      expect(await Promise.all(held)).toEqual(['failed', 'failed']);
+    });
+
     it("sends the caller's absolute limit as the deadline header", async () => {
       const server = await serve((_req, res) => reply(res, 200));
       const c = use([server.origin]);
