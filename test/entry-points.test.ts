@@ -248,7 +248,9 @@ for (const entry of entryPoints) {
 
     it('ends an attempt the server sits on at the read timeout, with READ_TIMEOUT', async () => {
       const server = await serve(() => {});
-      const c = use([server.origin], { latency: { p99Ms: 50 }, attempts: 1 });
+      // The connect timeout is never above the read timeout: at a p99 of 50 ms both were 70 ms, and
+      // a loopback connect through node:http outlasted it once on a busy CI machine (CONNECT_TIMEOUT).
+      const c = use([server.origin], { latency: { p99Ms: 150 }, attempts: 1 });
       const t0 = performance.now();
       const error = entry.prazoError(await failure(c.call(server.origin, '/')));
       expect(isPrazoError(error, 'READ_TIMEOUT'), String(error)).toBe(true);
@@ -344,7 +346,9 @@ for (const entry of entryPoints) {
     it('refuses at once, sending nothing, a call that would wait for a slot of a dependency that has answered nothing for two read timeouts', async () => {
       const server = await serve(() => {}); // answers nothing
       const c = use([server.origin], {
-        latency: { p99Ms: 50 },
+        // A read timeout (and so a connect timeout) of 210 ms: the two calls below must reach the
+        // server on a busy machine, or they would hold no slot.
+        latency: { p99Ms: 150 },
         attempts: 1,
         lastAttempt: 'deadline',
         concurrency: { minLimit: 2, initialLimit: 2 },
@@ -356,7 +360,7 @@ for (const entry of entryPoints) {
           () => 'failed',
         ),
       );
-      await new Promise((resolve) => setTimeout(resolve, 250)); // > 2 × the 70 ms read timeout
+      await new Promise((resolve) => setTimeout(resolve, 500)); // > 2 × the 210 ms read timeout
       const t0 = performance.now();
       const error = entry.prazoError(await failure(c.call(server.origin, '/third')));
       expect(isPrazoError(error, 'CONCURRENCY_LIMITED'), String(error)).toBe(true);
