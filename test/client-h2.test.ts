@@ -302,6 +302,38 @@ for (const way of ways) {
       expect(hedges).toBeLessThanOrEqual(calls / 8 + 3);
     });
 
+    it('refuses at once, opening no stream, a call that would wait for a slot of a dependency that has answered nothing for two read timeouts', async () => {
+      // The server answers the warm-up alone: the session (TLS, whose handshake on a busy machine
+      // can outlast a short connect timeout) is open before the streams that hold the slots.
+      const c = await use(
+        (stream, headers) => (headers[':path'] === '/warm' ? answer(stream, 200) : undefined),
+        {
+          latency: { p99Ms: 300 },
+          attempts: 1,
+          lastAttempt: 'deadline',
+          concurrency: { minLimit: 2, initialLimit: 2 },
+        },
+      );
+      expect((await c.call('/warm')).status).toBe(200);
+      // Two streams hold the two slots; nothing answers them (they end at close()).
+      const held = ['/held/1', '/held/2'].map((path) =>
+        c.call(path).then(
+          () => 'answered',
+          () => 'failed',
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_000)); // > 2 × the 420 ms read timeout
+      const t0 = performance.now();
+      const error = await c.call('/third').catch((e: unknown) => e);
+      expect(isPrazoError(error, 'CONCURRENCY_LIMITED'), String(error)).toBe(true);
+      expect(String((error as Error).message)).toMatch(/answered nothing for \d+ ms with calls in flight/);
+      expect(elapsedSince(t0)).toBeLessThan(200);
+      expect(server!.streams).toBe(3);
+      await client?.close();
+      client = undefined;
+      expect(await Promise.all(held)).toEqual(['failed', 'failed']);
+    });
+
     it('fails at once when the Retry-After does not fit the deadline, and holds retries to the budget', async () => {
       const c = await use(
         (stream, headers) =>
