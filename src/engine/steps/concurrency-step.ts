@@ -123,30 +123,8 @@ export function waitForSlot(
 ): Promise<void> {
   const need = needMs(ctx, gate);
   const startBy = call.limitMs - need;
-  if (gate.queued >= gate.maxQueued)
-    return Promise.reject(limited(ctx, gate, call, now, 'the wait queue is full.'));
-  const silentMs = gate.silentForMs(now);
-  if (silentMs >= 2 * ctx.policy.readMs)
-    return Promise.reject(
-      limited(
-        ctx,
-        gate,
-        call,
-        now,
-        `the dependency has answered nothing for ${Math.floor(silentMs)} ms with calls in flight: a slot would free only as those time out.`,
-      ),
-    );
-  const waitMs = gate.expectedWaitMs(gate.queued);
-  if (now + waitMs > startBy)
-    return Promise.reject(
-      limited(
-        ctx,
-        gate,
-        call,
-        now,
-        `the wait ahead (≈ ${Math.ceil(waitMs)} ms) leaves less than the dependency's latency (${Math.ceil(need)} ms) before the deadline.`,
-      ),
-    );
+  const why = refusedAtOnce(ctx, gate, now, startBy, need);
+  if (why !== null) return Promise.reject(limited(ctx, gate, call, now, why));
   return new Promise<void>((resolve, reject) => {
     const waiter = new Waiter(ctx, gate, call, startBy, resolve, reject);
     gate.enqueue(waiter);
@@ -154,6 +132,29 @@ export function waitForSlot(
     call.waitOn(waiter);
     ctx.sleepers.add(call);
   });
+}
+
+/**
+ * Why a call that found no slot free cannot wait for one (the end of a `CONCURRENCY_LIMITED`
+ * message), or null when it may: the queue is full; the dependency has answered nothing for two read
+ * timeouts with calls in flight (a slot would free only as those time out); or the wait ahead would
+ * leave less than `need` before its deadline (it must start by `startBy`).
+ */
+function refusedAtOnce(
+  ctx: DependencyContext,
+  gate: ConcurrencyGate,
+  now: number,
+  startBy: number,
+  need: number,
+): string | null {
+  if (gate.queued >= gate.maxQueued) return 'the wait queue is full.';
+  const silentMs = gate.silentForMs(now);
+  if (silentMs >= 2 * ctx.policy.readMs)
+    return `the dependency has answered nothing for ${Math.floor(silentMs)} ms with calls in flight: a slot would free only as those time out.`;
+  const waitMs = gate.expectedWaitMs(gate.queued);
+  if (now + waitMs > startBy)
+    return `the wait ahead (≈ ${Math.ceil(waitMs)} ms) leaves less than the dependency's latency (${Math.ceil(need)} ms) before the deadline.`;
+  return null;
 }
 
 /**
