@@ -390,6 +390,8 @@ describe('abandoned work (concurrency step)', () => {
     expect(isPrazoError(late.error, 'CONCURRENCY_LIMITED')).toBe(true);
     expect((late.error as Error).message).toMatch(/answered nothing for 30\d ms with calls in flight/);
     expect(transport.exchanges.some((e) => e.path === '/late')).toBe(false);
+    // It never reached the dependency: the budget counts it as refused, not as an original.
+    expect(dep.budget()).toMatchObject({ originals: 11, refused: 1 });
     // One answer ends the silence: a call that finds no slot free waits again (the answer's 300 ms
     // also cut the limit below the seven calls still in flight).
     transport.pending()[0]!.respond(200);
