@@ -372,6 +372,44 @@ for (const entry of entryPoints) {
       expect(await Promise.all(held)).toEqual(['failed', 'failed']);
     });
 
+    it('keeps a fleet with one silent instance answering: the other instances’ answers are answers, nothing is refused, every call ends well', async () => {
+      // One of three instances answers nothing (a hung process); the other two answer at once. The
+      // concurrency gate is the dependency's, not an instance's: the healthy instances' answers
+      // keep it from ever counting the dependency silent, so no call is refused for silence, and a
+      // call whose attempt hung there is retried on another instance at its read timeout.
+      const silent = await serve(() => {});
+      const healthy: Parameters<typeof startServer>[0] = (_req, res) => reply(res, 200, {}, 'ok');
+      const b = servers[servers.push(await startServer(healthy, '127.0.0.2')) - 1]!;
+      const d = servers[servers.push(await startServer(healthy, '127.0.0.3')) - 1]!;
+      const c = use([silent.origin, b.origin, d.origin], {
+        latency: { p99Ms: 100 }, // read timeout 140 ms
+        attempts: 2,
+        userDeadlineMs: 2_000,
+        // Four slots, eight callers: half of them wait for a slot at any time, and the gate never
+        // empties while attempts hang on the silent instance (2 × 140 ms of it within the run).
+        concurrency: { initialLimit: 4, minLimit: 4, maxLimit: 4 },
+        random: createRandom(7),
+      });
+      const outcomes: string[] = [];
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, caller) => {
+          for (let i = 0; i < 8; i++)
+            outcomes.push(
+              await c.call(silent.origin, `/c${caller}/${i}`).then(
+                (answer) => `${answer.status} ${answer.text}`,
+                (error: unknown) => String(entry.prazoError(error)),
+              ),
+            );
+        }),
+      );
+      expect(outcomes.filter((o) => /answered nothing/.test(o))).toEqual([]);
+      expect(outcomes).toEqual(Array.from({ length: 64 }, () => '200 ok'));
+      // The silent instance was tried (and then avoided); every call reached a healthy one once.
+      expect(silent.seen.total).toBeGreaterThanOrEqual(1);
+      expect(silent.seen.total).toBeLessThan(16);
+      expect(b.seen.total + d.seen.total).toBe(64);
+    });
+
     it("sends the caller's absolute limit as the deadline header", async () => {
       const server = await serve((_req, res) => reply(res, 200));
       const c = use([server.origin]);

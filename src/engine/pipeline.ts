@@ -98,6 +98,18 @@ export function slowAsAWhole(ctx: DependencyContext): boolean {
 }
 
 /**
+ * The instance a retry of a call that failed on `instance` leaves for another of the fleet
+ * (`Balancer.pickRetry` prefers one it has not failed on), or -1 when it may go back or queue behind
+ * the same work: the dependency has one instance, the call is a write pinned to where it may have
+ * been written, or the dependency is slow as a whole (every instance queues). The work abandoned on
+ * the instance a retry leaves does not hold that retry back (`ConcurrencyGate.pastLimitWithAbandoned`):
+ * one hung instance of a fleet is not the fleet past its limit.
+ */
+export function retryLeaves(ctx: DependencyContext, call: Call, instance: number): number {
+  return ctx.sole === -1 && call.pinnedOrigin === null && !slowAsAWhole(ctx) ? instance : -1;
+}
+
+/**
  * Wraps `last` in `steps`, the first step outermost. The order of a call is written once, here
  * and in `engine.ts`, nowhere else: the call's steps, then the retry step (a {@link Handler}
  * made of a {@link TryHandler}), then the try's steps down to the attempt.

@@ -45,6 +45,41 @@ describe('ConcurrencyGate, abandoned work', () => {
     expect(gate.abandoned).toBe(0);
   });
 
+  it('tells the abandoned work on the instance a retry leaves from the rest, until it frees', () => {
+    const { clock, gate } = probedGate();
+    const now = clock.now();
+    for (let i = 0; i < 7; i++) expect(gate.tryAcquire()).toBe(true);
+    // Two attempts abandoned on instance 0, one on instance 1, one not placed: 7 + 4 > 8.
+    gate.abandon(false, 5, now - 5, now, 1_000, 0);
+    gate.abandon(false, 5, now - 5, now, 1_000, 0);
+    gate.abandon(false, 5, now - 5, now, 1_000, 1);
+    gate.abandon(false, 5, now - 5, now, 1_000);
+    expect(gate.pastLimitWithAbandoned()).toBe(true);
+    // Leaving instance 0: 7 + 2 (instance 1's and the unplaced one) > 8.
+    expect(gate.pastLimitWithAbandoned(0, 0)).toBe(true);
+    // One attempt about to be abandoned on instance 1, and the retry leaves it: 7 + 3 > 8.
+    expect(gate.pastLimitWithAbandoned(1, 1)).toBe(true);
+    gate.release(undefined, now, now);
+    gate.release(undefined, now, now);
+    // 5 in flight: 5 + 4 > 8, but leaving instance 0 counts 5 + 2; leaving 1, 5 + 3.
+    expect(gate.pastLimitWithAbandoned()).toBe(true);
+    expect(gate.pastLimitWithAbandoned(0, 0)).toBe(false);
+    expect(gate.pastLimitWithAbandoned(0, 1)).toBe(false);
+    expect(gate.pastLimitWithAbandoned(0, 5)).toBe(true);
+    // The backlog frees (80 ms, then one per 10 ms): the per-instance counts with it.
+    clock.advance(85);
+    expect(gate.abandoned).toBe(3);
+    expect(gate.pastLimitWithAbandoned(0, 0)).toBe(false);
+    clock.advance(40);
+    expect(gate.abandoned).toBe(0);
+    expect(gate.pastLimitWithAbandoned(0, 0)).toBe(false);
+    for (let i = 0; i < 3; i++) expect(gate.tryAcquire()).toBe(true);
+    gate.abandon(false, 5, clock.now() - 5, clock.now(), 1_000, 0);
+    // 8 in flight + 1 on instance 0: past the limit, unless the retry leaves instance 0.
+    expect(gate.pastLimitWithAbandoned()).toBe(true);
+    expect(gate.pastLimitWithAbandoned(0, 0)).toBe(false);
+  });
+
   it('counts abandoned slots against the limit and hands a freed one to a waiting call', () => {
     const { clock, gate } = probedGate();
     const now = clock.now();

@@ -119,6 +119,10 @@ export class ConcurrencyGate implements TimerEntry {
   readonly #timer: CoarseTimer | undefined;
   /** When each abandoned slot frees, in the order they were abandoned (a ring from #ghostHead). */
   #ghostUntil: number[] = [];
+  /** The instance each abandoned slot's work is on (-1: not said), in the order of #ghostUntil. */
+  #ghostOn: number[] = [];
+  /** Abandoned slots per instance (by the balancer's index). */
+  #abandonedOn: number[] = [];
   #ghostHead = 0;
   #armed = false;
   /**
@@ -157,10 +161,14 @@ export class ConcurrencyGate implements TimerEntry {
   /**
    * Whether the dependency is still working on abandoned attempts beyond the limit, counting
    * `abandoning` attempts about to be abandoned: a retry sent now would only queue behind that work.
+   * With `elsewhereThan`, the instance a retry leaves (it goes to another one of the fleet), the
+   * work abandoned there — and the `abandoning` attempts, which are there too — is not counted: a
+   * retry does not queue behind a hung instance's work on another instance.
    */
-  pastLimitWithAbandoned(abandoning = 0): boolean {
-    const abandoned = this.abandoned + abandoning;
-    return abandoned !== 0 && this.inFlight + abandoned > this.#limit.limit();
+  pastLimitWithAbandoned(abandoning = 0, elsewhereThan = -1): boolean {
+    let abandoned = this.abandoned + abandoning;
+    if (elsewhereThan >= 0) abandoned -= (this.#abandonedOn[elsewhereThan] ?? 0) + abandoning;
+    return abandoned > 0 && this.inFlight + abandoned > this.#limit.limit();
   }
 
   /**
@@ -198,9 +206,18 @@ export class ConcurrencyGate implements TimerEntry {
    * An attempt that started at `startedMs` was given up at `nowMs` after `elapsedMs` while the
    * dependency may still be working on it: it keeps a slot for about one more latency (the limit's,
    * or `elapsedMs` if longer; at most `maxHoldMs`). With `timedOut` it ran out of time: a **drop** for the limit (a multiplicative
-   * decrease, and `elapsedMs` as a censored latency sample).
+   * decrease, and `elapsedMs` as a censored latency sample). `instance`, the balancer's index of the
+   * instance the work is on, lets {@link ConcurrencyGate.pastLimitWithAbandoned} tell a retry to
+   * another instance from one that would queue behind it.
    */
-  abandon(timedOut: boolean, elapsedMs: number, startedMs: number, nowMs: number, maxHoldMs: number): void {
+  abandon(
+    timedOut: boolean,
+    elapsedMs: number,
+    startedMs: number,
+    nowMs: number,
+    maxHoldMs: number,
+    instance = -1,
+  ): void {
     const limit = this.#limit;
     if (timedOut) {
       limit.drop(elapsedMs, startedMs, nowMs, this.inFlight + this.abandoned);
@@ -224,6 +241,8 @@ export class ConcurrencyGate implements TimerEntry {
     const due = Math.min(Math.max(nowMs + holdMs, last + latencyMs / limit.limit()), nowMs + maxHoldMs);
     this.abandoned++;
     until.push(due);
+    this.#ghostOn.push(instance);
+    if (instance >= 0) this.#abandonedOn[instance] = (this.#abandonedOn[instance] ?? 0) + 1;
     if (!this.#armed) {
       this.#armed = true;
       this.dueAt = due;
@@ -235,16 +254,20 @@ export class ConcurrencyGate implements TimerEntry {
   onDue(nowMs: number): void {
     this.#armed = false;
     const until = this.#ghostUntil;
+    const on = this.#ghostOn;
     while (this.#ghostHead < until.length && until[this.#ghostHead]! <= nowMs) {
-      this.#ghostHead++;
+      const instance = on[this.#ghostHead++]!;
+      if (instance >= 0) this.#abandonedOn[instance]!--;
       this.abandoned--;
     }
     if (this.#ghostHead === until.length) {
       this.#ghostUntil = [];
+      this.#ghostOn = [];
       this.#ghostHead = 0;
     } else {
       if (this.#ghostHead > 1024) {
         this.#ghostUntil = until.slice(this.#ghostHead);
+        this.#ghostOn = on.slice(this.#ghostHead);
         this.#ghostHead = 0;
       }
       this.#armed = true;

@@ -498,7 +498,8 @@ function attemptFailed(
     const timedOut =
       timeout === 'read' ||
       (attempt.aborted && (reason instanceof ReadTimeoutError || reason instanceof DeadlineExceededError));
-    if (timedOut || abandoned) gate.abandon(timedOut, durationMs, attempt.startMs, end, ctx.policy.readMs);
+    if (timedOut || abandoned)
+      gate.abandon(timedOut, durationMs, attempt.startMs, end, ctx.policy.readMs, instance);
   }
   // A pinned write that may have been written: its retry goes back to this instance.
   if (call.pinned) call.pinTo(classification.phase === 'connect' ? null : attempt.origin);

@@ -281,9 +281,9 @@ describe('adaptive concurrency limit (concurrency step)', () => {
 
 describe('abandoned work (concurrency step)', () => {
   /** A dependency whose limit finished its probe at 8, every call unanswered until told. */
-  async function probed(attempts = 1) {
+  async function probed(attempts = 1, origins = ONE) {
     const t = createTestDependency({
-      origins: ONE,
+      origins,
       hedge: false,
       attempts,
       concurrency: { minLimit: 2, initialLimit: 8, windowSamples: 1, windowMs: 10 },
@@ -348,6 +348,36 @@ describe('abandoned work (concurrency step)', () => {
       );
     }
     expect(transport.exchanges.filter((e) => e.path === '/slow')).toHaveLength(4);
+    await dep.close();
+  });
+
+  it('retries on another instance when the work abandoned beyond the limit is on the instance the retry leaves', async () => {
+    // Two instances; the first answers nothing (hung), the second at once. The attempts abandoned on
+    // the first hold slots past the limit, but a retry goes to the second: it queues behind none of it.
+    const { dep, clock, transport } = await probed(2, ['http://10.0.0.1:80', 'http://10.0.0.2:80']);
+    const calls = Array.from({ length: 8 }, (_, i) => settle(dep.request({ path: `/${i}` })));
+    await flush();
+    const hung = transport.pending().filter((e) => e.instance === 0).length;
+    expect(hung).toBeGreaterThanOrEqual(2);
+    // The second instance's answers come; the first's attempts run to their read timeout (140 ms).
+    await advance(clock, 20);
+    for (const e of transport.pending().filter((x) => x.instance === 1)) e.respond(200);
+    await flush();
+    await advance(clock, 125);
+    for (let i = 0; i < 6; i++) {
+      for (const e of transport.pending().filter((x) => x.instance === 1)) e.respond(200);
+      await advance(clock, 5);
+    }
+    const gate = dep.overload().concurrency!;
+    // Beyond the limit with the abandoned work counted, as the rule for one instance would see it.
+    expect(gate.abandoned).toBe(hung);
+    const results = await Promise.all(calls);
+    expect(results.map((r) => r.value?.status ?? String(r.error))).toEqual(
+      Array.from({ length: 8 }, () => 200),
+    );
+    // Every hung attempt was retried once, on the second instance.
+    const retries = transport.exchanges.filter((e) => e.headers['x-prazo-attempt']?.includes('kind=retry'));
+    expect(retries.map((e) => e.instance)).toEqual(Array.from({ length: hung }, () => 1));
     await dep.close();
   });
 

@@ -12,7 +12,7 @@ import type { RetryBudget } from '../../policy/retry-budget.js';
 import { type AttemptInFlight, AttemptPlan } from '../attempt-plan.js';
 import type { Call, DependencyResponse } from '../call.js';
 import { closedError, withHistory } from '../history.js';
-import type { DependencyContext, Handler, TryHandler } from '../pipeline.js';
+import { type DependencyContext, type Handler, retryLeaves, type TryHandler } from '../pipeline.js';
 import { discard } from '../response.js';
 import { mayRequeue } from './requeue.js';
 import { sleep } from './sleep.js';
@@ -160,8 +160,11 @@ async function retryLoop(
       throw finalError(ctx, call, last, error, verdict, explain(classification.reason));
     }
     // The dependency is still working on what this client gave up on, beyond the concurrency limit
-    // (`ConcurrencyGate.abandon`): a retry would only queue behind that work.
-    if (ctx.concurrency?.pastLimitWithAbandoned()) {
+    // (`ConcurrencyGate.abandon`): a retry would only queue behind that work — unless that work is
+    // on the instance the retry leaves for another.
+    const failedOn = call.failedOn;
+    const leaves = failedOn === null ? -1 : retryLeaves(ctx, call, failedOn[failedOn.length - 1]!);
+    if (ctx.concurrency?.pastLimitWithAbandoned(0, leaves)) {
       if (response !== undefined) return response;
       throw finalError(ctx, call, last, error, verdict, 'the dependency is past its concurrency limit.');
     }
