@@ -284,7 +284,7 @@ export class ConcurrencyGate implements TimerEntry {
   release(rttMs: number | undefined, startedMs: number, nowMs: number, refused = false): void {
     if (refused) this.#limit.refused(nowMs);
     if (rttMs !== undefined) {
-      this.#limit.sample(rttMs, startedMs, nowMs, this.inFlight + this.abandoned);
+      this.#limit.sample(rttMs, startedMs, nowMs, this.inFlight + this.abandoned, this.queued);
       this.#limitChanged();
     }
     this.inFlight--;
@@ -329,12 +329,15 @@ export class ConcurrencyGate implements TimerEntry {
    * frees every latency ÷ limit ms on average); 0 before the limit has measured any latency — a
    * prediction from a latency nobody measured yet (a new dependency's first burst, its limit still
    * at the no-load probe's floor) would refuse calls on a guess. The waiting call's own bound (it
-   * must start in time for the dependency's latency) still holds.
+   * must start in time for the dependency's latency) still holds. During a no-load probe the pace
+   * is the limit's once the probe ends (`GradientLimit.steadyLimit`): judged at the floor's pace, a
+   * new dependency's first burst was refused for a wait it would not have had (a service starting
+   * at 4 000 calls a second: 80–90 calls in the probe's 50 ms).
    */
   expectedWaitMs(ahead: number): number {
     const limit = this.#limit;
     const latencyMs = limit.latencyMs();
-    return latencyMs === undefined ? 0 : ((ahead + 1) * latencyMs) / limit.limit();
+    return latencyMs === undefined ? 0 : ((ahead + 1) * latencyMs) / limit.steadyLimit();
   }
 
   snapshot(): ConcurrencySnapshot {

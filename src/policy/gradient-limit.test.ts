@@ -7,6 +7,7 @@ import {
   GRADIENT_LIMIT_DEFAULTS,
   type GradientLimit,
   type GradientLimitOptions,
+  PROBE_SHARE,
   PROBE_WINDOWS,
 } from './gradient-limit.js';
 
@@ -223,6 +224,48 @@ describe('createGradientLimit', () => {
     expect(gl.limit()).toBeGreaterThan(30);
   });
 
+  it('starts slow: doubles per round trip of every slot while callers wait, until a window reads queueing', () => {
+    const gl = createGradientLimit({ initialLimit: 20, windowSamples: 10, windowMs: 100 });
+    let t = 0;
+    // The first probe (three windows at the floor); meanwhile the wait is judged at the limit after it.
+    expect(gl.steadyLimit()).toBe(20);
+    for (let i = 0; i < 30; i++) gl.sample(10, t, (t += 1), 4, 50);
+    expect(gl.state()).toMatchObject({ limit: 20, probing: false, slowStart: true });
+    expect(gl.steadyLimit()).toBe(20);
+    // Every slot in use and 50 callers waiting, at the no-load latency: a window closes after a
+    // round trip of every slot (20 samples, well under windowMs), and the limit doubles.
+    for (let i = 0; i < 20; i++) gl.sample(10, t, (t += 0.5), 20, 50);
+    expect(gl.limit()).toBe(40);
+    for (let i = 0; i < 40; i++) gl.sample(10, t, (t += 0.25), 40, 50);
+    expect(gl.limit()).toBe(80);
+    // A window that reads queueing ends the slow start for good: the limit shrinks, and full use
+    // with callers waiting no longer doubles it.
+    const start = t;
+    while (t - start < 100) gl.sample(40, t, (t += 1), 80, 50);
+    gl.sample(40, t, (t += 1), 80, 50);
+    expect(gl.state().slowStart).toBe(false);
+    const shrunk = gl.limit();
+    expect(shrunk).toBeLessThan(80);
+    for (let w = 0; w < 3; w++) {
+      const from = t;
+      while (t - from <= 100) gl.sample(10, t, (t += 1), shrunk, 50);
+    }
+    expect(gl.limit()).toBeLessThan(shrunk * 1.5);
+  });
+
+  it('never doubles for a caller that does not say who waits (no `waiting`)', () => {
+    const gl = createGradientLimit({ initialLimit: 20, windowSamples: 10, windowMs: 100 });
+    let t = 0;
+    for (let i = 0; i < 30; i++) gl.sample(10, t, (t += 1), 4);
+    for (let w = 0; w < 3; w++) {
+      const from = t;
+      while (t - from <= 100) gl.sample(10, t, (t += 1), gl.limit());
+    }
+    // Three windows of √limit growth, smoothed: ≈ 20 → 21 → 22 → 23.
+    expect(gl.limit()).toBeLessThan(25);
+    expect(gl.state().slowStart).toBe(true);
+  });
+
   it('starts with a no-load probe at the floor, then uses the initial limit', () => {
     const gl = createGradientLimit({ initialLimit: 10, minLimit: 3, windowSamples: 2, windowMs: 10 });
     expect(gl.state()).toMatchObject({ limit: 3, probing: true, noLoadMs: undefined });
@@ -237,7 +280,7 @@ describe('createGradientLimit', () => {
     expect(gl.state()).toMatchObject({ limit: 10, probing: false, noLoadMs: 35, rttMs: 30 });
   });
 
-  it('re-measures the no-load latency at the floor after the probe interval, ignoring calls started before', () => {
+  it('re-measures the no-load latency at half the limit after the probe interval, ignoring calls started before', () => {
     const gl = createGradientLimit(
       { initialLimit: 10, windowSamples: 2, windowMs: 10, probeIntervalMs: 1000, probeJitter: 0 },
       () => 0.5,
@@ -250,7 +293,10 @@ describe('createGradientLimit', () => {
       gl.sample(20, t - 20, t, 5);
     }
     expect(gl.state().probing).toBe(true);
-    expect(gl.limit()).toBe(GRADIENT_LIMIT_DEFAULTS.minLimit);
+    // Half the limit, not the floor: the dependency has idle workers there, and the callers beyond
+    // the floor are not held back for the probe's windows.
+    expect(gl.limit()).toBe(Math.floor(gl.state().estimate * PROBE_SHARE));
+    expect(gl.limit()).toBeGreaterThan(GRADIENT_LIMIT_DEFAULTS.minLimit);
     const probeStart = t;
     gl.sample(500, probeStart - 1, t + 1, 5); // started before the probe: ignored
     for (let w = 0; w < PROBE_WINDOWS; w++) {

@@ -9,7 +9,7 @@ export interface GradientLimitOptions {
   initialLimit?: number;
   /**
    * The floor: the limit never goes below it, so a quiet or briefly slow dependency keeps working
-   * (and the no-load probe runs at it). @default 4
+   * (and the first no-load probe runs at it). @default 4
    */
   minLimit?: number;
   /** The ceiling. @default 1000 */
@@ -36,9 +36,10 @@ export interface GradientLimitOptions {
   /** Round trips a window needs before it closes (a quiet dependency updates less often). @default 10 */
   windowSamples?: number;
   /**
-   * Time between two re-measurements of the no-load latency, in ms: the limit is held at
-   * `minLimit` for {@link PROBE_WINDOWS} windows and the lowest of their latencies becomes the
-   * no-load latency (it may rise: the dependency got slower for good). @default 60000
+   * Time between two re-measurements of the no-load latency, in ms: the limit is held at half of
+   * itself ({@link PROBE_SHARE}, at least `minLimit`) for {@link PROBE_WINDOWS} windows and the
+   * lowest of their latencies becomes the no-load latency (it may rise: the dependency got slower
+   * for good). @default 60000
    */
   probeIntervalMs?: number;
   /** Relative jitter of `probeIntervalMs` (0.15: ± 15 %), so that clients do not probe together. @default 0.15 */
@@ -60,6 +61,13 @@ export interface GradientLimitOptions {
  * first one do not pass for the dependency's latency.
  */
 export const PROBE_WINDOWS = 3;
+
+/**
+ * Share of the limit a periodic no-load probe holds it at (the first probe, which knows nothing,
+ * runs at `minLimit`). The limit settles near `tolerance ×` the dependency's concurrency at
+ * capacity, so half of it leaves the dependency idle workers: its round trips are no-load ones.
+ */
+export const PROBE_SHARE = 0.5;
 
 /**
  * Windows in a row held at the floor, the floor fully used and latency above the no-load latency —
@@ -130,7 +138,7 @@ export const GRADIENT_LIMIT_DEFAULTS: NormalizedGradientLimitOptions = Object.fr
 
 /** What a gradient limit holds now. */
 export interface GradientLimitState {
-  /** The limit in force (an integer ≥ `minLimit`; `minLimit` while probing). */
+  /** The limit in force (an integer ≥ `minLimit`; held down while probing). */
   limit: number;
   /** The estimate behind it, before rounding. */
   estimate: number;
@@ -138,8 +146,13 @@ export interface GradientLimitState {
   noLoadMs: number | undefined;
   /** Mean latency of the last closed window, ms; undefined before the first. */
   rttMs: number | undefined;
-  /** Whether the limit is held at `minLimit` to re-measure the no-load latency. */
+  /** Whether the limit is held down (at `minLimit` in the first probe) to re-measure the no-load latency. */
   probing: boolean;
+  /**
+   * Whether the limit is still in its **slow start**: doubling, one round trip of every slot at a
+   * time, while callers wait for a slot, until a window reads queueing or a drop comes.
+   */
+  slowStart: boolean;
   /** Drops that cut the limit so far (a burst of timeouts of one flight counts once). */
   drops: number;
 }
@@ -149,10 +162,17 @@ export interface GradientLimit {
   /** The limit in force now (calls in flight). */
   limit(): number;
   /**
-   * Feeds one round trip of `rttMs` that started at `startedMs` and ended at `nowMs`, with
-   * `inFlight` calls in flight when it ended (this one included).
+   * The limit in force once the no-load probe under way ends: a probe holds the limit down for a
+   * few windows only, and a wait is spent mostly after it. The limit itself when no probe is
+   * under way (or the probe is an early one, at the limit in force).
    */
-  sample(rttMs: number, startedMs: number, nowMs: number, inFlight: number): void;
+  steadyLimit(): number;
+  /**
+   * Feeds one round trip of `rttMs` that started at `startedMs` and ended at `nowMs`, with
+   * `inFlight` calls in flight when it ended (this one included) and `waiting` callers waiting for a
+   * slot (0 when not said: the limit then never doubles, see "Slow start").
+   */
+  sample(rttMs: number, startedMs: number, nowMs: number, inFlight: number, waiting?: number): void;
   /**
    * Feeds a **drop**: a call that started at `startedMs` ran out of time at `nowMs` after `rttMs`
    * (the dependency is at least that slow: a censored sample), with `inFlight` calls in flight (this
@@ -238,11 +258,17 @@ export function normalizeGradientLimitOptions(
  * measured, so the queue it keeps at the dependency is the tolerance alone.
  *
  * **No-load probe.** Only a probe sets the no-load latency. Every `probeIntervalMs` (± jitter)
- * the limit is held at `minLimit` for {@link PROBE_WINDOWS} windows of calls started after the probe
- * began (as Envoy pins its concurrency to measure its minRTT); the lowest of their latencies replaces
- * the no-load latency, so a dependency that became slower for good is not mistaken for a queue
- * forever. The first windows are such a probe too: until they close the limit is `minLimit`, then
- * `initialLimit`, from where it adapts. A limit held at its floor, fully used, by a latency above the
+ * the limit is held at half of itself ({@link PROBE_SHARE}, at least `minLimit`) for
+ * {@link PROBE_WINDOWS} windows of calls started after the probe began; the lowest of their
+ * latencies replaces the no-load latency, so a dependency that became slower for good is not
+ * mistaken for a queue forever. Envoy pins its concurrency to a floor to measure its minRTT; held at
+ * `minLimit` (4), a caller with 40 calls in flight (400 a second to a dependency answering in 100 ms)
+ * queued ≈ 300 calls and had ≈ 800 refused over the probe's ≈ 750 ms. Half the limit is below the
+ * dependency's concurrency at capacity (the limit settles near `tolerance ×` it), so its workers
+ * are not all busy and the round trips are no-load ones, and a healthy caller's demand (the limit
+ * grows only while half of it is in use) mostly fits. The first windows are a probe at `minLimit`,
+ * which knows nothing yet: until they close the limit is `minLimit`, then `initialLimit`, from
+ * where it adapts. A limit held at its floor, fully used, by a latency above the
  * no-load one for {@link EARLY_PROBE_WINDOWS} windows probes early (at most once per
  * `probeIntervalMs / EARLY_PROBE_DIVISOR`): a latency that is not a queue (an instance farther away,
  * a slower release) would otherwise keep callers waiting for a slot until the next probe. So does a
@@ -250,6 +276,17 @@ export function normalizeGradientLimitOptions(
  * caller makes shrinks when it sends less, and one it does not make is no reason to hold it back.
  * An early probe measures at the limit in force, not at the floor: the latency it re-learns is one
  * the limit did not move.
+ *
+ * **Slow start.** A new limit does not know the dependency's capacity, and growing by a smoothed
+ * √limit per window (about one call per 100 ms at 20) is far too slow for a caller whose demand is
+ * above `initialLimit` from its start: at 400 calls a second to a dependency answering in 100 ms
+ * (40 in flight), a new dependency's limit took seconds to reach 40, its callers queued behind 20
+ * slots meanwhile, and hundreds were refused. As TCP's congestion window does, the limit first
+ * **doubles** each window in which callers waited for a slot (`waiting`) with
+ * every slot in use and no queueing was read, such a window closing once it holds a round trip of
+ * every slot (`max(windowSamples, limit)` samples) if `windowMs` has not closed it first, until the first window that reads
+ * queueing or the first drop; from then on it adapts as above, and it never starts slow again. A
+ * caller that says nothing of its waiters (`waiting` 0) gets the growth above from the start.
  *
  * @see Envoy, "Adaptive Concurrency" filter (gradient controller, minRTT calculation):
  *   https://www.envoyproxy.io/docs/envoy/latest/configuration/http/http_filters/adaptive_concurrency_filter
@@ -285,6 +322,8 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
   // Of the window's round trips, those that ran out of time (censored samples).
   let timeouts = 0;
   let peak = 0;
+  // Whether a caller waited for a slot during the window (see "Slow start").
+  let waited = false;
   let probeAt = Number.NaN;
   let probeStart = Number.NEGATIVE_INFINITY;
   let probeLow = Number.POSITIVE_INFINITY;
@@ -302,6 +341,8 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
   // The last multiplicative decrease (a drop of a call sent before it adds nothing), and how many.
   let droppedAt = Number.NEGATIVE_INFINITY;
   let drops = 0;
+  // Until the first window that reads queueing, or the first drop (see "Slow start").
+  let slowStart = true;
 
   const nextProbe = (nowMs: number): number =>
     nowMs + o.probeIntervalMs * (1 + o.probeJitter * (2 * random() - 1));
@@ -310,6 +351,7 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
     count = 0;
     timeouts = 0;
     peak = 0;
+    waited = false;
   };
   const apply = (value: number): void => {
     estimate = Math.min(o.maxLimit, Math.max(o.minLimit, value));
@@ -345,7 +387,9 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
     const gradient = latency > tolerated + noise ? Math.max(0.5, tolerated / latency) : 1;
     const used = peak * 2 >= limit;
     const before = estimate;
-    if (gradient < 1 || used) {
+    if (gradient < 1) slowStart = false;
+    if (slowStart && waited && peak >= limit) apply(estimate * 2);
+    else if (gradient < 1 || used) {
       const target = estimate * gradient + (gradient === 1 ? Math.sqrt(estimate) : 0);
       apply(estimate * (1 - o.smoothing) + target * o.smoothing);
     }
@@ -397,12 +441,13 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
       probeStart = nowMs;
       probeLow = Number.POSITIVE_INFINITY;
       probeWindows = 0;
-      if (!early) limit = o.minLimit;
+      // A periodic probe at half the limit (see "No-load probe"), an early one at the limit.
+      if (!early) limit = Math.max(o.minLimit, Math.floor(estimate * PROBE_SHARE));
     }
     open(nowMs);
   };
 
-  const sample = (rttMs: number, startedMs: number, nowMs: number, inFlight: number): void => {
+  const sample = (rttMs: number, startedMs: number, nowMs: number, inFlight: number, waiting = 0): void => {
     if (!(rttMs >= 0) || !Number.isFinite(rttMs) || !Number.isFinite(nowMs)) return;
     // While probing, only calls admitted under the probe's limit measure the no-load latency.
     if (!Number.isNaN(probeStart) && startedMs < probeStart) return;
@@ -414,14 +459,22 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
     }
     count++;
     if (inFlight > peak) peak = inFlight;
+    if (waiting > 0) waited = true;
     // A probe's windows need no time: they close on samples alone, so that a probe (the first
-    // one, at start, above all) holds the limit at the floor for as short a time as it can.
-    if (count >= o.windowSamples && (!Number.isNaN(probeStart) || nowMs - windowStart >= o.windowMs))
+    // one, at start, above all) holds the limit at the floor for as short a time as it can. In the
+    // slow start, with callers waiting, a window also closes on a round trip of every slot.
+    if (
+      count >= o.windowSamples &&
+      (!Number.isNaN(probeStart) ||
+        nowMs - windowStart >= o.windowMs ||
+        (slowStart && waited && count >= limit))
+    )
       close(nowMs);
   };
 
   return {
     limit: () => limit,
+    steadyLimit: () => (Number.isNaN(probeStart) ? limit : Math.max(limit, Math.floor(estimate))),
     sample,
     drop(rttMs, startedMs, nowMs, inFlight) {
       if (!Number.isFinite(nowMs)) return;
@@ -439,6 +492,7 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
       ) {
         droppedAt = nowMs;
         drops++;
+        slowStart = false;
         const flight = inFlight >= 1 ? Math.min(estimate, inFlight) : estimate;
         apply(flight * o.backoffRatio);
         // The open window's samples were taken before the cut: the next window judges the new limit.
@@ -457,6 +511,7 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
       noLoadMs: noLoad,
       rttMs: rtt,
       probing: !Number.isNaN(probeStart),
+      slowStart,
       drops,
     }),
   };

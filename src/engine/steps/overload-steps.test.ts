@@ -259,6 +259,53 @@ describe('adaptive concurrency limit (concurrency step)', () => {
     }
   });
 
+  it('keeps a busy caller’s calls flowing through the periodic no-load probe: no call waits past its bound, none is refused', async () => {
+    // 400 calls a second to a dependency that answers every one in 100 ms: about 40 in flight.
+    // Every second (the probe interval, shortened) the limit re-measures the no-load latency. Held
+    // at the floor (4) for the probe's windows (30 round trips ≈ 750 ms here), 40 calls would be
+    // waiting for every one sent, the queue would grow by ≈ 360 calls a second and calls would be
+    // refused; at half the limit, the probe holds back none of them.
+    const { dep, transport, clock } = createTestDependency({
+      origins: ONE,
+      hedge: false,
+      attempts: 1,
+      latency: { p99Ms: 150 },
+      userDeadlineMs: 2_000,
+      concurrency: { probeIntervalMs: 1_000, probeJitter: 0 },
+    });
+    const startedAt = new Map<object, number>();
+    const calls: Promise<{ value?: unknown; error?: unknown }>[] = [];
+    let mostQueued = 0;
+    let lowestAfterStart = Number.POSITIVE_INFINITY;
+    let probes = 0;
+    let wasProbing = true;
+    for (let t = 0; t < 4_600; t += 5) {
+      // The last 600 ms send nothing: the calls still waiting get their slots and answers.
+      if (t < 4_000) calls.push(settle(dep.request({ path: '/' })), settle(dep.request({ path: '/' })));
+      await flush();
+      for (const e of transport.pending()) {
+        const at = startedAt.get(e) ?? clock.now();
+        startedAt.set(e, at);
+        if (clock.now() - at >= 100) e.respond(200);
+      }
+      clock.advance(5);
+      await flush();
+      const state = dep.overload().concurrency!;
+      mostQueued = Math.max(mostQueued, state.queued);
+      if (state.probing && !wasProbing) probes++;
+      if (t > 2_000 && t < 4_000) lowestAfterStart = Math.min(lowestAfterStart, state.limit);
+      wasProbing = state.probing;
+    }
+    const results = await Promise.all(calls);
+    expect(probes).toBeGreaterThanOrEqual(2);
+    expect(results.filter((r) => r.error !== undefined).map((r) => String(r.error))).toEqual([]);
+    // Past the start (the first probe knows nothing and runs at the floor), the limit never falls
+    // below the ≈ 40 calls in flight that the load needs, and the queue stays short.
+    expect(lowestAfterStart).toBeGreaterThanOrEqual(20);
+    expect(mostQueued).toBeLessThan(400);
+    await dep.close();
+  });
+
   it('learns the limit from the calls’ latency (the first windows are a probe at the floor)', async () => {
     const { dep, transport, clock } = createTestDependency({
       origins: ONE,
