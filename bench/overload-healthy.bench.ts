@@ -12,11 +12,17 @@
  * dependency each round (so every round pays the limit's start) and one kept across rounds.
  *
  *   npm run build && node --expose-gc --import tsx bench/overload-healthy.bench.ts \
- *     [--rounds 7] [--seconds 3] [--rate 4000] [--no-pin] [--json]
+ *     [--rounds 7] [--seconds 3] [--rate 4000] [--slices 40] [--slice-ms 250] [--no-pin] [--json]
  *
  * Prints, per variant, the median of the rounds (the first round is a warm-up) and the protected ÷
  * plain ratio of CPU per call (the plain's µs ÷ the protected's: 1 = same cost, below 1 = the
  * protections cost that share), with the calls that waited for a slot or were refused.
+ *
+ * Then the **interleaved slices**: the two kept dependencies take turns every `--slice-ms` (ABBA,
+ * `--slices` pairs), each slice the same open loop, and each pair's two slices are compared. Rounds
+ * of seconds each measured the machine as much as the protections (a round of one variant against
+ * the next one's spread over 0.5–1.3× on the shared machine); two slices a quarter of a second apart
+ * see the same machine, and the median of forty pairs holds a share of a percent.
  */
 import { LatencyHistogram } from '../src/latency/histogram.js';
 import { benchDependencyOptions, importBuilt, median, startBenchServer } from './support/load.js';
@@ -31,6 +37,8 @@ const arg = (name: string, fallback: number): number => {
 const ROUNDS = arg('rounds', 7);
 const SECONDS = arg('seconds', 3);
 const RATE = arg('rate', 4_000);
+const SLICES = arg('slices', 40);
+const SLICE_MS = arg('slice-ms', 250);
 const json = process.argv.includes('--json');
 
 type Dep = ReturnType<typeof dependency>;
@@ -57,8 +65,8 @@ interface Round {
  * Sends `RATE` calls a second for `SECONDS`, on a 1 ms schedule (the calls due since the last tick
  * are sent together), and waits for the last answer. Bounded: exactly `RATE × SECONDS` calls.
  */
-async function round(dep: Dep): Promise<Round> {
-  const total = Math.round(RATE * SECONDS);
+async function round(dep: Dep, seconds = SECONDS): Promise<Round> {
+  const total = Math.round(RATE * seconds);
   const histogram = new LatencyHistogram();
   let sent = 0;
   let done = 0;
@@ -142,6 +150,32 @@ for (let r = 0; r < ROUNDS; r++) {
     if (r > 0) results.get(v.name)!.push(result);
   }
 }
+/**
+ * The kept dependencies in turns of `SLICE_MS`, ABBA: plain ÷ protected CPU per call for each pair
+ * of adjacent slices (a collection due in one slice of a pair lands in the other as often).
+ */
+const slicePairs: number[] = [];
+let slicePlainUs = 0;
+let sliceProtectedUs = 0;
+for (let i = 0; i < SLICES; i++) {
+  const order = i % 2 === 0 ? (['plain', 'protected'] as const) : (['protected', 'plain'] as const);
+  const cpu: Record<'plain' | 'protected', number> = { plain: 0, protected: 0 };
+  for (const name of order) cpu[name] = (await round(kept[name], SLICE_MS / 1_000)).cpuUsPerCall;
+  slicePairs.push(cpu.plain / cpu.protected);
+  slicePlainUs += cpu.plain;
+  sliceProtectedUs += cpu.protected;
+}
+/** The quartiles of the paired ratios: how far apart the pairs fell. */
+const quartile = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))]!;
+const interleaved = {
+  pairs: slicePairs.length,
+  medianRatio: median(slicePairs),
+  q1: quartile(slicePairs, 0.25),
+  q3: quartile(slicePairs, 0.75),
+  plainUsPerCall: slicePlainUs / SLICES,
+  protectedUsPerCall: sliceProtectedUs / SLICES,
+};
+
 await Promise.all([kept.plain.close(), kept.protected.close()]);
 server.stop();
 
@@ -169,7 +203,15 @@ const ratios = {
 
 if (json) {
   console.log(
-    JSON.stringify({ rate: RATE, seconds: SECONDS, rounds: ROUNDS, pinned: server.pinned, summary, ratios }),
+    JSON.stringify({
+      rate: RATE,
+      seconds: SECONDS,
+      rounds: ROUNDS,
+      pinned: server.pinned,
+      summary,
+      ratios,
+      interleaved: { ...interleaved, sliceMs: SLICE_MS, ratios: slicePairs },
+    }),
   );
 } else {
   console.log(
@@ -188,5 +230,8 @@ if (json) {
   const show = (xs: number[]) => xs.map((x) => x.toFixed(3)).join(' ');
   console.log(
     `\nplain ÷ protected, CPU per call — new dependency each round: median ${median(ratios.newEachRound).toFixed(3)} (${show(ratios.newEachRound)}); kept across rounds: median ${median(ratios.kept).toFixed(3)} (${show(ratios.kept)})`,
+  );
+  console.log(
+    `\ninterleaved, kept dependencies, ${interleaved.pairs} pairs of ${SLICE_MS} ms slices (ABBA): plain ÷ protected, median ${interleaved.medianRatio.toFixed(3)} (quartiles ${interleaved.q1.toFixed(3)}–${interleaved.q3.toFixed(3)}); client CPU µs/call, mean of the slices: plain ${interleaved.plainUsPerCall.toFixed(2)}, protected ${interleaved.protectedUsPerCall.toFixed(2)}`,
   );
 }
