@@ -334,6 +334,49 @@ for (const way of ways) {
       expect(await Promise.all(held)).toEqual(['failed', 'failed']);
     });
 
+    it('keeps a fleet with one silent instance answering: the other instance’s answers count, its retries go there, none is refused', async () => {
+      // The first instance answers the warm-up alone, the second everything: attempts that land on
+      // the first hang to their read timeout, and their retries go to the second although the work
+      // abandoned on the first holds the gate past its limit of two.
+      // The healthy instance answers in 20 ms, the other one's warm-up at once: the balancer sends
+      // it the first calls, whose attempts hang there.
+      const healthy = await startH2((stream) => {
+        setTimeout(() => answer(stream, 200), 20).unref();
+      });
+      let hung = 0;
+      const c = await use(
+        (stream, headers) => {
+          if (headers[':path'] === '/warm') answer(stream, 200);
+          else hung++;
+        },
+        {
+          second: healthy,
+          latency: { p99Ms: 300 }, // read timeout 420 ms: a TLS handshake on a busy machine fits
+          attempts: 2,
+          userDeadlineMs: 3_000,
+          concurrency: { minLimit: 2, initialLimit: 2, maxLimit: 2 },
+        },
+      );
+      // Both sessions open before the calls that count.
+      for (let i = 0; i < 6; i++) expect((await c.call('/warm')).status).toBe(200);
+      const outcomes: string[] = [];
+      await Promise.all(
+        Array.from({ length: 4 }, async (_, caller) => {
+          for (let i = 0; i < 5; i++)
+            outcomes.push(
+              await c.call(`/c${caller}/${i}`).then(
+                (answered) => `${answered.status}`,
+                (error: unknown) => String(error),
+              ),
+            );
+        }),
+      );
+      expect(outcomes).toEqual(Array.from({ length: 20 }, () => '200'));
+      // Each attempt that hung on the silent instance was retried once, on the healthy one.
+      expect(hung).toBeGreaterThanOrEqual(1);
+      expect(healthy.kinds.filter((k) => k === 'retry')).toHaveLength(hung);
+    });
+
     it('fails at once when the Retry-After does not fit the deadline, and holds retries to the budget', async () => {
       const c = await use(
         (stream, headers) =>
