@@ -166,7 +166,8 @@ for (let i = 0; i < SLICES; i++) {
   sliceProtectedUs += cpu.protected;
 }
 /** The quartiles of the paired ratios: how far apart the pairs fell. */
-const quartile = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))]!;
+const quartile = (xs: number[], q: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))]!;
 const interleaved = {
   pairs: slicePairs.length,
   medianRatio: median(slicePairs),
