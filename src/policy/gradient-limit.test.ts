@@ -227,40 +227,39 @@ describe('createGradientLimit', () => {
   it('starts slow: doubles per round trip of every slot while callers wait, until a window reads queueing', () => {
     const gl = createGradientLimit({ initialLimit: 20, windowSamples: 10, windowMs: 100 });
     let t = 0;
+    /** `n` round trips of `rttMs`, one every `stepMs`, with `inFlight` in flight and `waiting` waiting. */
+    const feed = (n: number, rttMs: number, stepMs: number, inFlight: number, waiting?: number) => {
+      for (let i = 0; i < n; i++) {
+        const started = t;
+        t += stepMs;
+        gl.sample(rttMs, started, t, inFlight, waiting);
+      }
+    };
     // The first probe (three windows at the floor); meanwhile the wait is judged at the limit after it.
     expect(gl.steadyLimit()).toBe(20);
-    for (let i = 0; i < 30; i++) gl.sample(10, t, (t += 1), 4, 50);
+    feed(30, 10, 1, 4, 50);
     expect(gl.state()).toMatchObject({ limit: 20, probing: false, slowStart: true });
     expect(gl.steadyLimit()).toBe(20);
     // Every slot in use and 50 callers waiting, at the no-load latency: a window closes after a
     // round trip of every slot (20 samples, well under windowMs), and the limit doubles.
-    for (let i = 0; i < 20; i++) gl.sample(10, t, (t += 0.5), 20, 50);
+    feed(20, 10, 0.5, 20, 50);
     expect(gl.limit()).toBe(40);
-    for (let i = 0; i < 40; i++) gl.sample(10, t, (t += 0.25), 40, 50);
+    feed(40, 10, 0.25, 40, 50);
     expect(gl.limit()).toBe(80);
     // A window that reads queueing ends the slow start for good: the limit shrinks, and full use
     // with callers waiting no longer doubles it.
-    const start = t;
-    while (t - start < 100) gl.sample(40, t, (t += 1), 80, 50);
-    gl.sample(40, t, (t += 1), 80, 50);
+    feed(101, 40, 1, 80, 50);
     expect(gl.state().slowStart).toBe(false);
     const shrunk = gl.limit();
     expect(shrunk).toBeLessThan(80);
-    for (let w = 0; w < 3; w++) {
-      const from = t;
-      while (t - from <= 100) gl.sample(10, t, (t += 1), shrunk, 50);
-    }
+    feed(303, 10, 1, shrunk, 50);
     expect(gl.limit()).toBeLessThan(shrunk * 1.5);
   });
 
   it('never doubles for a caller that does not say who waits (no `waiting`)', () => {
     const gl = createGradientLimit({ initialLimit: 20, windowSamples: 10, windowMs: 100 });
-    let t = 0;
-    for (let i = 0; i < 30; i++) gl.sample(10, t, (t += 1), 4);
-    for (let w = 0; w < 3; w++) {
-      const from = t;
-      while (t - from <= 100) gl.sample(10, t, (t += 1), gl.limit());
-    }
+    for (let t = 1; t <= 30; t++) gl.sample(10, t - 1, t, 4);
+    for (let t = 31; t <= 333; t++) gl.sample(10, t - 1, t, gl.limit());
     // Three windows of √limit growth, smoothed: ≈ 20 → 21 → 22 → 23.
     expect(gl.limit()).toBeLessThan(25);
     expect(gl.state().slowStart).toBe(true);
