@@ -382,11 +382,14 @@ for (const entry of entryPoints) {
       const b = servers[servers.push(await startServer(healthy, '127.0.0.2')) - 1]!;
       const d = servers[servers.push(await startServer(healthy, '127.0.0.3')) - 1]!;
       const c = use([silent.origin, b.origin, d.origin], {
-        latency: { p99Ms: 100 }, // read timeout 140 ms
+        // A read timeout of 420 ms: a stall of the test process (the servers run in it) longer than
+        // the read timeout would time out the healthy instances' attempts too — a dependency slow
+        // as a whole, where the retries rightly wait (seen once in CI with 140 ms).
+        latency: { p99Ms: 300 },
         attempts: 2,
-        userDeadlineMs: 2_000,
+        userDeadlineMs: 3_000,
         // Four slots, eight callers: half of them wait for a slot at any time, and the gate never
-        // empties while attempts hang on the silent instance (2 × 140 ms of it within the run).
+        // empties while attempts hang on the silent instance.
         concurrency: { initialLimit: 4, minLimit: 4, maxLimit: 4 },
         random: createRandom(7),
       });
