@@ -57,7 +57,7 @@ describe('ConcurrencyGate, abandoned work', () => {
     expect(gate.pastLimitWithAbandoned()).toBe(true);
     // Leaving instance 0: 7 + 2 (instance 1's and the unplaced one) > 8.
     expect(gate.pastLimitWithAbandoned(0, 0)).toBe(true);
-    // One attempt about to be abandoned on instance 1, and the retry leaves it: 7 + 3 > 8.
+    // One attempt about to be abandoned, and the retry leaves instance 1: 7 + 4 > 8.
     expect(gate.pastLimitWithAbandoned(1, 1)).toBe(true);
     gate.release(undefined, now, now);
     gate.release(undefined, now, now);

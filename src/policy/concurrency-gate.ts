@@ -162,12 +162,12 @@ export class ConcurrencyGate implements TimerEntry {
    * Whether the dependency is still working on abandoned attempts beyond the limit, counting
    * `abandoning` attempts about to be abandoned: a retry sent now would only queue behind that work.
    * With `elsewhereThan`, the instance a retry leaves (it goes to another one of the fleet), the
-   * work abandoned there — and the `abandoning` attempts, which are there too — is not counted: a
-   * retry does not queue behind a hung instance's work on another instance.
+   * work abandoned there is not counted: a retry does not queue behind a hung instance's work on
+   * another instance.
    */
   pastLimitWithAbandoned(abandoning = 0, elsewhereThan = -1): boolean {
     let abandoned = this.abandoned + abandoning;
-    if (elsewhereThan >= 0) abandoned -= (this.#abandonedOn[elsewhereThan] ?? 0) + abandoning;
+    if (elsewhereThan >= 0) abandoned -= this.#abandonedOn[elsewhereThan] ?? 0;
     return abandoned > 0 && this.inFlight + abandoned > this.#limit.limit();
   }
 
