@@ -132,4 +132,35 @@ describe('CoarseTimer', () => {
     clock.advance(COARSE_TICK_MS);
     expect(b.fired).toBe(1);
   });
+
+  it('with afterIo, sweeps after what the tick hands it runs: an entry that left in between is not called, one added in between arms the timer', () => {
+    const clock = createFakeClock(0);
+    // The fake stand-in for setImmediate: sweeps queue here until the test runs them ("the I/O").
+    const sweeps: Array<() => void> = [];
+    const timer = new CoarseTimer(clock, COARSE_TICK_MS, (sweep) => sweeps.push(sweep));
+    const answered = new Entry(1, 10);
+    const due = new Entry(2, 10);
+    timer.add(answered);
+    timer.add(due);
+    clock.advance(10);
+    // The ticks came due: nothing fired yet, one sweep waits per tick.
+    expect(answered.fired + due.fired).toBe(0);
+    expect(sweeps.length).toBeGreaterThan(0);
+    // The I/O of the turn: the answer arrived, its attempt's entry leaves; a new attempt joins.
+    timer.delete(answered);
+    const joined = new Entry(3, 40);
+    timer.add(joined);
+    for (const sweep of sweeps.splice(0)) sweep();
+    expect([answered.fired, due.fired, joined.fired]).toEqual([0, 1, 0]);
+    // The timer is still armed for the entry that joined.
+    for (let i = 0; i < 10 && joined.fired === 0; i++) {
+      clock.advance(COARSE_TICK_MS);
+      for (const sweep of sweeps.splice(0)) sweep();
+    }
+    expect(joined.fired).toBe(1);
+    expect(timer.size).toBe(0);
+    // Empty, the tick schedules no sweep and the timer stops.
+    clock.advance(50);
+    expect(sweeps).toEqual([]);
+  });
 });

@@ -38,6 +38,14 @@ export const COARSE_TICK_MS = 5;
  * it. Once one table has reached the old generation, that chain keeps every attempt of every table
  * since alive through young-generation collections, and promotes it (≈ 550 bytes a call, 13 % of
  * the young generation surviving each scavenge at 8 or more calls in flight).
+ *
+ * **An answer that has arrived beats a timer that is due.** On the real clock the tick only
+ * schedules the sweep (`afterIo`: `setImmediate`), which then runs in the same turn of the event
+ * loop after its I/O. A process whose own event loop was blocked past an attempt's read timeout
+ * (its CPU busy, a long collection) comes back to the timers first: swept there, the timeout would
+ * abandon an answer that is already on the socket, and a retry would ask the dependency for the same
+ * work again. Swept after the I/O, the answer is read and the attempt's entry has left the list. The
+ * dependency's slowness is judged, not the caller's own stall. A fake clock sweeps in the tick.
  */
 export class CoarseTimer {
   readonly #clock: Clock;
@@ -49,8 +57,18 @@ export class CoarseTimer {
   #cursor: TimerEntry | null = null;
   #timer: Timer | undefined = undefined;
   #armed = false;
+  /** Runs the sweep after the I/O of the loop's turn (`setImmediate`), or undefined: in the tick. */
+  readonly #afterIo: ((sweep: () => void) => unknown) | undefined;
   readonly #tick = (): void => {
     this.#armed = false;
+    if (this.#afterIo !== undefined && this.#size !== 0) this.#afterIo(this.#sweep);
+    else this.#sweep();
+  };
+  /**
+   * Calls every entry that is due, then re-arms while entries wait. An entry added between the tick
+   * and its sweep armed the timer itself (`add`).
+   */
+  readonly #sweep = (): void => {
     if (this.#size !== 0) {
       const now = this.#clock.now();
       let entry = this.#head;
@@ -68,9 +86,14 @@ export class CoarseTimer {
     else if (!this.#armed) this.#timer = undefined;
   };
 
-  constructor(clock: Clock, tickMs: number = COARSE_TICK_MS) {
+  /**
+   * @param afterIo schedules the sweep after the event loop's I/O (`setImmediate`; see the class's
+   *   comment), or undefined to sweep in the tick (a fake clock, which has no loop).
+   */
+  constructor(clock: Clock, tickMs: number = COARSE_TICK_MS, afterIo?: (sweep: () => void) => unknown) {
     this.#clock = clock;
     this.#tickMs = tickMs;
+    this.#afterIo = afterIo;
   }
 
   /** Number of entries waiting. */

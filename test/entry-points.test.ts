@@ -13,7 +13,14 @@ import { withDeadline } from '../src/deadline/context.js';
 import { Deadline } from '../src/deadline/deadline.js';
 import type { PolicySnapshot } from '../src/engine/live-latency.js';
 import { isPrazoError } from '../src/errors.js';
-import { elapsedSince, reply, startServer, type TestServer, warmUp } from './support/servers.js';
+import {
+  elapsedSince,
+  reply,
+  startServer,
+  startThreadServer,
+  type TestServer,
+  warmUp,
+} from './support/servers.js';
 
 // One behavioural suite, run through every way a service reaches prazo: its own client, the
 // interceptor on an undici 7 Agent and on an undici 8 Agent (the application's dispatcher), Node's
@@ -255,6 +262,30 @@ for (const entry of entryPoints) {
       const error = entry.prazoError(await failure(c.call(server.origin, '/')));
       expect(isPrazoError(error, 'READ_TIMEOUT'), String(error)).toBe(true);
       expect(elapsedSince(t0)).toBeLessThan(800);
+    });
+
+    it("reads an answer that arrived while the caller's own event loop was blocked past the read timeout", async () => {
+      // The server, in a worker thread, answers 20 ms after each request; the test thread then
+      // blocks its event loop for 250 ms, well past the 84 ms read timeout. The answer is waiting on
+      // the socket when the loop comes back: the caller's own stall is not the dependency's
+      // slowness, and an answer already received beats a timer that is due.
+      const server = await startThreadServer(20);
+      try {
+        const c = use([server.origin], { latency: { p99Ms: 60 }, attempts: 1 });
+        expect((await c.call(server.origin, '/warm')).status).toBe(200);
+        const received = server.nextRequest();
+        const answer = c.call(server.origin, '/stalled');
+        await received;
+        const until = performance.now() + 250;
+        while (performance.now() < until) {
+          // The caller's own CPU work: nothing else runs on this thread meanwhile.
+        }
+        expect(await answer).toEqual({ status: 200, text: 'ok' });
+      } finally {
+        await client?.close();
+        client = undefined;
+        await server.close();
+      }
     });
 
     it("with lastAttempt 'deadline', lets an attempt no retry can follow wait past its read timeout for a late answer", async () => {

@@ -1,8 +1,8 @@
 import { Balancer, type InstanceSnapshot } from '../balancer/balancer.js';
 import type { NormalizedBalancerOptions } from '../balancer/balancer-options.js';
 import type { InstanceTransition } from '../balancer/instance-transition.js';
-import type { Clock } from '../clock.js';
-import { CoarseTimer } from '../coarse-timer.js';
+import { type Clock, systemClock } from '../clock.js';
+import { COARSE_TICK_MS, CoarseTimer } from '../coarse-timer.js';
 import { CancelledError, InvalidOptionError } from '../errors.js';
 import type { FleetLatencySource } from '../latency/fleet-latency-source.js';
 import { createSlicedWindow, type SlicedWindow } from '../latency/sliced-window.js';
@@ -199,7 +199,9 @@ export function createEngine(
     onChange: announce,
     fleet: o.fleetLatency,
   });
-  const timer = new CoarseTimer(clock);
+  // On the real clock, due entries are swept after the loop's I/O: an answer already on the socket
+  // is read before a read timeout that came due while the process itself was stalled.
+  const timer = new CoarseTimer(clock, COARSE_TICK_MS, clock === systemClock ? setImmediate : undefined);
   const gate =
     o.concurrency === false
       ? null

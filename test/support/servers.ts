@@ -132,3 +132,59 @@ export async function startChildServer(
       }),
   };
 }
+
+/** A node:http server in a worker thread: it answers while the test's own event loop is blocked. */
+export interface ThreadServer {
+  origin: string;
+  /** Resolves when the server has received its next request (it answers `answerAfterMs` later). */
+  nextRequest(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a {@link ThreadServer} on 127.0.0.1 (port 0) that answers every request `200 ok`
+ * `answerAfterMs` after it arrives, and tells the test thread of each request as it arrives.
+ */
+export async function startThreadServer(answerAfterMs: number): Promise<ThreadServer> {
+  const { Worker } = await import('node:worker_threads');
+  const source = `
+    const http = require('node:http');
+    const { parentPort, workerData } = require('node:worker_threads');
+    const sockets = new Set();
+    const server = http.createServer((req, res) => {
+      req.resume();
+      parentPort.postMessage('request');
+      setTimeout(() => res.end('ok'), workerData.answerAfterMs);
+    });
+    server.keepAliveTimeout = 5000;
+    server.on('connection', (socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
+    parentPort.on('message', () => {
+      for (const socket of sockets) socket.destroy();
+      server.close(() => parentPort.close());
+    });
+  `;
+  const worker = new Worker(source, { eval: true, workerData: { answerAfterMs } });
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('message', (m: { port: number }) => resolve(m.port));
+  });
+  let waiting: (() => void) | null = null;
+  worker.on('message', (m: unknown) => {
+    if (m === 'request') waiting?.();
+  });
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    nextRequest: () =>
+      new Promise<void>((resolve) => {
+        waiting = resolve;
+      }),
+    close: async () => {
+      worker.postMessage('stop');
+      await new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    },
+  };
+}
