@@ -1,13 +1,19 @@
 // A keep-alive HTTP server for the client benchmark, run in its own process so its CPU does not
-// share the client's event loop. Prints nothing; tells the parent its port over IPC.
+// share the client's event loop. Prints nothing; tells the parent its port over IPC. argv[2]: how
+// long it takes to answer, ms (default 0: at once).
 import http from 'node:http';
 
 const body = Buffer.from('{"ok":true}');
+const answerAfterMs = Number(process.argv[2] ?? 0);
+const answer = (res) => {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+  res.end(body);
+};
 const handler = (req, res) => {
   req.resume();
   req.on('end', () => {
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
-    res.end(body);
+    if (answerAfterMs > 0) setTimeout(answer, answerAfterMs, res);
+    else answer(res);
   });
 };
 // Three listening ports on the same process: "instances" for the contenders with several.

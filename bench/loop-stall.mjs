@@ -11,24 +11,15 @@
  * `--prazo DIR`: another checkout's build (a copy of an older commit, for an A/B in the same session);
  * the default is this one's `dist/`. Each run is a fresh process.
  */
-import { fork, spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
-const SERVER = `
-  const server = require('node:http').createServer((req, res) => {
-    req.resume();
-    setTimeout(() => res.end('ok'), 12);
-  });
-  server.keepAliveTimeout = 10000;
-  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
-  process.on('message', () => process.exit(0));
-`;
-
 async function runOnce(prazoDir) {
   const { dependency } = createRequire(`${prazoDir}/`)(prazoDir);
-  const server = spawn(process.execPath, ['-e', SERVER], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const port = await new Promise((resolve) => server.once('message', (m) => resolve(m.port)));
+  // The client benchmark's keep-alive server, answering in 12 ms.
+  const server = fork(fileURLToPath(new URL('./keepalive-server.mjs', import.meta.url)), ['12']);
+  const port = await new Promise((resolve) => server.once('message', (m) => resolve(m.ports[0])));
   const dep = dependency({
     name: 'stalled-caller',
     origins: [`http://127.0.0.1:${port}`],

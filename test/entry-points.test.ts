@@ -16,8 +16,8 @@ import { isPrazoError } from '../src/errors.js';
 import {
   elapsedSince,
   reply,
+  startChildServer,
   startServer,
-  startThreadServer,
   type TestServer,
   warmUp,
 } from './support/servers.js';
@@ -265,14 +265,17 @@ for (const entry of entryPoints) {
     });
 
     it("reads an answer that arrived while the caller's own event loop was blocked past the read timeout", async () => {
-      // The server, in a worker thread, answers 20 ms after each request; the test thread then
+      // The server, in a child process, answers 20 ms after each request; the test process then
       // blocks its event loop for 250 ms, well past the 84 ms read timeout. The answer is waiting on
       // the socket when the loop comes back: the caller's own stall is not the dependency's
       // slowness, and an answer already received beats a timer that is due.
-      const server = await startThreadServer(20);
+      const server = await startChildServer('answer-after', 20);
       try {
         const c = use([server.origin], { latency: { p99Ms: 60 }, attempts: 1 });
+        // The warm-up's own arrival message is taken first, so the next one is the stalled call's.
+        const warmed = server.nextRequest();
         expect((await c.call(server.origin, '/warm')).status).toBe(200);
+        await warmed;
         const received = server.nextRequest();
         const answer = c.call(server.origin, '/stalled');
         await received;

@@ -1,6 +1,8 @@
 // A node:http server in its own process for timing-sensitive client tests, so the server's work
-// does not share the client's event loop. argv[2]: 'fast' or 'slow-every-20th' (sleeps argv[3] ms,
-// default 200, on every 20th request it gets). Messages: 'stats' → { original, retry, hedge, total }; 'stop'.
+// does not share the client's event loop. argv[2]: 'fast', 'slow-every-20th' (sleeps argv[3] ms,
+// default 200, on every 20th request it gets) or 'answer-after' (answers every request argv[3] ms
+// after it arrives, and sends 'request' to the parent as each one arrives).
+// Messages: 'stats' → { original, retry, hedge, total }; 'stop'.
 import http from 'node:http';
 
 const mode = process.argv[2] ?? 'fast';
@@ -14,7 +16,8 @@ const server = http.createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('ok');
   };
-  if (mode === 'slow-every-20th' && seen.total % 20 === 0) {
+  if (mode === 'answer-after') process.send('request');
+  if ((mode === 'slow-every-20th' && seen.total % 20 === 0) || mode === 'answer-after') {
     const timer = setTimeout(answer, sleepMs);
     res.on('close', () => clearTimeout(timer));
   } else answer();

@@ -103,12 +103,14 @@ export async function warmUp(): Promise<void> {
 /** A server in a child process (see child-server.mjs), for tests whose timing matters. */
 export interface ChildServer {
   origin: string;
+  /** Resolves when the server next receives a request (mode `answer-after` only). */
+  nextRequest(): Promise<void>;
   stats(): Promise<{ total: number; original: number; retry: number; hedge: number }>;
   close(): Promise<void>;
 }
 
 export async function startChildServer(
-  mode: 'fast' | 'slow-every-20th',
+  mode: 'fast' | 'slow-every-20th' | 'answer-after',
   sleepMs = 200,
 ): Promise<ChildServer> {
   const { fork } = await import('node:child_process');
@@ -120,6 +122,15 @@ export async function startChildServer(
   );
   return {
     origin: `http://127.0.0.1:${port}`,
+    nextRequest: () =>
+      new Promise<void>((resolve) => {
+        const onMessage = (m: unknown) => {
+          if (m !== 'request') return;
+          child.off('message', onMessage);
+          resolve();
+        };
+        child.on('message', onMessage);
+      }),
     stats: () =>
       new Promise((resolve) => {
         child.once('message', (m: { stats: Awaited<ReturnType<ChildServer['stats']>> }) => resolve(m.stats));
@@ -130,61 +141,5 @@ export async function startChildServer(
         child.once('exit', () => resolve());
         child.send('stop');
       }),
-  };
-}
-
-/** A node:http server in a worker thread: it answers while the test's own event loop is blocked. */
-export interface ThreadServer {
-  origin: string;
-  /** Resolves when the server has received its next request (it answers `answerAfterMs` later). */
-  nextRequest(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/**
- * Starts a {@link ThreadServer} on 127.0.0.1 (port 0) that answers every request `200 ok`
- * `answerAfterMs` after it arrives, and tells the test thread of each request as it arrives.
- */
-export async function startThreadServer(answerAfterMs: number): Promise<ThreadServer> {
-  const { Worker } = await import('node:worker_threads');
-  const source = `
-    const http = require('node:http');
-    const { parentPort, workerData } = require('node:worker_threads');
-    const sockets = new Set();
-    const server = http.createServer((req, res) => {
-      req.resume();
-      parentPort.postMessage('request');
-      setTimeout(() => res.end('ok'), workerData.answerAfterMs);
-    });
-    server.keepAliveTimeout = 5000;
-    server.on('connection', (socket) => {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-    });
-    server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
-    parentPort.on('message', () => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => parentPort.close());
-    });
-  `;
-  const worker = new Worker(source, { eval: true, workerData: { answerAfterMs } });
-  const port = await new Promise<number>((resolve, reject) => {
-    worker.once('error', reject);
-    worker.once('message', (m: { port: number }) => resolve(m.port));
-  });
-  let waiting: (() => void) | null = null;
-  worker.on('message', (m: unknown) => {
-    if (m === 'request') waiting?.();
-  });
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    nextRequest: () =>
-      new Promise<void>((resolve) => {
-        waiting = resolve;
-      }),
-    close: async () => {
-      worker.postMessage('stop');
-      await new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    },
   };
 }
