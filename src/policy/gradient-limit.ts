@@ -37,7 +37,8 @@ export interface GradientLimitOptions {
   windowSamples?: number;
   /**
    * Time between two re-measurements of the no-load latency, in ms: the limit is held at half of
-   * itself ({@link PROBE_SHARE}, at least `minLimit`) for {@link PROBE_WINDOWS} windows and the
+   * itself, or of the calls in flight when fewer ({@link PROBE_SHARE}, at least `minLimit`), for
+   * {@link PROBE_WINDOWS} windows and the
    * lowest of their latencies becomes the no-load latency (it may rise: the dependency got slower
    * for good). @default 60000
    */
@@ -79,7 +80,8 @@ export const EARLY_PROBE_WINDOWS = 5;
 
 /**
  * A decline of the limit that did not move the latency: once the limit — in use to the full, so
- * that it binds — has fallen to this share of what it was when the windows began to read queueing,
+ * that it binds — has fallen to this share of what it was when the windows began to read queueing
+ * (or of the calls in flight then, if fewer: a limit above them binds nothing as it falls),
  * with no drop and no call refused by the dependency since, while the latency stayed within
  * {@link STEADY_LATENCY} of what it was early in the decline ({@link DECLINE_REFERENCE}), the
  * no-load latency is re-measured early (see {@link EARLY_PROBE_DIVISOR}). A queue this client makes
@@ -258,15 +260,18 @@ export function normalizeGradientLimitOptions(
  * measured, so the queue it keeps at the dependency is the tolerance alone.
  *
  * **No-load probe.** Only a probe sets the no-load latency. Every `probeIntervalMs` (± jitter)
- * the limit is held at half of itself ({@link PROBE_SHARE}, at least `minLimit`) for
- * {@link PROBE_WINDOWS} windows of calls started after the probe began; the lowest of their
+ * the limit is held at half of itself, or of the calls in flight when fewer ({@link PROBE_SHARE},
+ * at least `minLimit`), for {@link PROBE_WINDOWS} windows of calls started after the probe began; the lowest of their
  * latencies replaces the no-load latency, so a dependency that became slower for good is not
  * mistaken for a queue forever. Envoy pins its concurrency to a floor to measure its minRTT; held at
  * `minLimit` (4), a caller with 40 calls in flight (400 a second to a dependency answering in 100 ms)
  * queued ≈ 300 calls and had ≈ 800 refused over the probe's ≈ 750 ms. Half the limit is below the
  * dependency's concurrency at capacity (the limit settles near `tolerance ×` it), so its workers
  * are not all busy and the round trips are no-load ones, and a healthy caller's demand (the limit
- * grows only while half of it is in use) mostly fits. The first windows are a probe at `minLimit`,
+ * grows only while half of it is in use) mostly fits. Half of the calls in flight when they are
+ * fewer: a limit that grew on a no-load latency learnt in a queue (a first probe that met a cold
+ * start) is above every call its callers send, and a probe at half of it would queue too and
+ * re-learn the same latency for good. The first windows are a probe at `minLimit`,
  * which knows nothing yet: until they close the limit is `minLimit`, then `initialLimit`, from
  * where it adapts. A limit held at its floor, fully used, by a latency above the
  * no-load one for {@link EARLY_PROBE_WINDOWS} windows probes early (at most once per
@@ -412,7 +417,7 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
     if (!Number.isNaN(declineAt) && estimate >= declineFrom) declineAt = Number.NaN;
     if (gradient < 1 && Number.isNaN(declineAt)) {
       declineAt = windowStart;
-      declineFrom = before;
+      declineFrom = Math.min(before, Math.max(peak, o.minLimit));
     }
     // The latency the decline is judged against: the last one measured before the limit had fallen
     // by a quarter (a step change shows in full only a window or two after it began).
@@ -441,8 +446,9 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
       probeStart = nowMs;
       probeLow = Number.POSITIVE_INFINITY;
       probeWindows = 0;
-      // A periodic probe at half the limit (see "No-load probe"), an early one at the limit.
-      if (!early) limit = Math.max(o.minLimit, Math.floor(estimate * PROBE_SHARE));
+      // A periodic probe at half the limit or of the calls in flight, whichever is lower (see
+      // "No-load probe"), an early one at the limit.
+      if (!early) limit = Math.max(o.minLimit, Math.floor(Math.min(estimate, peak) * PROBE_SHARE));
     }
     open(nowMs);
   };
