@@ -144,6 +144,58 @@ describe('Balancer: latency', () => {
   });
 });
 
+describe('Balancer: distance', () => {
+  it('says how much farther than the nearest an instance is: the floor of its latencies above the lowest one', () => {
+    const { balancer, clock, random } = setup([A, B, C]);
+    const [a, b] = [balancer.indexOf(A), balancer.indexOf(B)];
+    expect(balancer.distanceMs(A)).toBe(0);
+    // A answers in 20–40 ms; B in the same plus 150 ms on the wire; C never answers.
+    for (let k = 0; k < 40; k++) {
+      clock.advance(10);
+      balancer.finished(a, 'success', 20 + 20 * random(), clock.now());
+      balancer.finished(b, 'success', 170 + 20 * random(), clock.now());
+    }
+    expect(balancer.distanceMs(A)).toBe(0);
+    expect(balancer.distanceMs(B)).toBeGreaterThan(140);
+    expect(balancer.distanceMs(B)).toBeLessThan(160);
+    expect(balancer.distanceMs(C)).toBe(0);
+    expect(balancer.distanceMs('http://127.0.0.1:9999')).toBe(0);
+    // A timed-out attempt says only "at least": no floor moves.
+    balancer.finished(a, 'timeout', 5_000, clock.now());
+    expect(balancer.distanceMs(B)).toBeGreaterThan(140);
+    // Once A has left the fleet, B is the nearest.
+    balancer.remove(A, clock.now());
+    expect(balancer.distanceMs(B)).toBe(0);
+  });
+
+  it('follows a path that got longer within its last eight answers, and one that got shorter at once', () => {
+    const { balancer, clock } = setup([A, B]);
+    const [a, b] = [balancer.indexOf(A), balancer.indexOf(B)];
+    const answer = (i: number, ms: number) => {
+      clock.advance(10);
+      balancer.finished(i, 'success', ms, clock.now());
+    };
+    for (let k = 0; k < 10; k++) {
+      answer(a, 20);
+      answer(b, 20);
+    }
+    expect(balancer.distanceMs(B)).toBe(0);
+    for (let k = 0; k < 7; k++) answer(b, 170);
+    expect(balancer.distanceMs(B)).toBe(0);
+    answer(b, 170);
+    expect(balancer.distanceMs(B)).toBe(150);
+    // A quicker answer is the floor at once; 25 ms against 20 is the floors' own noise, no distance.
+    answer(b, 25);
+    expect(balancer.distanceMs(B)).toBe(0);
+    answer(b, 59);
+    expect(balancer.distanceMs(B)).toBe(0);
+    // The nearest instance's floor falling moves every distance: B at three times A's is far.
+    answer(a, 8);
+    expect(balancer.distanceMs(B)).toBe(17);
+    expect(balancer.distanceMs(A)).toBe(0);
+  });
+});
+
 describe('Balancer: outlier ejection', () => {
   it('sends an always-503 instance at most 15 % of 300 sequential calls, and 99 % of them succeed', () => {
     const { balancer, clock, random } = setup([A, B]);

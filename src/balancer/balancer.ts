@@ -5,6 +5,7 @@ import type { IndexSet } from './index-set.js';
 import type { InstanceOutcome } from './instance-outcome.js';
 import { CLEAN_RUN_CAP, InstanceTable, SLOT } from './instance-table.js';
 import type { InstanceState, InstanceTransition, TransitionReason } from './instance-transition.js';
+import { FAR_FACTOR, recordFloor } from './latency-floor.js';
 import { failuresIn, pushOutcome } from './outcome-ring.js';
 import { ejectionMs, inPanic, isFailureOutlier, maxEjected } from './outlier-rules.js';
 import { nextPeakEwma, peakEwmaAt } from './peak-ewma.js';
@@ -110,6 +111,11 @@ export class Balancer {
   /** Failures and outcomes held in every member's ring, for the peers' ratio. */
   #ringFailures = 0;
   #ringOutcomes = 0;
+  /** The lowest latency floor among the members (see `distanceMs`), and whose it is (-1: none yet). */
+  #floorMin = 0;
+  #floorMinAt = -1;
+  /** The lowest floor must be looked for again: its instance's floor rose, or it left the fleet. */
+  #floorMinStale = false;
 
   /**
    * @param origins - the starting instances, keyed by origin (any non-empty string; duplicates are
@@ -147,6 +153,24 @@ export class Balancer {
    * answers (the least recently failed), since the deadline, not the balancer, decides when to
    * stop. -1 only when the fleet is empty.
    */
+  /**
+   * How much farther than the nearest instance the instance of `origin` is, in ms: its latency
+   * floor (see latency-floor.ts) above the lowest floor among the members. 0 for the nearest, for
+   * an instance without an answer yet, and for an origin that is not in the fleet. A latency the
+   * fleet's quickest answers do not share — a longer network path, a slower machine — is this
+   * instance's to carry; a concurrency limit that judges the dependency's queue subtracts it from
+   * the round trips it samples (`src/engine/steps/overload-step.ts`), so that one instance's
+   * distance does not pass for a queue the whole dependency has.
+   */
+  distanceMs(origin: string): number {
+    const t = this.#t;
+    const i = t.byOrigin.get(origin);
+    if (i === undefined || t.floorCount[i] === 0) return 0;
+    if (this.#floorMinStale) this.#findFloorMin();
+    const floor = t.floorMs[i]!;
+    return floor >= FAR_FACTOR * this.#floorMin ? floor - this.#floorMin : 0;
+  }
+
   pick(nowMs: number): number {
     if (nowMs >= this.#nextExpiry) this.#sweep(nowMs);
     const t = this.#t;
@@ -216,7 +240,10 @@ export class Balancer {
       this.#emit(index, SLOT.draining, SLOT.free, 'drained', nowMs, origin);
       return true;
     }
-    if (outcome === 'success') this.#sample(index, latencyMs, nowMs);
+    if (outcome === 'success') {
+      this.#sample(index, latencyMs, nowMs);
+      this.#floor(index, latencyMs);
+    }
     // A timed-out attempt would have taken longer than it was allowed, by how much nobody knows:
     // taken at its timeout it would make an instance that times out half the time look no slower
     // than the timeout. Twice the timeout makes it look as slow as it is to the calls it strands.
@@ -289,6 +316,7 @@ export class Balancer {
     if (state === SLOT.draining) return 'draining';
     t.members.remove(i);
     t.up.remove(i);
+    if (i === this.#floorMinAt) this.#floorMinStale = true;
     if (state === SLOT.ejected || state === SLOT.probing) this.#ejected--;
     this.#clearRing(i);
     t.slow[i] = 0;
@@ -563,6 +591,34 @@ export class Balancer {
       t.ewmaMs[i] = nextPeakEwma(t.ewmaMs[i]!, t.ewmaAt[i]!, latencyMs, nowMs, this.#o.decayMs);
     }
     t.ewmaAt[i] = nowMs;
+  }
+
+  /** A successful answer's latency moves the instance's floor (a timed-out one says only "at least"). */
+  #floor(i: number, latencyMs: number): void {
+    if (!(latencyMs >= 0 && latencyMs < Number.POSITIVE_INFINITY)) return;
+    const t = this.#t;
+    const before = t.floorCount[i] === 0 ? Number.POSITIVE_INFINITY : t.floorMs[i]!;
+    const floor = recordFloor(t.floorRing, t.floorCount, i, latencyMs);
+    t.floorMs[i] = floor;
+    if (this.#floorMinAt === -1 || floor < this.#floorMin) {
+      this.#floorMin = floor;
+      this.#floorMinAt = i;
+    } else if (i === this.#floorMinAt && floor > before) this.#floorMinStale = true;
+  }
+
+  /** Looks for the lowest floor among the members (O(n): after the lowest one rose or left). */
+  #findFloorMin(): void {
+    const t = this.#t;
+    const items = t.members.items;
+    this.#floorMinAt = -1;
+    for (let k = 0; k < t.members.size; k++) {
+      const i = items[k]!;
+      if (t.floorCount[i]! > 0 && (this.#floorMinAt === -1 || t.floorMs[i]! < this.#floorMin)) {
+        this.#floorMin = t.floorMs[i]!;
+        this.#floorMinAt = i;
+      }
+    }
+    this.#floorMinStale = false;
   }
 
   #push(i: number, failed: boolean, nowMs: number): void {

@@ -1,4 +1,5 @@
 import { IndexSet } from './index-set.js';
+import { FLOOR_SAMPLES } from './latency-floor.js';
 
 /** Successes in a row are counted up to this (only "at least `consecutiveFailures`" is ever asked). */
 export const CLEAN_RUN_CAP = 1 << 30;
@@ -23,6 +24,10 @@ export class InstanceTable {
   sampled = new Uint8Array(0);
   ewmaMs = new Float64Array(0);
   ewmaAt = new Float64Array(0);
+  /** The latency floor (latency-floor.ts), valid once `floorCount` is above 0, and its answers. */
+  floorMs = new Float64Array(0);
+  floorCount = new Int32Array(0);
+  floorRing = new Float64Array(0);
   consecutive = new Int32Array(0);
   /** Successes in a row (any failure resets it); {@link CLEAN_RUN_CAP} with no failure on record. */
   cleanRun = new Int32Array(0);
@@ -61,6 +66,8 @@ export class InstanceTable {
     this.sampled[slot] = 0;
     this.ewmaMs[slot] = 0;
     this.ewmaAt[slot] = 0;
+    this.floorMs[slot] = 0;
+    this.floorCount[slot] = 0;
     this.consecutive[slot] = 0;
     this.cleanRun[slot] = CLEAN_RUN_CAP;
     this.ring[slot] = 0;
@@ -108,6 +115,11 @@ export class InstanceTable {
     this.sampled = u8(this.sampled);
     this.ewmaMs = f64(this.ewmaMs);
     this.ewmaAt = f64(this.ewmaAt);
+    this.floorMs = f64(this.floorMs);
+    this.floorCount = i32(this.floorCount);
+    const ring = new Float64Array(capacity * FLOOR_SAMPLES);
+    ring.set(this.floorRing);
+    this.floorRing = ring;
     this.consecutive = i32(this.consecutive);
     this.cleanRun = i32(this.cleanRun);
     this.ring = i32(this.ring);

@@ -64,7 +64,7 @@ function guarded(
       if (gate !== null) {
         const verdict = judgeStatus(response.status);
         gate.release(
-          verdict.failed || verdict.refused ? undefined : now - startedMs,
+          verdict.failed || verdict.refused ? undefined : roundTrip(ctx, response, now - startedMs),
           startedMs,
           now,
           verdict.refused,
@@ -77,6 +77,28 @@ function guarded(
       throw failed(ctx, throttle, gate, call, startedMs, error);
     },
   );
+}
+
+/**
+ * The round trip the limit samples: the call's, less the distance of the instance that answered
+ * (`Balancer.distanceMs`) when the fleet has several. The limit judges the dependency's queue
+ * against one no-load latency; an instance farther away than the others (a longer path, a slower
+ * machine) answers later with no queue at all, and taken as it is, its share of the calls would
+ * read as queueing and cut the limit while every instance has idle workers — the callers would
+ * then wait at the client's door for nothing. How to share the calls among near and far instances
+ * is the balancer's to weigh.
+ */
+function roundTrip(ctx: DependencyContext, response: DependencyResponse, elapsedMs: number): number {
+  if (ctx.sole !== -1) return elapsedMs;
+  // The attempt that answered: the last one recorded with the response's status.
+  const attempts = response.attempts;
+  for (let k = attempts.length - 1; k >= 0; k--) {
+    const attempt = attempts[k]!;
+    if (attempt.phase !== 'response' || attempt.status !== response.status) continue;
+    const distance = ctx.balancer.distanceMs(attempt.instance);
+    return distance < elapsedMs ? elapsedMs - distance : 0;
+  }
+  return elapsedMs;
 }
 
 /** Gives the slot of a call that ended in `error` back, counts it for the throttle, returns `error`. */

@@ -306,6 +306,53 @@ describe('adaptive concurrency limit (concurrency step)', () => {
     await dep.close();
   });
 
+  it('does not take a farther instance’s distance for a queue: a failover to it keeps the limit', async () => {
+    // Two instances answer in 20 ms, 120 calls a second between them. After 2 s the near one
+    // answers 503 to everything (its zone failed) and the calls fail over to the other, which is
+    // farther away: it answers in 170 ms, 150 of them on the wire, with no queue. The calls need
+    // ≈ 20 in flight there. A limit that read those 150 ms as a queue would fall to its floor and
+    // hold the callers at the client's door until its next probe.
+    const { dep, transport, clock } = createTestDependency({
+      origins: ['http://10.0.0.1:80', 'http://10.0.0.2:80'],
+      hedge: false,
+      latency: { p99Ms: 400 },
+      userDeadlineMs: 2_000,
+      concurrency: { probeJitter: 0 },
+    });
+    const sentAt = new Map<object, number>();
+    const calls: Promise<{ value?: { status: number }; error?: unknown }>[] = [];
+    let waited = 0;
+    let lowest = Number.POSITIVE_INFINITY;
+    // Past 6 s nothing new is sent; by 8.5 s every call has ended, answered or out of time.
+    for (let t = 0; t < 8_500; t += 5) {
+      if (t < 6_000 && (t / 5) % 5 < 3) calls.push(settle(dep.request({ path: '/' })));
+      await flush();
+      for (const e of transport.pending()) {
+        if (!sentAt.has(e)) sentAt.set(e, t);
+        const at = sentAt.get(e)!;
+        if (at >= 2_000 && e.instance === 0) e.respond(503);
+        else if (t - at >= (at >= 2_000 ? 170 : 20)) e.respond(200);
+      }
+      clock.advance(5);
+      await flush();
+      const state = dep.overload().concurrency!;
+      if (t >= 2_500 && t < 6_000) {
+        waited = Math.max(waited, state.queued);
+        lowest = Math.min(lowest, state.limit);
+      }
+    }
+    const results = await Promise.all(calls);
+    // A few calls meet the near instance's first 503s before it is ejected; they are retried.
+    expect(results.filter((r) => r.value?.status !== 200).length).toBeLessThan(10);
+    expect(
+      transport.exchanges.filter((e) => e.instance === 1 && sentAt.get(e)! >= 2_500).length,
+    ).toBeGreaterThan(300);
+    // The limit stays above the ≈ 20 calls the load needs there, and no call waits for a slot.
+    expect(lowest).toBeGreaterThanOrEqual(20);
+    expect(waited).toBe(0);
+    await dep.close();
+  });
+
   it('learns the limit from the calls’ latency (the first windows are a probe at the floor)', async () => {
     const { dep, transport, clock } = createTestDependency({
       origins: ONE,
