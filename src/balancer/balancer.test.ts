@@ -159,6 +159,11 @@ describe('Balancer: distance', () => {
     expect(balancer.distanceMs(B)).toBeGreaterThan(140);
     expect(balancer.distanceMs(B)).toBeLessThan(160);
     expect(balancer.distanceMs(C)).toBe(0);
+    expect(balancer.snapshot(clock.now()).instances.map((x) => x.distanceMs)).toEqual([
+      0,
+      balancer.distanceMs(B),
+      0,
+    ]);
     expect(balancer.distanceMs('http://127.0.0.1:9999')).toBe(0);
     // A timed-out attempt says only "at least": no floor moves.
     balancer.finished(a, 'timeout', 5_000, clock.now());

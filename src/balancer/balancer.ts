@@ -62,6 +62,11 @@ export interface InstanceSnapshot {
   untilMs: number | undefined;
   /** Failures among its recent outcomes (0 … 1). */
   recentFailureRatio: number;
+  /**
+   * How much farther than the nearest instance it is, ms (`Balancer.distanceMs`: its latency floor
+   * above the fleet's lowest, once at least 3 times it; else 0).
+   */
+  distanceMs: number;
 }
 
 /** What {@link Balancer.snapshot} returns. */
@@ -386,6 +391,7 @@ export class Balancer {
         timesEjected: t.timesEjected[i]!,
         untilMs: state === 'ejected' || state === 'down' ? t.until[i]! : undefined,
         recentFailureRatio: count > 0 ? failuresIn(t.ring[i]!) / count : 0,
+        distanceMs: this.distanceMs(t.origins[i]!),
       });
     }
     return { panic: this.#panic(), instances };
