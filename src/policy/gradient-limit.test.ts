@@ -111,6 +111,27 @@ describe('createGradientLimit', () => {
     expect(median(limits.slice(25_000))).toBeLessThanOrEqual(24);
   });
 
+  it('probes a bursty caller at half its bursts, not at half of a quiet window before the probe', () => {
+    const gl = createGradientLimit(
+      { initialLimit: 40, windowSamples: 5, windowMs: 10, probeIntervalMs: 2_000, probeJitter: 0 },
+      () => 0.5,
+    );
+    let t = 0;
+    const probeLimits: number[] = [];
+    let probing = gl.state().probing;
+    while (t < 9_000) {
+      // A burst of 40 calls in flight every 500 ms, then single calls.
+      const inFlight = t % 500 < 20 ? 40 : 1;
+      t += 1;
+      gl.sample(10, t - 10, t, inFlight);
+      const state = gl.state();
+      if (state.probing && !probing && t > 1_000) probeLimits.push(gl.limit());
+      probing = state.probing;
+    }
+    expect(probeLimits.length).toBeGreaterThanOrEqual(3);
+    for (const limit of probeLimits) expect(limit).toBeGreaterThanOrEqual(20);
+  });
+
   it('recovers after an overload that pushed it to the floor', () => {
     // 40 callers for 10 s; then the callers drop to 8, then back up to 40.
     const callers = (t: number): number => (t < 10_000 ? 40 : t < 20_000 ? 8 : 40);

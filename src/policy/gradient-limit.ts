@@ -37,10 +37,9 @@ export interface GradientLimitOptions {
   windowSamples?: number;
   /**
    * Time between two re-measurements of the no-load latency, in ms: the limit is held at half of
-   * itself, or of the calls in flight when fewer ({@link PROBE_SHARE}, at least `minLimit`), for
-   * {@link PROBE_WINDOWS} windows and the
-   * lowest of their latencies becomes the no-load latency (it may rise: the dependency got slower
-   * for good). @default 60000
+   * itself, or of the most calls in flight since the last probe when fewer ({@link PROBE_SHARE}, at
+   * least `minLimit`), for {@link PROBE_WINDOWS} windows and the lowest of their latencies becomes
+   * the no-load latency (it may rise: the dependency got slower for good). @default 60000
    */
   probeIntervalMs?: number;
   /** Relative jitter of `probeIntervalMs` (0.15: ± 15 %), so that clients do not probe together. @default 0.15 */
@@ -260,18 +259,20 @@ export function normalizeGradientLimitOptions(
  * measured, so the queue it keeps at the dependency is the tolerance alone.
  *
  * **No-load probe.** Only a probe sets the no-load latency. Every `probeIntervalMs` (± jitter)
- * the limit is held at half of itself, or of the calls in flight when fewer ({@link PROBE_SHARE},
- * at least `minLimit`), for {@link PROBE_WINDOWS} windows of calls started after the probe began; the lowest of their
- * latencies replaces the no-load latency, so a dependency that became slower for good is not
+ * the limit is held at half of itself, or of the most calls in flight since the last probe when
+ * fewer ({@link PROBE_SHARE}, at least `minLimit`), for {@link PROBE_WINDOWS} windows of calls
+ * started after the probe began; the lowest of their latencies replaces the no-load latency, so
+ * a dependency that became slower for good is not
  * mistaken for a queue forever. Envoy pins its concurrency to a floor to measure its minRTT; held at
  * `minLimit` (4), a caller with 40 calls in flight (400 a second to a dependency answering in 100 ms)
  * queued ≈ 300 calls and had ≈ 800 refused over the probe's ≈ 750 ms. Half the limit is below the
  * dependency's concurrency at capacity (the limit settles near `tolerance ×` it), so its workers
  * are not all busy and the round trips are no-load ones, and a healthy caller's demand (the limit
- * grows only while half of it is in use) mostly fits. Half of the calls in flight when they are
- * fewer: a limit that grew on a no-load latency learnt in a queue (a first probe that met a cold
- * start) is above every call its callers send, and a probe at half of it would queue too and
- * re-learn the same latency for good. The first windows are a probe at `minLimit`,
+ * grows only while half of it is in use) mostly fits. Half of the most calls in flight since the
+ * last probe when they are fewer (not of the last window's: a bursty caller's quiet spell would
+ * probe it at the floor): a limit that grew on a no-load latency learnt in a queue (a first probe
+ * that met a cold start) is above every call its callers send, and a probe at half of it would
+ * queue too and re-learn the same latency for good. The first windows are a probe at `minLimit`,
  * which knows nothing yet: until they close the limit is `minLimit`, then `initialLimit`, from
  * where it adapts. A limit held at its floor, fully used, by a latency above the
  * no-load one for {@link EARLY_PROBE_WINDOWS} windows probes early (at most once per
@@ -327,6 +328,8 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
   // Of the window's round trips, those that ran out of time (censored samples).
   let timeouts = 0;
   let peak = 0;
+  // The most calls in flight since the last probe ended (a periodic probe halves them, see "No-load probe").
+  let peakSinceProbe = 0;
   // Whether a caller waited for a slot during the window (see "Slow start").
   let waited = false;
   let probeAt = Number.NaN;
@@ -377,6 +380,7 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
         probeStart = Number.NaN;
         probeAt = nextProbe(nowMs);
         probedAt = nowMs;
+        peakSinceProbe = 0;
         floorWindows = 0;
         limit = Math.floor(estimate);
       }
@@ -446,9 +450,9 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
       probeStart = nowMs;
       probeLow = Number.POSITIVE_INFINITY;
       probeWindows = 0;
-      // A periodic probe at half the limit or of the calls in flight, whichever is lower (see
-      // "No-load probe"), an early one at the limit.
-      if (!early) limit = Math.max(o.minLimit, Math.floor(Math.min(estimate, peak) * PROBE_SHARE));
+      // A periodic probe at half the limit or of the most calls in flight since the last probe,
+      // whichever is lower (see "No-load probe"), an early one at the limit.
+      if (!early) limit = Math.max(o.minLimit, Math.floor(Math.min(estimate, peakSinceProbe) * PROBE_SHARE));
     }
     open(nowMs);
   };
@@ -464,7 +468,10 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
       if (slot < RESERVOIR_SIZE) reservoir[slot] = rttMs;
     }
     count++;
-    if (inFlight > peak) peak = inFlight;
+    if (inFlight > peak) {
+      peak = inFlight;
+      if (inFlight > peakSinceProbe) peakSinceProbe = inFlight;
+    }
     if (waiting > 0) waited = true;
     // A probe's windows need no time: they close on samples alone, so that a probe (the first
     // one, at start, above all) holds the limit at the floor for as short a time as it can. In the
