@@ -163,4 +163,30 @@ describe('CoarseTimer', () => {
     clock.advance(50);
     expect(sweeps).toEqual([]);
   });
+
+  it('with afterIo, puts a sweep off once when the loop stalled between the tick and the sweep', () => {
+    const clock = createFakeClock(0);
+    const sweeps: Array<() => void> = [];
+    const timer = new CoarseTimer(clock, COARSE_TICK_MS, (sweep) => sweeps.push(sweep));
+    const answered = new Entry(1, 10);
+    const late = new Entry(2, 10);
+    timer.add(answered);
+    timer.add(late);
+    // A tick schedules its sweep; then a callback of the same turn runs 250 ms (the stall) and no
+    // I/O is read before the sweep runs: the sweep waits for the next turn's I/O instead of firing.
+    clock.advance(10);
+    expect(sweeps).toHaveLength(1);
+    // No tick is armed until the sweep runs: the clock moves on alone.
+    clock.advance(250);
+    expect(sweeps).toHaveLength(1);
+    for (const sweep of sweeps.splice(0)) sweep();
+    expect(answered.fired + late.fired).toBe(0);
+    expect(sweeps).toHaveLength(1);
+    // The next turn's I/O: one answer arrived during the stall. Then the put-off sweep fires what
+    // is still due, even though the loop stalled again meanwhile (once only).
+    timer.delete(answered);
+    clock.advance(100);
+    for (const sweep of sweeps.splice(0)) sweep();
+    expect([answered.fired, late.fired]).toEqual([0, 1]);
+  });
 });

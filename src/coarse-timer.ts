@@ -45,7 +45,9 @@ export const COARSE_TICK_MS = 5;
  * (its CPU busy, a long collection) comes back to the timers first: swept there, the timeout would
  * abandon an answer that is already on the socket, and a retry would ask the dependency for the same
  * work again. Swept after the I/O, the answer is read and the attempt's entry has left the list. The
- * dependency's slowness is judged, not the caller's own stall. A fake clock sweeps in the tick.
+ * dependency's slowness is judged, not the caller's own stall. When the stall falls between the
+ * tick and its sweep (a callback of that turn's I/O ran long), nothing was read since: the sweep is
+ * put off once more, past the next turn's I/O. A fake clock sweeps in the tick.
  */
 export class CoarseTimer {
   readonly #clock: Clock;
@@ -59,10 +61,16 @@ export class CoarseTimer {
   #armed = false;
   /** Runs the sweep after the I/O of the loop's turn (`setImmediate`), or undefined: in the tick. */
   readonly #afterIo: ((sweep: () => void) => unknown) | undefined;
+  /** When the tick scheduled the sweep, and whether that sweep was put off once already. */
+  #scheduledAt = 0;
+  #putOff = false;
   readonly #tick = (): void => {
     this.#armed = false;
-    if (this.#afterIo !== undefined && this.#size !== 0) this.#afterIo(this.#sweep);
-    else this.#sweep();
+    if (this.#afterIo !== undefined && this.#size !== 0) {
+      this.#scheduledAt = this.#clock.now();
+      this.#putOff = false;
+      this.#afterIo(this.#sweep);
+    } else this.#sweep();
   };
   /**
    * Calls every entry that is due, then re-arms while entries wait. An entry added between the tick
@@ -71,6 +79,15 @@ export class CoarseTimer {
   readonly #sweep = (): void => {
     if (this.#size !== 0) {
       const now = this.#clock.now();
+      // The loop stalled between the tick and this sweep (a callback of the same turn ran long):
+      // no I/O was read since, and an answer that came meanwhile waits on its socket. Put the
+      // sweep off once, past the next turn's I/O — once only, or a loop that stalls every turn
+      // would never time anything out.
+      if (this.#afterIo !== undefined && !this.#putOff && now - this.#scheduledAt > this.#tickMs) {
+        this.#putOff = true;
+        this.#afterIo(this.#sweep);
+        return;
+      }
       let entry = this.#head;
       while (entry !== null) {
         this.#cursor = entry.timerNext ?? null;

@@ -1,7 +1,8 @@
 // A node:http server in its own process for timing-sensitive client tests, so the server's work
 // does not share the client's event loop. argv[2]: 'fast', 'slow-every-20th' (sleeps argv[3] ms,
 // default 200, on every 20th request it gets) or 'answer-after' (answers every request argv[3] ms
-// after it arrives, and sends 'request' to the parent as each one arrives).
+// after it arrives, and sends 'request' to the parent as each one arrives and { answeredAt } — the
+// wall-clock ms — once it has written the answer).
 // Messages: 'stats' → { original, retry, hedge, total }; 'stop'.
 import http from 'node:http';
 
@@ -14,7 +15,11 @@ const server = http.createServer((req, res) => {
   if (kind) seen[kind]++;
   const answer = () => {
     res.writeHead(200, { 'content-type': 'text/plain' });
-    res.end('ok');
+    // The time reported is when the answer has been handed to the kernel (end's callback), not
+    // when end() was called: a response is corked until the next tick.
+    res.end('ok', () => {
+      if (mode === 'answer-after') process.send({ answeredAt: Date.now() });
+    });
   };
   if (mode === 'answer-after') process.send('request');
   if ((mode === 'slow-every-20th' && seen.total % 20 === 0) || mode === 'answer-after') {

@@ -105,6 +105,8 @@ export interface ChildServer {
   origin: string;
   /** Resolves when the server next receives a request (mode `answer-after` only). */
   nextRequest(): Promise<void>;
+  /** Resolves with the wall-clock ms at which the server next wrote an answer (mode `answer-after` only). */
+  nextAnswer(): Promise<number>;
   stats(): Promise<{ total: number; original: number; retry: number; hedge: number }>;
   close(): Promise<void>;
 }
@@ -131,9 +133,26 @@ export async function startChildServer(
         };
         child.on('message', onMessage);
       }),
+    nextAnswer: () =>
+      new Promise<number>((resolve) => {
+        const onMessage = (m: unknown) => {
+          const at = (m as { answeredAt?: unknown } | null)?.answeredAt;
+          if (typeof at !== 'number') return;
+          child.off('message', onMessage);
+          resolve(at);
+        };
+        child.on('message', onMessage);
+      }),
     stats: () =>
       new Promise((resolve) => {
-        child.once('message', (m: { stats: Awaited<ReturnType<ChildServer['stats']>> }) => resolve(m.stats));
+        type Stats = Awaited<ReturnType<ChildServer['stats']>>;
+        const onMessage = (m: unknown) => {
+          const stats = (m as { stats?: Stats } | null)?.stats;
+          if (stats === undefined) return;
+          child.off('message', onMessage);
+          resolve(stats);
+        };
+        child.on('message', onMessage);
         child.send('stats');
       }),
     close: () =>
