@@ -122,39 +122,27 @@ export async function startChildServer(
   const port = await new Promise<number>((resolve) =>
     child.once('message', (m: { port: number }) => resolve(m.port)),
   );
+  /** The next message from the child that `pick` maps to a value (the others are left alone). */
+  const next = <T>(pick: (message: unknown) => T | undefined): Promise<T> =>
+    new Promise<T>((resolve) => {
+      const onMessage = (message: unknown) => {
+        const value = pick(message);
+        if (value === undefined) return;
+        child.off('message', onMessage);
+        resolve(value);
+      };
+      child.on('message', onMessage);
+    });
+  type Stats = Awaited<ReturnType<ChildServer['stats']>>;
   return {
     origin: `http://127.0.0.1:${port}`,
-    nextRequest: () =>
-      new Promise<void>((resolve) => {
-        const onMessage = (m: unknown) => {
-          if (m !== 'request') return;
-          child.off('message', onMessage);
-          resolve();
-        };
-        child.on('message', onMessage);
-      }),
-    nextAnswer: () =>
-      new Promise<number>((resolve) => {
-        const onMessage = (m: unknown) => {
-          const at = (m as { answeredAt?: unknown } | null)?.answeredAt;
-          if (typeof at !== 'number') return;
-          child.off('message', onMessage);
-          resolve(at);
-        };
-        child.on('message', onMessage);
-      }),
-    stats: () =>
-      new Promise((resolve) => {
-        type Stats = Awaited<ReturnType<ChildServer['stats']>>;
-        const onMessage = (m: unknown) => {
-          const stats = (m as { stats?: Stats } | null)?.stats;
-          if (stats === undefined) return;
-          child.off('message', onMessage);
-          resolve(stats);
-        };
-        child.on('message', onMessage);
-        child.send('stats');
-      }),
+    nextRequest: () => next((m) => (m === 'request' ? true : undefined)).then(() => undefined),
+    nextAnswer: () => next((m) => (m as { answeredAt?: number } | null)?.answeredAt),
+    stats: () => {
+      const stats = next((m) => (m as { stats?: Stats } | null)?.stats);
+      child.send('stats');
+      return stats;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
