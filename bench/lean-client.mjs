@@ -8,6 +8,12 @@
  *
  *   npm run build && node bench/lean-client.mjs [--modes bare,pass,interceptor,fetch,pass-install,install,pool,dependency] \
  *     [--runs 5] [--calls 40000] [--undici DIR]
+ *   node bench/lean-client.mjs --instructions [--modes …] [--runs 3] [--warmup 40000] [--segments 7] [--segment-calls 2000]
+ *
+ * `--instructions` counts instructions instead of timing CPU: each client process runs under
+ * Valgrind's callgrind (`bench/support/instructions.mjs`), and what is compared is the instructions
+ * per call of its counted segments after the warm-up — a figure the machine's load does not move,
+ * where CPU time per call moves by 10–30 % from one run to the next here.
  *
  * Modes: `bare` (`Agent.request`), `interceptor` (the same `Agent` composed with prazo's
  * interceptor), `fetch` (Node's global `fetch`), `install` (the global `fetch` after `install()`),
@@ -27,6 +33,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { benchDependency, measuredCalls, median, requireBuild, runTraced } from './support/gc-trace.mjs';
+import { countSegments, haveCallgrind, segmentMarks } from './support/instructions.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const arg = (name, fallback) => {
@@ -85,8 +92,75 @@ async function child(mode, origin, calls) {
       await (await fetch(`${origin}/`)).text();
     };
   }
-  await measuredCalls(call, calls, 32);
+  if (process.argv.includes('--instructions')) await countedCalls(call);
+  else await measuredCalls(call, calls, 32);
   process.exit(0);
+}
+
+/**
+ * `--instructions`: in the client process under callgrind, `--warmup` calls (40 000 by default),
+ * then `--segments` counted segments of `--segment-calls` calls each (7 of 2 000), 32 in flight.
+ */
+async function countedCalls(call) {
+  // Under Valgrind the client's own pauses (a mark-compact, a late optimization) can outlast a read
+  // timeout: a call that fails is counted, not thrown.
+  let failed = 0;
+  const run = async (n) => {
+    let left = n;
+    const worker = async () => {
+      while (left-- > 0) await call().catch(() => failed++);
+    };
+    await Promise.all(Array.from({ length: 32 }, worker));
+  };
+  const mark = segmentMarks();
+  await run(Number(arg('warmup', '40000')));
+  for (let i = 0; i < Number(arg('segments', '7')); i++) {
+    await mark('start');
+    await run(Number(arg('segment-calls', '2000')));
+    await mark('end');
+  }
+  process.stdout.write(`${JSON.stringify({ failed })}\n`);
+}
+
+/**
+ * `--instructions`: each run of each mode a client process under callgrind; its instructions per
+ * call are the median of its segments'. Prints the table and returns nothing.
+ */
+async function countModes(modes, runs, origin) {
+  if (!haveCallgrind()) {
+    console.error('--instructions counts with Valgrind: apt-get install -y valgrind');
+    process.exit(2);
+  }
+  const perCall = Number(arg('segment-calls', '2000'));
+  const results = new Map(modes.map((m) => [m, []]));
+  for (let r = 0; r < runs; r++) {
+    for (const mode of r % 2 === 0 ? modes : [...modes].reverse()) {
+      const args = [SELF, '--child', mode, '--origin', origin, '--instructions'];
+      for (const name of ['undici', 'warmup', 'segments', 'segment-calls'])
+        if (arg(name) !== undefined) args.push(`--${name}`, arg(name));
+      const { segments, report } = await countSegments(args);
+      const each = median(segments.map((n) => n / perCall));
+      results.get(mode).push(each);
+      process.stderr.write(
+        `run ${r + 1} ${mode}: ${Math.round(each).toLocaleString('en')} instructions per call (segments ${segments.map((n) => Math.round(n / perCall).toLocaleString('en')).join(', ')}; ${report?.failed ?? 0} calls failed)\n`,
+      );
+    }
+  }
+  const first = results.get(modes[0]);
+  const lines = [
+    `Instructions per call under callgrind (V8 single-threaded), ${arg('warmup', '40000')} warm-up calls, then ${arg('segments', '7')} segments of ${perCall}, 32 in flight; ${runs} runs per mode; Node ${process.version}${arg('undici') === undefined ? ", prazo's undici" : `, undici from ${arg('undici')}`}`,
+    '',
+    `| mode | instructions per call (median of runs, range) | over ${modes[0]} (median, range) |`,
+    '| --- | ---: | ---: |',
+  ];
+  const fmt = (v) => Math.round(v).toLocaleString('en');
+  for (const [mode, list] of results) {
+    const added = list.map((x, r) => x - first[r]);
+    lines.push(
+      `| ${mode} | ${fmt(median(list))} (${fmt(Math.min(...list))}–${fmt(Math.max(...list))}) | ${fmt(median(added))} (${fmt(Math.min(...added))}–${fmt(Math.max(...added))}) |`,
+    );
+  }
+  console.log(lines.join('\n'));
 }
 
 /** Runs one mode in a traced client process (on CPU 0 when `pinned`). */
@@ -120,6 +194,14 @@ if (process.argv.includes('--child')) {
   const pinned = server.pid !== undefined && pinServer(server.pid);
   const [port] = await new Promise((resolve) => server.once('message', (m) => resolve(m.ports)));
   const origin = `http://127.0.0.1:${port}`;
+  if (process.argv.includes('--instructions')) {
+    try {
+      await countModes(modes, runs, origin);
+    } finally {
+      server.send('stop');
+    }
+    process.exit(0);
+  }
   const results = new Map(modes.map((m) => [m, []]));
   try {
     for (let r = 0; r < runs; r++) {
