@@ -7,6 +7,7 @@ import {
   createConcurrencyGate,
   normalizeConcurrencyOptions,
 } from './concurrency-gate.js';
+import { createGradientLimit } from './gradient-limit.js';
 
 /** A gate whose limit finished its probe at 8 with a latency of 80 ms, on a fake clock. */
 function probedGate() {
@@ -133,5 +134,16 @@ describe('createConcurrencyGate (prazo/policy)', () => {
     expect(made.maxQueued).toBe(3);
     expect(createConcurrencyGate().maxQueued).toBe(CONCURRENCY_MAX_QUEUED_DEFAULT);
     expect(() => createConcurrencyGate({ maxQueued: -1 })).toThrow(/maxQueued/);
+  });
+});
+
+describe('ConcurrencyGate.snapshot', () => {
+  it("reports every field of the limit's state and the gate's own counts", () => {
+    const { gate } = probedGate();
+    const limitFields = Object.keys(createGradientLimit().state());
+    expect(Object.keys(gate.snapshot()).sort()).toEqual(
+      [...limitFields, 'inFlight', 'abandoned', 'queued'].sort(),
+    );
+    expect(gate.snapshot()).toMatchObject({ limit: 8, rttMs: 80, inFlight: 0, abandoned: 0, queued: 0 });
   });
 });
