@@ -33,7 +33,6 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { benchDependency, measuredCalls, median, requireBuild, runTraced } from './support/gc-trace.mjs';
-import { countSegments, haveCallgrind, segmentMarks } from './support/instructions.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const arg = (name, fallback) => {
@@ -115,6 +114,8 @@ async function countedCalls(call) {
     };
     await Promise.all(Array.from({ length: 4 }, worker));
   };
+  // Loaded here only: a client process timed for CPU keeps nothing but undici, prazo and this file.
+  const { segmentMarks } = await import('./support/instructions.mjs');
   const mark = segmentMarks();
   await run(Number(arg('warmup', '40000')));
   for (let i = 0; i < Number(arg('segments', '7')); i++) {
@@ -130,6 +131,7 @@ async function countedCalls(call) {
  * call are the median of its segments'. Prints the table and returns nothing.
  */
 async function countModes(modes, runs, origin) {
+  const { countSegments, haveCallgrind } = await import('./support/instructions.mjs');
   if (!haveCallgrind()) {
     console.error('--instructions counts with Valgrind: apt-get install -y valgrind');
     process.exit(2);
