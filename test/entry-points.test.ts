@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startDouble } from '@prazo/lab/double';
 import { createRandom } from '@prazo/lab/random';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
@@ -282,10 +283,27 @@ for (const entry of entryPoints) {
         const server = await startChildServer('answer-after', 20);
         try {
           const c = use([server.origin], { latency: { p99Ms: 60 }, attempts: 1 });
-          // The warm-up's own messages are taken first, so the next ones are the stalled call's.
-          const warmed = Promise.all([server.nextRequest(), server.nextAnswer()]);
-          expect((await c.call(server.origin, '/warm')).status).toBe(200);
-          await warmed;
+          // The warm-up opens the connection the stalled call then uses. Its own messages are taken
+          // first, so that the next ones are the stalled call's. On a machine busy enough to hold a
+          // first answer past the 84 ms read timeout (seen in 2 of 6 runs of the whole suite), the
+          // warm-up says nothing and is made again (three times at most); the answer of one that
+          // timed out may still be reported, or have gone with its connection: waited for 1 s.
+          for (let warmUps = 1; ; warmUps++) {
+            const warmed = Promise.all([server.nextRequest(), server.nextAnswer()]);
+            const warm = await c.call(server.origin, '/warm').then(
+              (value) => value,
+              (error: unknown) => {
+                if (warmUps === 3) throw error;
+                return undefined;
+              },
+            );
+            if (warm !== undefined) {
+              expect(warm.status).toBe(200);
+              await warmed;
+              break;
+            }
+            await Promise.race([warmed, sleep(1_000)]);
+          }
           for (let tries = 1; ; tries++) {
             const received = server.nextRequest();
             const answered = server.nextAnswer();
