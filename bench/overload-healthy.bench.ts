@@ -25,15 +25,16 @@
  * see the same machine, and the median of forty pairs holds a share of a percent.
  */
 import { LatencyHistogram } from '../src/latency/histogram.js';
-import { benchDependencyOptions, importBuilt, median, startBenchServer } from './support/load.js';
+import {
+  positiveArg as arg,
+  benchDependencyOptions,
+  importBuilt,
+  median,
+  startBenchServer,
+} from './support/load.js';
 
 const { dependency } = await importBuilt<typeof import('../src/index.js')>('index');
 
-const arg = (name: string, fallback: number): number => {
-  const i = process.argv.indexOf(`--${name}`);
-  const value = i === -1 ? Number.NaN : Number(process.argv[i + 1]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
 const ROUNDS = arg('rounds', 7);
 const SECONDS = arg('seconds', 3);
 const RATE = arg('rate', 4_000);

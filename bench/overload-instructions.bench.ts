@@ -33,13 +33,14 @@
  */
 import { fileURLToPath } from 'node:url';
 import { countSegments, haveCallgrind, segmentMarks } from './support/instructions.mjs';
-import { benchDependencyOptions, importBuilt, median, startBenchServer } from './support/load.js';
+import {
+  positiveArg as arg,
+  benchDependencyOptions,
+  importBuilt,
+  median,
+  startBenchServer,
+} from './support/load.js';
 
-const arg = (name: string, fallback: number): number => {
-  const i = process.argv.indexOf(`--${name}`);
-  const value = i === -1 ? Number.NaN : Number(process.argv[i + 1]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
 const PAIRS = arg('pairs', 16);
 const CALLS = arg('calls', 1_000);
 const WARMUP = arg('warmup', 30_000);

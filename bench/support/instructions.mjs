@@ -41,7 +41,7 @@ export function segmentMarks() {
 }
 
 /** The instructions process `pid` has executed so far, every thread summed (callgrind's counters). */
-function instructionsOf(pid) {
+export function instructionsOf(pid) {
   const out = execFileSync('callgrind_control', ['-e', 'Ir', String(pid)], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -54,11 +54,10 @@ function instructionsOf(pid) {
 }
 
 /**
- * Runs `node --single-threaded ...nodeArgs` under callgrind and counts the instructions of each
- * segment the client marks. Resolves with the counts, in order, and the last line the client printed
- * that starts with `{` (its report, parsed); `onSegment(index, instructions)` sees each as it ends.
+ * Starts `node --single-threaded ...nodeArgs` under callgrind, its stdin and stdout piped to the
+ * caller; {@link instructionsOf} reads its counters at any time.
  */
-export async function countSegments(nodeArgs, onSegment = () => {}) {
+export function spawnCounted(nodeArgs) {
   const args = [
     '--tool=callgrind',
     '--callgrind-out-file=/dev/null',
@@ -67,7 +66,16 @@ export async function countSegments(nodeArgs, onSegment = () => {}) {
     '--single-threaded',
     ...nodeArgs,
   ];
-  const client = spawn('valgrind', args, { stdio: ['pipe', 'pipe', 'ignore'] });
+  return spawn('valgrind', args, { stdio: ['pipe', 'pipe', 'ignore'] });
+}
+
+/**
+ * Runs `node --single-threaded ...nodeArgs` under callgrind and counts the instructions of each
+ * segment the client marks. Resolves with the counts, in order, and the last line the client printed
+ * that starts with `{` (its report, parsed); `onSegment(index, instructions)` sees each as it ends.
+ */
+export async function countSegments(nodeArgs, onSegment = () => {}) {
+  const client = spawnCounted(nodeArgs);
   const exited = new Promise((resolve) => client.once('exit', resolve));
   const segments = [];
   let startedAt = 0;

@@ -135,6 +135,13 @@ export async function drive(
   return { count, errors, elapsedMs: performance.now() - start, cpuUs: cpu.user + cpu.system };
 }
 
+/** The positive number after `--name` on the command line, or `fallback`. */
+export function positiveArg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  const value = i === -1 ? Number.NaN : Number(process.argv[i + 1]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;

@@ -1,0 +1,42 @@
+// The server of bench/idempotency-instructions.bench.ts, a process whose instructions callgrind
+// counts: one node:http server per port in this one process — the keyed POST handler behind the
+// deadline adapter (`withDeadlineHandler`) alone, and behind the same adapter with the in-memory
+// idempotency layer (`createIdempotency()`, its defaults). The handler is the one of
+// bench/idempotency.bench.ts: it reads the body and answers 201 with a small JSON document. Prints
+// {"ports":[adapter, layer]} once both listen. Plain JavaScript on the built package: no loader in
+// the counted process.
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+
+const built = new URL('../../dist/http.js', import.meta.url);
+if (!existsSync(built)) {
+  console.error('The benchmark measures the built package: run `npm run build` first.');
+  process.exit(2);
+}
+const { createIdempotency, withDeadlineHandler } = await import(built.href);
+
+const options = { defaultMs: 1000, maxMs: 5000 };
+async function handler(req, res) {
+  let body = '';
+  for await (const chunk of req) body += chunk;
+  const payload = JSON.stringify({ order: body.length });
+  res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+  res.end(payload);
+}
+
+const ports = [];
+for (const listener of [
+  withDeadlineHandler(handler, options),
+  withDeadlineHandler(handler, { ...options, idempotency: createIdempotency() }),
+]) {
+  const server = createServer(listener);
+  server.keepAliveTimeout = 600_000;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  ports.push(server.address().port);
+}
+process.stdout.write(`${JSON.stringify({ ports })}\n`);
+// The parent ends the run by closing stdin.
+process.stdin.resume();
+process.stdin.once('end', () => process.exit(0));
