@@ -133,7 +133,12 @@ describe('a fleet with a slow instance', () => {
     const fast = await instance('127.0.0.2', () => 200);
     const d = fleet([slow.origin, fast.origin]);
     for (let i = 0; i < 60; i++) expect(await call(d)).toBe(200);
-    expect(slow.seen.total / 60).toBeLessThanOrEqual(0.25);
+    // The balancer's choice is each call's first copy (60 in all, one per call). A hedge may still go
+    // to the slow one when the fast one is late on a machine busy enough to stall it: a run of the
+    // whole suite on 2026-12-06 counted 24 of 60 requests there, copies of every kind together.
+    const { original, hedge, retry } = slow.seen;
+    expect(original + fast.seen.original).toBe(60);
+    expect(original / 60, JSON.stringify({ original, hedge, retry })).toBeLessThanOrEqual(0.25);
   });
 
   it('two instances, one 150 ms slower: the slow one gets ≤ 25 % of the calls at 32 concurrent', async () => {

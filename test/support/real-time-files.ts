@@ -1,8 +1,9 @@
 /**
  * The real-time load tests: files that drive load for seconds and judge what they measure on the
  * wall clock against a tight bound (a drill's figures, adaptive limits against a server of known
- * capacity, the overload experiment's goodput, the peers' attempt timeouts). They run after
- * everything else, so that no other test file shares the 2 cores with them, in two lanes side by
+ * capacity, the overload experiment's goodput, the peers' attempt timeouts). They run by themselves
+ * (`npm run test:load`, which `.ci/run` runs after `npm test`; `npx vitest run` runs them after
+ * everything else), so that no other test file shares the 2 cores with them, in two lanes side by
  * side: a file of a lane runs only while no other file of that lane does. A file of ALONE runs only
  * while no file of either lane does.
  *
@@ -14,7 +15,12 @@
  * file. (Tried on 2026-12-06 and not kept: the transient in the light lane. The project took 63–72 s
  * alone against 74 s, but `npm test` was not measurably faster: 169, 185 and 184 s in three CI runs
  * with it, 166–182 s in four before; an adaptive-limit test missed a bound in one of them, as one did
- * again without the change.) ALONE: the 10 000 keyed POSTs keep one process at a full core and fail
+ * again without the change. Also tried that day and not kept, to take ALONE's 14 s off the end: the
+ * keyed POSTs in the light lane with a read timeout of 350 ms — beside them the overload
+ * experiment's protected goodput fell to 0.69 and took its second run; and lanes whose files take
+ * their turns in a set order, the drill first with the keyed POSTs beside it — the order held, but
+ * the Redis run of the keyed POSTs failed beside the drill, passed on its second run, and the phase
+ * took 100 s.) ALONE: the 10 000 keyed POSTs keep one process at a full core and fail
  * on a stall of 100 ms (each attempt's read timeout leaves that much room): beside the overload
  * experiment, a run lost five calls.
  *
