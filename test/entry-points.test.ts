@@ -290,19 +290,18 @@ for (const entry of entryPoints) {
           // timed out may still be reported, or have gone with its connection: waited for 1 s.
           for (let warmUps = 1; ; warmUps++) {
             const warmed = Promise.all([server.nextRequest(), server.nextAnswer()]);
-            const warm = await c.call(server.origin, '/warm').then(
-              (value) => value,
-              (error: unknown) => {
-                if (warmUps === 3) throw error;
-                return undefined;
-              },
-            );
+            const warm = await c.call(server.origin, '/warm').catch((error: unknown) => {
+              if (warmUps === 3) throw error;
+              return undefined;
+            });
             if (warm !== undefined) {
               expect(warm.status).toBe(200);
               await warmed;
               break;
             }
-            await Promise.race([warmed, sleep(1_000)]);
+            const waited = new AbortController();
+            await Promise.race([warmed, sleep(1_000, undefined, { signal: waited.signal }).catch(() => {})]);
+            waited.abort();
           }
           for (let tries = 1; ; tries++) {
             const received = server.nextRequest();

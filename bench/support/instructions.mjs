@@ -1,13 +1,16 @@
-// Instruction counts of a client process's calls, for the benchmarks whose question is a few percent
-// of a call that CPU time on a shared 2-core virtual machine cannot resolve (one round against the
-// next moves by 10–30 %; the hypervisor steals up to 10 % of the CPU in some hours). Plain
-// JavaScript, so that a client process without a TypeScript loader (bench/lean-client.mjs) can use
-// it too.
+// Instruction counts of a process's calls or requests, for the benchmarks whose question is a few
+// percent of one that CPU time on a shared 2-core virtual machine cannot resolve (one round against
+// the next moves by 10–30 %; the hypervisor steals up to 10 % of the CPU in some hours). Plain
+// JavaScript, so that a process without a TypeScript loader (bench/lean-client.mjs, a server of
+// bench/support/) can use it too.
 //
-// The client process runs under Valgrind's callgrind with V8's background tasks off
+// Two ways: a client process that marks its own segments (`countSegments`), or a process another
+// one drives, whose counters the driver reads around each segment (`spawnCounted`,
+// `instructionsOf`: the idempotency layer's server). The counted process runs under Valgrind's
+// callgrind with V8's background tasks off
 // (`--single-threaded`: the optimizing compiler and the garbage collector run on the main thread at
 // points set by what the process has executed, not by how Valgrind schedules threads — with them
-// on, one segment's count moved by a factor of two against the next). The client marks the
+// on, one segment's count moved by a factor of two against the next). A client marks the
 // segments it wants counted (`start`, `end` on stdout, each answered on stdin once the parent has
 // read callgrind's counters with `callgrind_control -e Ir`), so what it does once — start, imports,
 // warm-up, the JIT's first tiers — stays outside the counts.
