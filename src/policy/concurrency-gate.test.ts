@@ -88,7 +88,13 @@ describe('ConcurrencyGate, abandoned work', () => {
     for (let i = 0; i < 2; i++) gate.abandon(false, 5, now - 5, now, 1_000);
     expect(gate.tryAcquire()).toBe(false);
     let granted = 0;
-    gate.enqueue({ done: false, grant: () => granted++ });
+    gate.enqueue({
+      done: false,
+      grant: () => {
+        granted++;
+        return true;
+      },
+    });
     clock.advance(85);
     expect(granted).toBe(1);
     expect(gate.snapshot()).toMatchObject({ inFlight: 7, abandoned: 1, queued: 0 });

@@ -13,8 +13,12 @@ import {
 export interface GateWaiter {
   /** Set once it left the queue (granted, timed out or cancelled). */
   readonly done: boolean;
-  /** Its slot is taken: it may start. */
-  grant(): void;
+  /**
+   * Its slot is taken: it may start. Returns whether it took it: a waiter that can no longer start
+   * in time (its turn came after its start-by time, before its timer said so) declines it, and the
+   * slot goes to the next waiter.
+   */
+  grant(): boolean;
 }
 
 /**
@@ -296,7 +300,7 @@ export class ConcurrencyGate implements TimerEntry {
     while (this.queued !== 0 && this.inFlight + this.abandoned < limit.limit()) {
       const waiter = this.#shift();
       this.inFlight++;
-      waiter.grant();
+      if (!waiter.grant()) this.inFlight--;
     }
   }
 

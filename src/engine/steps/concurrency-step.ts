@@ -58,10 +58,34 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
     this.#reject = reject;
   }
 
-  /** A slot is this call's (the gate already counted it). */
-  grant(): void {
+  /**
+   * A slot is this call's (the gate counted it) — unless its turn came after it could no longer
+   * start in time, judged as {@link Waiter.onDue} judges it: the shared timer ticks coarsely and
+   * the event loop may lag, so a waiter past its start-by time can be granted before its timer ends
+   * its wait. Sent then, it would be answered after the deadline (load for nobody); it declines the
+   * slot instead (the gate gives it to the next waiter) and fails with `CONCURRENCY_LIMITED`.
+   */
+  grant(): boolean {
+    const ctx = this.#ctx;
+    const nowMs = ctx.clock.now();
+    if (this.dueAt < nowMs) {
+      if (this.#call.limitMs - needMs(ctx, this.#gate) < nowMs) {
+        this.#settle();
+        this.#reject(
+          limited(
+            ctx,
+            this.#gate,
+            this.#call,
+            nowMs,
+            'its turn came when it could no longer fit the p99 (or the longer latency measured now).',
+          ),
+        );
+        return false;
+      }
+    }
     this.#settle();
     this.#resolve();
+    return true;
   }
 
   /**

@@ -93,6 +93,27 @@ describe('adaptive concurrency limit (concurrency step)', () => {
     await dep.close();
   });
 
+  it('does not send a waiting call whose turn comes after its start-by time, before its timer ends the wait', async () => {
+    const { dep, transport, clock } = createTestDependency({ origins: ONE, concurrency: { minLimit: 1 } });
+    const first = settle(dep.request({ path: '/slow' }));
+    // A 203 ms deadline and a p99 of 100 ms: it must start by 103 ms. The shared timer sweeps every
+    // 5 ms, at 100 and 105: the slot frees at 104, between its start-by time and the sweep that
+    // would end its wait.
+    const second = settle(dep.request({ path: '/waits', deadline: 203 }));
+    await flush();
+    await advance(clock, 104);
+    expect(dep.overload().concurrency?.queued).toBe(1);
+    transport.pending()[0]!.respond(200);
+    await flush();
+    expect(transport.exchanges.map((e) => e.path)).toEqual(['/slow']);
+    const { error } = await second;
+    expect(isPrazoError(error, 'CONCURRENCY_LIMITED')).toBe(true);
+    expect((error as Error).message).toMatch(/its turn came when it could no longer fit the p99/);
+    expect((await first).value?.status).toBe(200);
+    expect(dep.overload().concurrency).toMatchObject({ inFlight: 0, queued: 0 });
+    await dep.close();
+  });
+
   it('keeps a waiting call whose start-by time came while the latency measured since fell', async () => {
     const { dep, transport, clock } = createTestDependency({
       origins: ONE,

@@ -473,10 +473,12 @@ function runConfig(
     }
     const waiter = {
       done: false,
+      // The simulator's timers are exact: a waiter's turn never comes after its start-by time.
       grant() {
         waiter.done = true;
         sim.cancel(due);
         run();
+        return true;
       },
     };
     const due = sim.at(startBy, () => {
