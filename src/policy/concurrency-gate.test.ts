@@ -143,6 +143,51 @@ describe('createConcurrencyGate (prazo/policy)', () => {
   });
 });
 
+describe('ConcurrencyGate, the order of the wait queue', () => {
+  /** A full gate of limit 2 (its first probe's floor) with five waiters, the fourth cancelled; the order slots freed one by one go to them. */
+  function grantOrder(order?: 'fifo' | 'adaptive-lifo'): number[] {
+    const gate = createConcurrencyGate(
+      order === undefined ? { minLimit: 2 } : { minLimit: 2, order },
+      () => 0.5,
+    );
+    expect(gate.limit()).toBe(2);
+    expect(gate.tryAcquire()).toBe(true);
+    expect(gate.tryAcquire()).toBe(true);
+    const granted: number[] = [];
+    const waiters = [1, 2, 3, 4, 5].map((n) => {
+      const waiter = {
+        done: false,
+        grant: () => {
+          waiter.done = true;
+          granted.push(n);
+          return true;
+        },
+      };
+      gate.enqueue(waiter);
+      return waiter;
+    });
+    waiters[3]!.done = true;
+    gate.leave();
+    for (let i = 0; i < 4; i++) gate.release(undefined, 0, 0);
+    expect(gate.snapshot()).toMatchObject({ inFlight: 2, queued: 0 });
+    return granted;
+  }
+
+  it('serves first come first served by default', () => {
+    expect(grantOrder()).toEqual([1, 2, 3, 5]);
+    expect(grantOrder('fifo')).toEqual([1, 2, 3, 5]);
+  });
+
+  it("with order 'adaptive-lifo', serves the newest while more wait than the limit admits, then the first come", () => {
+    // 4 waiting, limit 2: the newest (5), then 3; with 2 left, first come first served (1, 2).
+    expect(grantOrder('adaptive-lifo')).toEqual([5, 3, 1, 2]);
+  });
+
+  it('refuses an unknown order, naming it', () => {
+    expect(() => createConcurrencyGate({ order: 'lifo' as 'fifo' })).toThrow(/order/);
+  });
+});
+
 describe('ConcurrencyGate.snapshot', () => {
   it("reports every field of the limit's state and the gate's own counts", () => {
     const { gate } = probedGate();

@@ -1,4 +1,5 @@
 import type { CoarseTimer, TimerEntry } from '../coarse-timer.js';
+import { InvalidOptionError } from '../errors.js';
 import { integerIn } from '../option-checks.js';
 import {
   type GradientLimit,
@@ -32,12 +33,22 @@ export interface ConcurrencyOptions extends GradientLimitOptions {
    * @default 1000
    */
   maxQueued?: number;
+  /**
+   * Which waiting call a freed slot goes to. `'fifo'`: the first come. `'adaptive-lifo'`: the first
+   * come while no more calls wait than the limit admits at once, the **last** come while more do —
+   * a standing queue (each of its calls would wait at least one latency) is served newest first, so
+   * the callers who get an answer get it fast, with the most of their deadline left, and the oldest
+   * leave at their start-by time as they would have anyway (docs/overload.md: measured under a
+   * steady 3× overload, and where it costs). @default 'fifo'
+   */
+  order?: 'adaptive-lifo' | 'fifo';
 }
 
 /** {@link ConcurrencyOptions} with every default applied. */
 export interface NormalizedConcurrencyOptions {
   readonly limit: NormalizedGradientLimitOptions;
   readonly maxQueued: number;
+  readonly order: 'adaptive-lifo' | 'fifo';
 }
 
 /** Default bound of the wait queue. */
@@ -58,8 +69,11 @@ export function normalizeConcurrencyOptions(
     0,
     1_000_000,
   );
+  const order = options.order ?? 'fifo';
+  if (order !== 'adaptive-lifo' && order !== 'fifo')
+    throw new InvalidOptionError(`${optionPath}order`, "'adaptive-lifo' or 'fifo'", order);
   // The limit's own options are read from `options` itself (it reads only its names): no copy.
-  return { limit: normalizeGradientLimitOptions(options, optionPath), maxQueued };
+  return { limit: normalizeGradientLimitOptions(options, optionPath), maxQueued, order };
 }
 
 /**
@@ -115,8 +129,13 @@ export class ConcurrencyGate implements TimerEntry {
   timerNext: TimerEntry | null = null;
   readonly maxQueued: number;
   readonly #limit: GradientLimit;
-  /** FIFO of waiters; cancelled ones stay until reached (`queued` counts the live ones). */
+  /**
+   * The waiters in the order they came, from `#head`; cancelled ones stay until reached (`queued`
+   * counts the live ones). Served from the front, or from the back while the queue stands
+   * (`order: 'adaptive-lifo'`).
+   */
   #waiters: GateWaiter[] = [];
+  readonly #lifo: boolean;
   #head = 0;
   #lastLimit: number;
   readonly #onLimit: ((limit: number) => void) | undefined;
@@ -148,6 +167,7 @@ export class ConcurrencyGate implements TimerEntry {
   ) {
     this.#limit = gradientLimitFrom(options.limit, random);
     this.maxQueued = options.maxQueued;
+    this.#lifo = options.order === 'adaptive-lifo';
     this.#lastLimit = this.#limit.limit();
     this.#onLimit = onLimit;
     this.#timer = timer;
@@ -363,7 +383,18 @@ export class ConcurrencyGate implements TimerEntry {
   }
 
   #shift(): GateWaiter {
-    // `queued` counts live waiters, so one is ahead: the loop ends.
+    // A standing queue — more waiting than the limit admits at once, so that each waits at least one
+    // latency (Little's law) — is served newest first: adaptive LIFO. `queued` counts live waiters,
+    // and the live ones lie from `#head` on: either loop ends.
+    if (this.#lifo && this.queued > this.#limit.limit()) {
+      for (;;) {
+        const waiter = this.#waiters.pop()!;
+        if (!waiter.done) {
+          this.queued--;
+          return waiter;
+        }
+      }
+    }
     for (;;) {
       const waiter = this.#waiters[this.#head]!;
       this.#waiters[this.#head++] = undefined as unknown as GateWaiter;

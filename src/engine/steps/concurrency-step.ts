@@ -15,7 +15,8 @@ import type { DependencyContext } from '../pipeline.js';
  * the dependency may still work on it keeps a slot for about one more latency
  * (`ConcurrencyGate.abandon`, called by the attempt step).
  *
- * When no slot is free the call waits, first come first served, in a bounded queue — but only while
+ * When no slot is free the call waits in a bounded queue (first come first served, or newest first
+ * while it stands with `order: 'adaptive-lifo'`: `ConcurrencyGate`) — but only while
  * it can still start in time: it fails at once with `CONCURRENCY_LIMITED` when the queue is full or
  * when the wait it faces (the calls ahead × the latency measured ÷ the limit, by Little's law; no
  * prediction before the limit has measured a latency) leaves less than the dependency's latency

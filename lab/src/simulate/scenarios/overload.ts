@@ -460,7 +460,13 @@ function runConfig(
       return;
     }
     const limitMs = request.startMs + o.userDeadlineMs;
-    const startBy = limitMs - healthyP99Ms;
+    // As the engine's waiter (concurrency-step.ts): a call must start in time for the healthy p99,
+    // or for the latency the limit measures now when that is longer, judged again when its time comes.
+    const startByNow = (): number => {
+      const measured = gate.latencyMs();
+      return limitMs - (measured !== undefined && measured > healthyP99Ms ? measured : healthyP99Ms);
+    };
+    const startBy = startByNow();
     const refuse = (): void => {
       if (request.counted) clientRefused.concurrency++;
       end(request, false);
@@ -471,22 +477,33 @@ function runConfig(
       refuse();
       return;
     }
+    let due: ReturnType<typeof sim.at> | undefined;
     const waiter = {
       done: false,
-      // The simulator's timers are exact: a waiter's turn never comes after its start-by time.
       grant() {
         waiter.done = true;
-        sim.cancel(due);
+        if (due !== undefined) sim.cancel(due);
+        // A turn that comes when the call can no longer start in time is declined.
+        if (startByNow() < sim.now()) {
+          refuse();
+          return false;
+        }
         run();
         return true;
       },
     };
-    const due = sim.at(startBy, () => {
+    const onDue = (): void => {
       if (waiter.done) return;
+      const later = startByNow();
+      if (later > sim.now()) {
+        due = sim.at(later, onDue);
+        return;
+      }
       waiter.done = true;
       gate.leave();
       refuse();
-    });
+    };
+    due = sim.at(startBy, onDue);
     gate.enqueue(waiter);
   };
 
