@@ -42,6 +42,29 @@ describe('adaptive concurrency limit (concurrency step)', () => {
     await dep.close();
   });
 
+  it("with order 'adaptive-lifo', starts the newest waiting call while more wait than the limit, then the first come", async () => {
+    const { dep, transport, clock } = createTestDependency({
+      origins: ONE,
+      concurrency: { minLimit: 2, order: 'adaptive-lifo' },
+    });
+    const calls = Array.from({ length: 6 }, (_, i) => settle(dep.request({ path: `/${i}` })));
+    await flush();
+    expect(transport.pending().map((e) => e.path)).toEqual(['/0', '/1']);
+    const started: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      clock.advance(10);
+      transport.pending()[0]!.respond(200);
+      await flush();
+      const next = transport.pending().at(-1);
+      if (next !== undefined && !started.includes(next.path) && next.path !== '/1') started.push(next.path);
+    }
+    // Four waiting behind a limit of 2: the newest (/5), then /4; with two left, the first come.
+    expect(started).toEqual(['/5', '/4', '/2', '/3']);
+    const results = await Promise.all(calls);
+    expect(results.map((r) => r.value?.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    await dep.close();
+  });
+
   it('fails a call with CONCURRENCY_LIMITED when the queue is full; it counts as refused, not as an original', async () => {
     const { dep, transport } = createTestDependency({
       origins: ONE,
