@@ -164,7 +164,7 @@ describe('CoarseTimer', () => {
     expect(sweeps).toEqual([]);
   });
 
-  it('with afterIo, puts a sweep off once when the loop stalled between the tick and the sweep', () => {
+  it('with afterIo, puts a sweep off when the loop stalled between the tick and the sweep, three turns in a row at most', () => {
     const clock = createFakeClock(0);
     const sweeps: Array<() => void> = [];
     const timer = new CoarseTimer(clock, COARSE_TICK_MS, (sweep) => sweeps.push(sweep));
@@ -182,11 +182,41 @@ describe('CoarseTimer', () => {
     for (const sweep of sweeps.splice(0)) sweep();
     expect(answered.fired + late.fired).toBe(0);
     expect(sweeps).toHaveLength(1);
-    // The next turn's I/O: one answer arrived during the stall. Then the put-off sweep fires what
-    // is still due, even though the loop stalled again meanwhile (once only).
+    // The next turn's I/O: one answer arrived during the stall. That turn stalls too, and the one
+    // after it: the sweep is put off twice more, then fires what is still due, although the loop
+    // stalled again (a loop that stalls every turn still times out).
     timer.delete(answered);
+    for (let turn = 0; turn < 2; turn++) {
+      clock.advance(100);
+      for (const sweep of sweeps.splice(0)) sweep();
+      expect(late.fired).toBe(0);
+      expect(sweeps).toHaveLength(1);
+    }
     clock.advance(100);
     for (const sweep of sweeps.splice(0)) sweep();
     expect([answered.fired, late.fired]).toEqual([0, 1]);
+  });
+
+  it('with afterIo, a short gap before a long stall still leaves the stall its put-off', () => {
+    const clock = createFakeClock(0);
+    const sweeps: Array<() => void> = [];
+    const timer = new CoarseTimer(clock, COARSE_TICK_MS, (sweep) => sweeps.push(sweep));
+    const answered = new Entry(1, 100);
+    timer.add(answered);
+    // The first tick's sweep runs 7 ms late (a busy machine): put off, past the next turn's I/O.
+    clock.advance(COARSE_TICK_MS);
+    expect(sweeps).toHaveLength(1);
+    clock.advance(7);
+    for (const sweep of sweeps.splice(0)) sweep();
+    expect(sweeps).toHaveLength(1);
+    // In that next turn a callback stalls 250 ms, past the entry's due time, while its answer
+    // arrives: the sweep after the stall is put off again, and the turn after reads the answer.
+    clock.advance(250);
+    for (const sweep of sweeps.splice(0)) sweep();
+    expect(answered.fired).toBe(0);
+    timer.delete(answered);
+    for (const sweep of sweeps.splice(0)) sweep();
+    expect(answered.fired).toBe(0);
+    expect(timer.size).toBe(0);
   });
 });

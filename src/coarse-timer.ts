@@ -22,6 +22,9 @@ export interface TimerEntry {
  */
 export const COARSE_TICK_MS = 5;
 
+/** Turns in a row a sweep is put off past a stall of the loop (see {@link CoarseTimer}). */
+const MAX_PUT_OFFS = 3;
+
 /**
  * One timer shared by every in-flight attempt of a dependency, instead of one timer (and one
  * closure) per request: entries join and leave a set (tens of ns each), and a single unref'd timer
@@ -47,7 +50,8 @@ export const COARSE_TICK_MS = 5;
  * work again. Swept after the I/O, the answer is read and the attempt's entry has left the list. The
  * dependency's slowness is judged, not the caller's own stall. When the stall falls between the
  * tick and its sweep (a callback of that turn's I/O ran long), nothing was read since: the sweep is
- * put off once more, past the next turn's I/O. A fake clock sweeps in the tick.
+ * put off past the next turn's I/O, and again while the turns keep stalling, three times in a row
+ * at most. A fake clock sweeps in the tick.
  */
 export class CoarseTimer {
   readonly #clock: Clock;
@@ -61,14 +65,14 @@ export class CoarseTimer {
   #armed = false;
   /** Runs the sweep after the I/O of the loop's turn (`setImmediate`), or undefined: in the tick. */
   readonly #afterIo: ((sweep: () => void) => unknown) | undefined;
-  /** When the tick scheduled the sweep, and whether that sweep was put off once already. */
+  /** When the sweep was scheduled (by the tick, or by its last put-off), and how often it was put off since the tick. */
   #scheduledAt = 0;
-  #putOff = false;
+  #putOffs = 0;
   readonly #tick = (): void => {
     this.#armed = false;
     if (this.#afterIo !== undefined && this.#size !== 0) {
       this.#scheduledAt = this.#clock.now();
-      this.#putOff = false;
+      this.#putOffs = 0;
       this.#afterIo(this.#sweep);
     } else this.#sweep();
   };
@@ -79,12 +83,19 @@ export class CoarseTimer {
   readonly #sweep = (): void => {
     if (this.#size !== 0) {
       const now = this.#clock.now();
-      // The loop stalled between the tick and this sweep (a callback of the same turn ran long):
-      // no I/O was read since, and an answer that came meanwhile waits on its socket. Put the
-      // sweep off once, past the next turn's I/O — once only, or a loop that stalls every turn
-      // would never time anything out.
-      if (this.#afterIo !== undefined && !this.#putOff && now - this.#scheduledAt > this.#tickMs) {
-        this.#putOff = true;
+      // The loop stalled since the sweep was scheduled (a callback of the same turn ran long): no
+      // I/O was read since, and an answer that came meanwhile waits on its socket. Put the sweep
+      // off, past the next turn's I/O — and again if that turn stalled too, a few times in a row at
+      // most ({@link MAX_PUT_OFFS}), or a loop that stalls every turn would never time anything out.
+      // Once only was not enough: on a busy machine a first gap of a few ms took the one put-off,
+      // and the long stall of the next turn then timed out an attempt whose answer was on its socket.
+      if (
+        this.#afterIo !== undefined &&
+        this.#putOffs < MAX_PUT_OFFS &&
+        now - this.#scheduledAt > this.#tickMs
+      ) {
+        this.#putOffs++;
+        this.#scheduledAt = now;
         this.#afterIo(this.#sweep);
         return;
       }
