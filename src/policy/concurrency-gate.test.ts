@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { CoarseTimer } from '../coarse-timer.js';
 import { createFakeClock } from '../testing/fake-clock.js';
@@ -143,7 +145,7 @@ describe('createConcurrencyGate (prazo/policy)', () => {
   });
 });
 
-describe('ConcurrencyGate, the order of the wait queue', () => {
+describe('ConcurrencyGate, the wait queue', () => {
   /** A full gate of limit 2 (its first probe's floor) with five waiters, the fourth cancelled; the order slots freed one by one go to them. */
   function grantOrder(order?: 'fifo' | 'adaptive-lifo'): number[] {
     const gate = createConcurrencyGate(
@@ -181,6 +183,37 @@ describe('ConcurrencyGate, the order of the wait queue', () => {
   it("with order 'adaptive-lifo', serves the newest while more wait than the limit admits, then the first come", () => {
     // 4 waiting, limit 2: the newest (5), then 3; with 2 left, first come first served (1, 2).
     expect(grantOrder('adaptive-lifo')).toEqual([5, 3, 1, 2]);
+  });
+
+  it('keeps no departed waiter once the last waiting call got its slot', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const gate = createConcurrencyGate({ minLimit: 1 }, () => 0.5);
+    expect(gate.tryAcquire()).toBe(true);
+    let granted = 0;
+    gate.enqueue({
+      done: false,
+      grant: () => {
+        granted++;
+        return true;
+      },
+    });
+    // Two calls that waited behind it and left (cancelled): made and dropped in here alone.
+    const departed = ((): WeakRef<object>[] =>
+      [1, 2].map(() => {
+        const waiter = { done: false, grant: () => true };
+        gate.enqueue(waiter);
+        waiter.done = true;
+        gate.leave();
+        return new WeakRef(waiter);
+      }))();
+    gate.release(undefined, 0, 0);
+    expect(granted).toBe(1);
+    expect(gate.snapshot()).toMatchObject({ inFlight: 1, queued: 0 });
+    // A WeakRef keeps its target alive until the job that made it ends.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(departed.map((ref) => ref.deref())).toEqual([undefined, undefined]);
   });
 
   it('refuses an unknown order, naming it', () => {

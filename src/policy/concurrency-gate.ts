@@ -342,10 +342,7 @@ export class ConcurrencyGate implements TimerEntry {
   leave(): void {
     this.queued--;
     // Only departed waiters are left: drop them rather than keep them until the next release.
-    if (this.queued === 0) {
-      this.#waiters = [];
-      this.#head = 0;
-    }
+    if (this.queued === 0) this.#dropDeparted();
   }
 
   /**
@@ -404,8 +401,16 @@ export class ConcurrencyGate implements TimerEntry {
       }
       if (!waiter.done) {
         this.queued--;
+        // Only departed waiters are left behind it: dropped now, not kept until the next call waits.
+        if (this.queued === 0) this.#dropDeparted();
         return waiter;
       }
     }
+  }
+
+  /** Forgets the waiters that departed (the queue has no live one left). */
+  #dropDeparted(): void {
+    this.#waiters = [];
+    this.#head = 0;
   }
 }
