@@ -107,7 +107,9 @@ function prazoCaller(origin: string, userDeadlineMs: number, serviceMs: number, 
     // The healthy p99 a calibration would measure: the service time and a little jitter.
     latency: { p99Ms: Math.ceil(serviceMs * 1.3), p95Ms: Math.ceil(serviceMs * 1.15) },
     userDeadlineMs,
-    ...(protect ? { concurrency: true, throttle: true } : {}),
+    // A steady overload: the wait queue is served newest first while it stands (docs/overload.md,
+    // "The order of the wait queue"), so the calls admitted are answered early in their deadline.
+    ...(protect ? { concurrency: { order: 'adaptive-lifo' as const }, throttle: true } : {}),
   });
   return {
     async call(signal) {
@@ -125,7 +127,8 @@ function prazoCaller(origin: string, userDeadlineMs: number, serviceMs: number, 
  * - `naive`: undici with a 30 s timeout and 3 blind attempts, a deadline-blind supplier;
  * - `prazo`: prazo's client (calibrated timeouts, retry budget, deadline propagation) and prazo/http
  *   on the supplier, without the overload protections;
- * - `prazo-protected`: the same with the client's adaptive concurrency limit and throttle, and the
+ * - `prazo-protected`: the same with the client's adaptive concurrency limit (its wait queue served
+ *   newest first while it stands: `order: 'adaptive-lifo'`) and throttle, and the
  *   supplier's deadline-aware admission with an in-flight limit of its workers and a CoDel queue.
  */
 export async function runOverload(options: OverloadRunOptions = {}): Promise<OverloadFigures[]> {
