@@ -30,6 +30,18 @@ function probedGate() {
   return { clock, timer, gate };
 }
 
+/** A waiting call that takes every slot it is granted and counts them. */
+function countingWaiter(): { done: boolean; count: number; grant(): boolean } {
+  return {
+    done: false,
+    count: 0,
+    grant() {
+      this.count++;
+      return true;
+    },
+  };
+}
+
 describe('ConcurrencyGate, abandoned work', () => {
   it('holds a slot per abandoned attempt for about one latency, then frees a backlog at the dependency’s pace', () => {
     const { clock, gate } = probedGate();
@@ -89,16 +101,10 @@ describe('ConcurrencyGate, abandoned work', () => {
     for (let i = 0; i < 6; i++) expect(gate.tryAcquire()).toBe(true);
     for (let i = 0; i < 2; i++) gate.abandon(false, 5, now - 5, now, 1_000);
     expect(gate.tryAcquire()).toBe(false);
-    let granted = 0;
-    gate.enqueue({
-      done: false,
-      grant: () => {
-        granted++;
-        return true;
-      },
-    });
+    const granted = countingWaiter();
+    gate.enqueue(granted);
     clock.advance(85);
-    expect(granted).toBe(1);
+    expect(granted.count).toBe(1);
     expect(gate.snapshot()).toMatchObject({ inFlight: 7, abandoned: 1, queued: 0 });
   });
 
@@ -190,14 +196,8 @@ describe('ConcurrencyGate, the wait queue', () => {
     const gc = runInNewContext('gc') as () => void;
     const gate = createConcurrencyGate({ minLimit: 1 }, () => 0.5);
     expect(gate.tryAcquire()).toBe(true);
-    let granted = 0;
-    gate.enqueue({
-      done: false,
-      grant: () => {
-        granted++;
-        return true;
-      },
-    });
+    const granted = countingWaiter();
+    gate.enqueue(granted);
     // Two calls that waited behind it and left (cancelled): made and dropped in here alone.
     const departed = ((): WeakRef<object>[] =>
       [1, 2].map(() => {
@@ -208,7 +208,7 @@ describe('ConcurrencyGate, the wait queue', () => {
         return new WeakRef(waiter);
       }))();
     gate.release(undefined, 0, 0);
-    expect(granted).toBe(1);
+    expect(granted.count).toBe(1);
     expect(gate.snapshot()).toMatchObject({ inFlight: 1, queued: 0 });
     // A WeakRef keeps its target alive until the job that made it ends.
     await new Promise((resolve) => setImmediate(resolve));

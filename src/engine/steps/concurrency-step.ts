@@ -70,7 +70,7 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
     const ctx = this.#ctx;
     const nowMs = ctx.clock.now();
     if (this.dueAt < nowMs) {
-      if (this.#call.limitMs - needMs(ctx, this.#gate) < nowMs) {
+      if (this.#startBy() < nowMs) {
         this.#settle();
         this.#reject(
           limited(
@@ -95,7 +95,7 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
    */
   onDue(nowMs: number): void {
     if (this.done) return;
-    const startBy = this.#call.limitMs - needMs(this.#ctx, this.#gate);
+    const startBy = this.#startBy();
     if (startBy > nowMs) {
       this.dueAt = startBy;
       this.#ctx.timer.add(this);
@@ -112,6 +112,11 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
         'it waited until it could no longer fit the p99 (or the longer latency measured now).',
       ),
     );
+  }
+
+  /** When it must start by, judged now: in time for the p99, or the longer latency measured now. */
+  #startBy(): number {
+    return this.#call.limitMs - needMs(this.#ctx, this.#gate);
   }
 
   /** The caller cancelled, or the dependency closed. */
