@@ -69,20 +69,19 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
   grant(): boolean {
     const ctx = this.#ctx;
     const nowMs = ctx.clock.now();
-    if (this.dueAt < nowMs) {
-      if (this.#startBy() < nowMs) {
-        this.#settle();
-        this.#reject(
-          limited(
-            ctx,
-            this.#gate,
-            this.#call,
-            nowMs,
-            'its turn came when it could no longer fit the p99 (or the longer latency measured now).',
-          ),
-        );
-        return false;
-      }
+    // Before its start-by time as first judged, it has time still: nothing to judge again.
+    if (this.dueAt < nowMs && this.#startBy() < nowMs) {
+      this.#settle();
+      this.#reject(
+        limited(
+          ctx,
+          this.#gate,
+          this.#call,
+          nowMs,
+          'its turn came when it could no longer fit the p99 (or the longer latency measured now).',
+        ),
+      );
+      return false;
     }
     this.#settle();
     this.#resolve();
