@@ -69,7 +69,7 @@ class Waiter implements TimerEntry, GateWaiter, Interruptible {
   grant(): boolean {
     const ctx = this.#ctx;
     const nowMs = ctx.clock.now();
-    // Before its start-by time as first judged, it has time still: nothing to judge again.
+    // Only a turn past the time its timer is due is judged again, as the timer would judge it.
     if (this.dueAt < nowMs && this.#startBy() < nowMs) {
       this.#settle();
       this.#reject(
