@@ -117,6 +117,14 @@ const MAX_ADMIN_BODY_BYTES = 65_536;
 const SETTLE_MS = 20;
 /** Chunks a slow body is split into. */
 const SLOW_BODY_CHUNKS = 10;
+/**
+ * Taking the double's own port back after refusing: tries and the pause between them (ms). While
+ * nothing of the double listens, another server of this machine that asks for any free port may be
+ * given it — a test that finds a refusing port listens on port 0 and closes at once — and until it
+ * closes, the port cannot be listened on (`EADDRINUSE`).
+ */
+const RELISTEN_TRIES = 40;
+const RELISTEN_PAUSE_MS = 25;
 
 /** {@link DoubleOptions} after {@link normalizeDoubleOptions}: every field present. */
 export interface NormalizedDoubleOptions {
@@ -485,13 +493,24 @@ export async function startDouble(options: DoubleOptions = {}): Promise<Double> 
       socket.once('close', () => sockets.delete(socket));
       http.emit('connection', socket);
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen({ host, port }, () => {
-        server.off('error', reject);
-        resolve();
+    const bind = () =>
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ host, port }, () => {
+          server.off('error', reject);
+          resolve();
+        });
       });
-    });
+    for (let tries = 1; ; tries++) {
+      try {
+        await bind();
+        break;
+      } catch (error) {
+        const inUse = (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
+        if (port === 0 || !inUse || tries >= RELISTEN_TRIES || closed) throw error;
+        await new Promise((resolve) => setTimeout(resolve, RELISTEN_PAUSE_MS));
+      }
+    }
     server.on('error', () => {});
     listener = server;
     return (server.address() as { port: number }).port;

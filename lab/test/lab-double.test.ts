@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { type Clock, isPrazoError, systemClock } from 'prazo';
@@ -292,7 +294,24 @@ describe('the dependency double', () => {
       const refuse = await send(`${double.adminUrl}/behaviour`, { method: 'POST', body: '{"refuse":true}' });
       expect(refuse.status).toBe(200);
       expect((await failure(send(double.url))).code).toBe('ECONNREFUSED');
-      await send(`${double.adminUrl}/behaviour`, { method: 'POST', body: '{}' });
+      const open = await send(`${double.adminUrl}/behaviour`, { method: 'POST', body: '{}' });
+      expect(open.status, open.body).toBe(200);
+      expect((await send(double.url)).status).toBe(200);
+    });
+  });
+
+  it('takes its port back after refusing, once a listener that briefly took it lets go', async () => {
+    await withDouble({ adminPort: 0 }, async (double) => {
+      await send(`${double.adminUrl}/behaviour`, { method: 'POST', body: '{"refuse":true}' });
+      // While nothing of the double listens, another server of this machine asking for any free
+      // port may be given the double's (tests find a refusing port that way: listen, then close).
+      const squatter = createServer();
+      squatter.listen(double.port, '127.0.0.1');
+      await once(squatter, 'listening');
+      const released = sleep(150).then(() => new Promise((resolve) => squatter.close(resolve)));
+      const open = await send(`${double.adminUrl}/behaviour`, { method: 'POST', body: '{}' });
+      expect(open.status, open.body).toBe(200);
+      await released;
       expect((await send(double.url)).status).toBe(200);
     });
   });
