@@ -105,8 +105,8 @@ export interface CallHandle {
  * the deadline step, before any other step reads it), its history (the attempts and the instances
  * that failed, appended to by the attempt step alone) and its cancellation (the error, and what it
  * must interrupt: written by `cancel()` alone). One object per call, fixed shape. The state of one
- * try is not here: the retry step hands it down as an `AttemptPlan` (`attempt-plan.ts`), and keeps
- * its own counts (tries, requeues) as locals.
+ * try is not here: the retry step hands it down in the try's first `Attempt` (`steps/attempt.ts`),
+ * and keeps its own counts (tries, requeues) as locals.
  */
 /**
  * What a dependency does with `Idempotency-Key`s, as its calls need it (one object per engine):

@@ -5,7 +5,6 @@ import type { CalibratedPolicy } from '../policy/calibrate.js';
 import type { ConcurrencyGate } from '../policy/concurrency-gate.js';
 import type { RetryBudget } from '../policy/retry-budget.js';
 import type { Transport } from '../transport/transport.js';
-import type { AttemptPlan } from './attempt-plan.js';
 import type { Call, DependencyResponse } from './call.js';
 import type { EventHub } from './events.js';
 import type { IgnoredServerTiming } from './ledger.js';
@@ -22,16 +21,6 @@ export type Handler = (call: Call, nowMs: number) => Promise<DependencyResponse>
 
 /** One concern of the client, wrapped around the rest: `(next) => (call, nowMs) => Promise<response>`. */
 export type Step = (next: Handler) => Handler;
-
-/**
- * Sends one attempt of a try, as `plan` says, and resolves with what the try answers. Below the
- * retry step, per-try state travels in `plan`, handed down by the step that owns it, never on the call.
- * `nowMs` is as in {@link Handler}: the time the try (or the hedge copy) is sent at.
- */
-export type TryHandler = (call: Call, plan: AttemptPlan, nowMs: number) => Promise<DependencyResponse>;
-
-/** A concern of one try (the hedge), wrapped around the attempt step. */
-export type TryStep = (next: TryHandler) => TryHandler;
 
 /** What the steps of one dependency share. `policy` is replaced whole, never mutated. */
 export interface DependencyContext {
@@ -112,7 +101,7 @@ export function retryLeaves(ctx: DependencyContext, call: Call, instance: number
 /**
  * Wraps `last` in `steps`, the first step outermost. The order of a call is written once, here
  * and in `engine.ts`, nowhere else: the call's steps, then the retry step (a {@link Handler}
- * made of a {@link TryHandler}), then the try's steps down to the attempt.
+ * made of a `TryHandler`: steps/attempt.ts), then the try's steps down to the attempt.
  */
 export function compose(steps: readonly Step[], last: Handler): Handler {
   let handler = last;

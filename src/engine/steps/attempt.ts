@@ -5,7 +5,7 @@ import {
   ReadTimeoutError,
   RequestFailedError,
 } from '../../errors.js';
-import { judgeError, judgeStatus } from '../../policy/classify.js';
+import { type ErrorVerdict, judgeError, judgeStatus } from '../../policy/classify.js';
 import {
   type AbortLike,
   type AbortListener,
@@ -17,26 +17,99 @@ import {
 import { ATTEMPT_HEADER, type AttemptKind, attemptHeaderValue } from '../../wire/attempt-header.js';
 import { DEADLINE_HEADER } from '../../wire/deadline-header.js';
 import { type HopReading, SERVER_TIMING_HEADER } from '../../wire/server-timing.js';
-import type { AttemptInFlight, AttemptPlan } from '../attempt-plan.js';
-import type { Call, DependencyResponse } from '../call.js';
+import type { Call, DependencyResponse, Interruptible } from '../call.js';
 import type { EventSlot } from '../events.js';
 import { instanceOutcomeOfAttempt } from '../instance-report.js';
 import type { AttemptTiming } from '../ledger.js';
-import { type DependencyContext, SLOW_SHARE_SPAN, slowAsAWhole, type TryHandler } from '../pipeline.js';
+import { type DependencyContext, SLOW_SHARE_SPAN, slowAsAWhole } from '../pipeline.js';
 import { guardBody } from './body-deadline.js';
 
 const NONE_FAILED: readonly number[] = Object.freeze([]);
+const NO_HEADERS: string[] = [];
 
 /**
- * One attempt in flight. It is at once the request handed to the transport, the signal that
- * aborts it (an `AbortSignal` costs microseconds to create and to listen to; undici only needs
- * `aborted`, `reason` and one listener) and the entry of the shared coarse timer that enforces its
- * timeout: one object per attempt. What the call or the plan already holds (method, path, body,
- * kind) is read from them rather than copied: every field is paid on every attempt.
+ * The referee of a try's copies (the hedge step's `HedgedTry`), as the attempt sees it: with
+ * `lastAttempt: 'deadline'`, an attempt at its read timeout asks it to send the retry beside itself.
  */
-export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptInFlight, AttemptTiming {
+export interface TryReferee {
+  /** A second copy of the try is in flight. */
+  readonly copyInFlight: boolean;
+  /**
+   * Sends the retry the read timeout of the try's first attempt reserved (`reserveRetryAfter`) as
+   * a copy beside that attempt, which keeps waiting; returns whether it was sent.
+   */
+  sendBeside(nowMs: number): boolean;
+}
+
+/**
+ * Sends one attempt of a try, as `attempt` says, and resolves with what the try answers. Below the
+ * retry step, per-try state travels in the attempt, handed down by the step that made it, never on
+ * the call. `nowMs` is as in `Handler` (pipeline.ts): the time the try (or the hedge copy) is sent at.
+ */
+export type TryHandler = (call: Call, attempt: Attempt, nowMs: number) => Promise<DependencyResponse>;
+
+/** A concern of one try (the hedge), wrapped around the attempt step. */
+export type TryStep = (next: TryHandler) => TryHandler;
+
+/**
+ * One attempt of a call: the one object per attempt. The step that wants it makes it — the retry step
+ * one per try (the try's first copy: `Attempt.forTry`), the hedge step one per hedge copy or retry
+ * sent beside — saying what to send (`kind`, the instance of a copy); the attempt step then starts
+ * it (`start`: the instance chosen, the headers, the number) and sends it. It is at once:
+ *
+ * - the handle of the step that made it, which can abort it (even before it starts) and, once the
+ *   try has settled, reads which instance it went to and, when it failed, how the attempt step judged
+ *   its error (`failure`: the error is classified once, there, and read by the steps above);
+ * - for the try's first copy, the try itself: its bound, computed once per try (`forTry`), which
+ *   every copy ends by, and which copy won (`claim`); and what the call waits on during the try (a
+ *   cancellation interrupts it, which aborts every copy);
+ * - the request handed to the transport, the signal that aborts it (an `AbortSignal` costs
+ *   microseconds to create and to listen to; undici only needs `aborted`, `reason` and one
+ *   listener) and the entry of the shared coarse timer that enforces its timeout.
+ *
+ * What the call already holds (method, path, body) is read from it rather than copied: every field
+ * is paid on every attempt.
+ */
+export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptTiming, Interruptible {
+  readonly kind: AttemptKind;
+  /** The instance's index in the balancer: a copy's from the start, else the attempt step's choice (-1 until then). */
+  instance: number;
+  /** The try's first copy: this attempt itself, or the one a copy backs up. */
+  readonly first: Attempt;
+  readonly call: Call;
+  /** The dependency: asked, when the read timeout is due, whether anything could follow. */
+  readonly ctx: DependencyContext;
+  // The try's bound, computed once per try by `Attempt.forTry` (on the first copy; a hedge copy
+  // reads its first's; a retry sent beside has its own): every attempt of the try ends by it.
+  /** The try's number in the call: 1 for the first (a requeue is not a try of its own). */
+  tryNumber = 1;
+  /** Time left before the call's deadline when the try started, ms. */
+  remainingMs = 0;
+  /** The try's attempt timeout: the read timeout, or the time left when that is shorter (at least 1 ms). */
+  tryTimeoutMs = 0;
+  /** End of the try's attempts, epoch ms (0: none of its own, the first copy's). */
+  tryDueAt = 0;
+  /** The deadline, not the read timeout, sets {@link Attempt.tryDueAt}. */
+  tryByDeadline = false;
+  /**
+   * A retry the budget already granted, taken by the attempt step when it cut this try's attempt at
+   * its read timeout so that a retry would follow (`lastAttempt: 'deadline'`, `reserveRetryAfter`):
+   * the retry step spends it instead of asking the budget again, so that attempts timing out together
+   * are not cut for retries the budget then refuses.
+   */
+  retryReserved = false;
+  /**
+   * (On the first copy.) The copy that gave the try's answer — the first or the hedge copy — or null
+   * while none has: see {@link Attempt.claim}, the one winner rule.
+   */
+  winner: Attempt | null = null;
+  /** (On the first copy.) The hedge step's referee of the try's copies, when it made one. */
+  referee: TryReferee | null = null;
+  /** How the attempt step judged the error this attempt failed with (null until then, and on an answer). */
+  failure: ErrorVerdict | null = null;
   aborted = false;
   reason: unknown = undefined;
+  /** End of this attempt's own bound, epoch ms: the try's, until it waits past its read timeout. */
   dueAt = 0;
   /** The deadline, not the read timeout, ends this attempt. */
   byDeadline = false;
@@ -44,18 +117,13 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
   done = false;
   timerPrev: TimerEntry | null = null;
   timerNext: TimerEntry | null = null;
-  readonly call: Call;
-  /** The plan the attempt was sent for. */
-  readonly plan: AttemptPlan;
-  readonly instance: number;
   /** The balancer chose the instance (and hears the outcome); false when the fleet has one. */
-  readonly picked: boolean;
-  readonly number: number;
-  readonly startMs: number;
-  readonly origin: string;
-  readonly headers: string[];
-  /** The dependency: asked, when the read timeout is due, whether anything could follow. */
-  readonly ctx: DependencyContext;
+  picked = false;
+  /** The attempt's number in the call, from 1 once started (0 before). */
+  number = 0;
+  startMs = 0;
+  origin = '';
+  headers: string[] = NO_HEADERS;
   // The attempt's line in the call's ledger (`ledger.ts`): plain numbers, read only when the ledger is.
   writtenMs = -1;
   endMs = -1;
@@ -67,31 +135,153 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
   /** Counted into the dependency's slow share at its read timeout (not again at its end). */
   slowNoted = false;
   #listener: AbortListener | null = null;
+  /** The error judged in {@link Attempt.failure}. */
+  #error: unknown = undefined;
+  /** (On the first copy.) The hedge copy, or the retry sent beside, once the hedge step has made one. */
+  #copy: Attempt | null = null;
 
   constructor(
     ctx: DependencyContext,
     call: Call,
-    plan: AttemptPlan,
+    kind: AttemptKind,
+    instance = -1,
+    first: Attempt | null = null,
+  ) {
+    this.ctx = ctx;
+    this.call = call;
+    this.kind = kind;
+    this.instance = instance;
+    if (first === null) {
+      this.first = this;
+    } else {
+      this.first = first;
+      first.#copy = this;
+    }
+  }
+
+  /**
+   * The first copy of try number `tryNumber` of `call`, started at `nowMs`: the one place the try's
+   * bound is computed (the read timeout in force, or the time left before the deadline).
+   */
+  static forTry(
+    ctx: DependencyContext,
+    call: Call,
+    kind: 'original' | 'retry',
+    tryNumber: number,
+    nowMs: number,
+  ): Attempt {
+    const attempt = new Attempt(ctx, call, kind);
+    attempt.tryNumber = tryNumber;
+    return attempt.#bound(nowMs, call.limitMs, ctx.policy.readMs);
+  }
+
+  /**
+   * The retry sent beside `first`'s attempt at its read timeout, to `instance`
+   * (`TryReferee.sendBeside`): a copy of the try with a bound of its own, the deadline — no copy
+   * follows it, so nothing would be sent in its place.
+   */
+  static beside(first: Attempt, instance: number, nowMs: number): Attempt {
+    const attempt = new Attempt(first.ctx, first.call, 'retry', instance, first);
+    attempt.tryNumber = first.tryNumber;
+    return attempt.#bound(nowMs, first.call.limitMs, Number.POSITIVE_INFINITY);
+  }
+
+  /** A hedge copy of `first`'s try, to `instance`: it ends by the try's bound. */
+  static hedge(first: Attempt, instance: number): Attempt {
+    return new Attempt(first.ctx, first.call, 'hedge', instance, first);
+  }
+
+  #bound(nowMs: number, limitMs: number, readMs: number): Attempt {
+    const remaining = limitMs - nowMs;
+    this.remainingMs = remaining;
+    if (remaining <= readMs) {
+      this.tryTimeoutMs = Math.max(remaining, 1);
+      this.tryByDeadline = true;
+    } else {
+      this.tryTimeoutMs = readMs;
+    }
+    this.tryDueAt = nowMs + this.tryTimeoutMs;
+    return this;
+  }
+
+  /**
+   * The attempt step starts this attempt at `startMs`: on `instance` (`picked` by the balancer),
+   * `origin`, with `headers`, as the call's attempt `number`; it ends by its try's bound. One aborted
+   * before it starts is sent aborted: the transport drops it unsent.
+   */
+  start(
     instance: number,
     picked: boolean,
     origin: string,
     headers: string[],
     number: number,
     startMs: number,
-  ) {
-    this.ctx = ctx;
-    this.call = call;
-    this.plan = plan;
+  ): void {
     this.instance = instance;
     this.picked = picked;
     this.origin = origin;
     this.headers = headers;
     this.number = number;
     this.startMs = startMs;
+    // Every attempt of a try, a hedge copy too, ends with the try's bound (`Attempt.forTry`); a
+    // retry sent beside the try's attempt has its own (`Attempt.beside`).
+    const bound = this.tryDueAt === 0 ? this.first : this;
+    this.dueAt = bound.tryDueAt;
+    this.byDeadline = bound.tryByDeadline;
+    this.timeoutMs = bound.tryTimeoutMs;
+  }
+
+  /** The attempt step has started it. */
+  get started(): boolean {
+    return this.number !== 0;
   }
 
   get tryFirst(): AttemptTiming | null {
-    return this.plan.first.attempt as Attempt | null;
+    const first = this.first;
+    return first.started ? first : null;
+  }
+
+  /** (On the first copy.) The try's attempt started last: the hedge copy's once it is sent. */
+  get lastSent(): Attempt | null {
+    const copy = this.#copy;
+    if (copy?.started) return copy;
+    return this.started ? this : null;
+  }
+
+  /**
+   * The one rule of who wins a try, applied by the attempt step as each answer comes in: the first
+   * attempt of the try to get a final answer (below 400, or one no retry would change) wins it. Returns
+   * whether this attempt, answered with a final status, won (the `won` of `attempt-end`); the hedge
+   * step then answers the try with the winner's response.
+   */
+  claim(): boolean {
+    const first = this.first;
+    if (first.winner !== null) return false;
+    first.winner = this;
+    return true;
+  }
+
+  /** The attempt step judged `error`, the failure of this attempt, as `verdict`. */
+  failed(error: unknown, verdict: ErrorVerdict): void {
+    this.#error = error;
+    this.failure = verdict;
+  }
+
+  /**
+   * (On the first copy.) How the attempt step judged `error`, when it is what one copy of the try
+   * failed with (the try rejects with the error of either copy); null for any other error.
+   */
+  verdictOf(error: unknown): ErrorVerdict | null {
+    if (this.failure !== null && this.#error === error) return this.failure;
+    const copy = this.#copy;
+    if (copy !== null && copy.failure !== null && copy.#error === error) return copy.failure;
+    return null;
+  }
+
+  /** The call was cancelled during the try: aborts every copy of it (this is the try's first). */
+  interrupt(reason: Error): void {
+    this.abort(reason);
+    this.#copy?.abort(reason);
   }
 
   get transportTimeoutMs(): number {
@@ -109,10 +299,6 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
   /** The transport handed the request to a connection: the connect phase is over. */
   written(): void {
     this.writtenMs = this.call.ledger.clock.now();
-  }
-
-  get kind(): AttemptKind {
-    return this.plan.kind;
   }
 
   get method(): string {
@@ -135,7 +321,10 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
     if (this.#listener === listener) this.#listener = null;
   }
 
-  /** Aborts the attempt with `reason` (the error its transport promise rejects with). */
+  /**
+   * Aborts the attempt with `reason` (the error its transport promise rejects with); no-op once it is
+   * done. One not started yet is started aborted: the transport drops it unsent.
+   */
   abort(reason: unknown): void {
     if (this.aborted || this.done) return;
     this.aborted = true;
@@ -196,7 +385,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
     // Past its read timeout, the attempt is slow whatever comes of it: counted now, not at its end.
     noteSlow(ctx, true);
     this.slowNoted = true;
-    const referee = this.plan.first.referee;
+    const referee = this.first.referee;
     if (referee?.copyInFlight) return true;
     // A pinned write's retry would go back to this instance, which is running this very request.
     if (this.call.pinned) return true;
@@ -207,7 +396,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
 
 /**
  * Whether a retry could follow `attempt` if it were abandoned at its read timeout now, and if so
- * takes that retry from the budget at once (`AttemptPlan.retryReserved` on the try's plan: the
+ * takes that retry from the budget at once (`Attempt.retryReserved` on the try's first copy: the
  * retry step spends it), so
  * that attempts timing out together are not cut for retries a shared budget then refuses. A retry
  * could follow when the call's failure would be retryable (a replayable, idempotent call), attempts
@@ -220,18 +409,18 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptI
  */
 export function reserveRetryAfter(ctx: DependencyContext, attempt: Attempt, nowMs: number): boolean {
   const call = attempt.call;
-  const tryPlan = attempt.plan.first;
+  const tryFirst = attempt.first;
   if (call.cancelled !== null || ctx.closed) return true;
   if (!call.replayable || !call.idempotent) return false;
-  if (tryPlan.tryNumber >= ctx.policy.attempts) return false;
+  if (tryFirst.tryNumber >= ctx.policy.attempts) return false;
   if (call.limitMs - nowMs < ctx.live.p99Ms) return false;
   // The retry step's own guard (retry.ts), with this attempt counted as abandoned.
   if (ctx.concurrency?.pastLimitWithAbandoned(1)) return false;
   // A retry would wait in the same queue behind this attempt's work.
   if (slowAsAWhole(ctx)) return false;
-  if (tryPlan.retryReserved) return true;
+  if (tryFirst.retryReserved) return true;
   if (!ctx.budget.tryConsume()) return false;
-  tryPlan.retryReserved = true;
+  tryFirst.retryReserved = true;
   return true;
 }
 
@@ -244,14 +433,13 @@ function noteSlow(ctx: DependencyContext, slow: boolean): void {
 export const HEDGE_LOST = new AttemptAbandonedError('Another copy of the request answered first.');
 
 /**
- * The last step: sends the attempt `plan` asks for and resolves (or rejects) with its own outcome.
- * It chooses the instance (the balancer: `pick` for an original, `pickRetry` after a failure; a
- * hedge copy's plan names its instance), bounds the attempt by min(read timeout, remaining deadline)
- * on the shared timer (a hedge copy shares the end of the try it backs up: that of the try's first
- * attempt), registers the attempt on its plan (the abort handle of the step that made the plan), sends
+ * The last step: starts and sends `attempt` and resolves (or rejects) with its own outcome. It
+ * chooses the instance (the balancer: `pick` for an original, `pickRetry` after a failure; a copy
+ * names its instance), bounds the attempt by min(read timeout, remaining deadline) on the shared
+ * timer (a hedge copy shares the end of the try it backs up: that of the try's first attempt), sends
  * the deadline and attempt headers, records the latency in the live window and reports the attempt,
  * to the events and to the balancer (outcome and latency). A failure is judged here, once
- * (`judgeError`), and the verdict is left on the plan for the steps above (`plan.failure`).
+ * (`judgeError`), and the verdict is left on the attempt for the steps above (`attempt.failure`).
  */
 export function attemptHandler(ctx: DependencyContext): TryHandler {
   const events: AttemptEvents = {
@@ -259,7 +447,7 @@ export function attemptHandler(ctx: DependencyContext): TryHandler {
     start: ctx.events.slot('attempt-start'),
     end: ctx.events.slot('attempt-end'),
   };
-  return (call, plan, nowMs) => runAttempt(ctx, events, call, plan, nowMs);
+  return (call, attempt, nowMs) => runAttempt(ctx, events, call, attempt, nowMs);
 }
 
 /** The events of every attempt, looked up once (see `EventHub.slot`). */
@@ -281,15 +469,15 @@ function runAttempt(
   ctx: DependencyContext,
   events: AttemptEvents,
   call: Call,
-  plan: AttemptPlan,
+  attempt: Attempt,
   now: number,
 ): Promise<DependencyResponse> {
   try {
-    const kind = plan.kind;
+    const kind = attempt.kind;
     const balancer = ctx.balancer;
-    let instance = plan.instance;
+    let instance = attempt.instance;
     let picked = true;
-    // A hedge copy's plan names its instance (the hedge step chose it with the balancer).
+    // A copy names its instance (the hedge step chose it with the balancer).
     if (instance === -1) {
       if (ctx.sole !== -1) {
         // One instance: nothing to choose and nothing to eject; the balancer is skipped.
@@ -306,7 +494,7 @@ function runAttempt(
           const error = new RequestFailedError(`${ctx.name}: no instance left in the fleet.`, {
             phase: 'connect',
           });
-          plan.failed(error, judgeError(error, call.classifyContext(now)));
+          attempt.failed(error, judgeError(error, call.classifyContext(now)));
           return Promise.reject(error);
         }
       }
@@ -335,15 +523,8 @@ function runAttempt(
         path: call.path,
         headers,
       });
-    const attempt = new Attempt(ctx, call, plan, instance, picked, origin, headers, number, now);
-    // Every attempt of a try, a hedge copy too, ends with the try's bound (`AttemptPlan.forTry`);
-    // a retry sent beside the try's attempt has its own (`AttemptPlan.beside`).
-    const bound = plan.dueAt === 0 ? plan.first : plan;
-    attempt.dueAt = bound.dueAt;
-    attempt.byDeadline = bound.byDeadline;
-    attempt.timeoutMs = bound.timeoutMs;
+    attempt.start(instance, picked, origin, headers, number, now);
     ctx.timer.add(attempt);
-    plan.sent(attempt);
     call.ledger.sent(attempt);
     if (events.start.active) {
       ctx.events.emit('attempt-start', {
@@ -432,7 +613,7 @@ function attemptAnswered(
   if (!success) call.noteFailure(instance);
   // Answered: what the instance did with the write is known, and a retry may go anywhere.
   if (call.pinned) call.pinTo(null);
-  const won = success && attempt.plan.claim();
+  const won = success && attempt.claim();
   attempt.outcome = success ? 'success' : 'failure';
   call.recordAttempt({
     attempt: number,
@@ -479,7 +660,7 @@ function attemptFailed(
   attempt.endMs = end;
   attempt.outcome = abandoned ? 'aborted' : 'failure';
   const verdict = judgeError(error, call.classifyContext(end));
-  attempt.plan.failed(error, verdict);
+  attempt.failed(error, verdict);
   const classification = verdict.classification;
   const errorCode = verdict.code;
   const timeout = verdict.timeout;
@@ -508,7 +689,7 @@ function attemptFailed(
     call.noteFailure(instance);
     // A timeout cut by prazo says nothing about the latency distribution, only that it failed.
     ctx.live.record(undefined, true, end);
-  } else if (attempt.reason === HEDGE_LOST && attempt.plan.first === attempt.plan) {
+  } else if (attempt.reason === HEDGE_LOST && attempt.first === attempt) {
     // The try's first copy, overtaken by its hedge: it was at least this slow (a censored sample).
     // Left out, the slow calls hedging cuts would leave the window, whose p95 — the hedge delay —
     // would then be the fast calls' alone: lower, and more copies sent (docs/client.md, Hedging).

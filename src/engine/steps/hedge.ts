@@ -1,16 +1,15 @@
 import type { TimerEntry } from '../../coarse-timer.js';
 import { AttemptAbandonedError } from '../../errors.js';
 import { hedgeDelayMs, shouldHedge } from '../../policy/hedge-delay.js';
-import { AttemptPlan, type TryReferee } from '../attempt-plan.js';
 import type { Call } from '../call.js';
-import { type DependencyContext, slowAsAWhole, type TryHandler, type TryStep } from '../pipeline.js';
+import { type DependencyContext, slowAsAWhole } from '../pipeline.js';
 import { type DependencyResponse, discard } from '../response.js';
-import { HEDGE_LOST } from './attempt.js';
+import { Attempt, HEDGE_LOST, type TryHandler, type TryReferee, type TryStep } from './attempt.js';
 
 /**
  * The hedging step: sends the try; when it has not answered after the hedge delay, and the retry
  * budget grants an extra attempt, sends one copy to another instance. The first final answer (a
- * status below 400, or one no retry would change) wins — the rule is `AttemptPlan.claim`, which the
+ * status below 400, or one no retry would change) wins — the rule is `Attempt.claim`, which the
  * attempt step applies as each answer comes in, so the `won` of `attempt-end` and the answer of the
  * try are the same decision — and the other copy is aborted; a retryable failure of one copy waits
  * for the other. Only GET/HEAD/OPTIONS or requests carrying an `Idempotency-Key` are
@@ -18,37 +17,37 @@ import { HEDGE_LOST } from './attempt.js';
  *
  * The step referees the copies itself, from what `next()` returns: the first copy's promise settles
  * into {@link HedgedTry.firstAnswered} or {@link HedgedTry.firstFailed}, the copy's into the
- * referee's own handlers. It aborts a losing copy through the plan it handed down for it (the
- * try's plan for the first copy, one of its own for the hedge copy). A try that cannot be hedged
+ * referee's own handlers. It aborts a losing copy through the attempt handed down for it (the
+ * try's first copy, from the retry step; one of its own for the hedge copy). A try that cannot be hedged
  * passes straight through, at no cost — unless `lastAttempt: 'deadline'` may send its retry beside
  * its attempt at the read timeout (`HedgedTry.sendBeside`): then it gets a referee with no hedge
  * timer, the same rules deciding between the two copies.
  */
 export function hedgeStep(ctx: DependencyContext): TryStep {
-  return (next) => (call, plan, nowMs) => {
+  return (next) => (call, first, nowMs) => {
     // One instance: no other instance to send a copy to.
-    if (!call.hedgeable || ctx.sole !== -1) return next(call, plan, nowMs);
-    const delay = hedgeDelay(ctx, call, plan);
+    if (!call.hedgeable || ctx.sole !== -1) return next(call, first, nowMs);
+    const delay = hedgeDelay(ctx, call, first);
     // With `lastAttempt: 'deadline'` a try whose read timeout can fire gets a referee even when it
     // is not hedged: a retry its read timeout reserves is sent beside the attempt (`sendBeside`).
-    if (delay < 0 && (ctx.lastAttempt !== 'deadline' || plan.byDeadline)) return next(call, plan, nowMs);
-    const hedged = new HedgedTry(ctx, call, next, plan, delay, nowMs);
-    plan.referee = hedged;
-    const first = next(call, plan, nowMs);
+    if (delay < 0 && (ctx.lastAttempt !== 'deadline' || first.tryByDeadline)) return next(call, first, nowMs);
+    const hedged = new HedgedTry(ctx, call, next, first, delay, nowMs);
+    first.referee = hedged;
+    const sent = next(call, first, nowMs);
     if (delay >= 0) ctx.timer.add(hedged);
-    return first.then(hedged.firstAnswered, hedged.firstFailed);
+    return sent.then(hedged.firstAnswered, hedged.firstFailed);
   };
 }
 
-/** The hedge delay of the try `plan`, ms, or -1 when it is not hedged. */
-function hedgeDelay(ctx: DependencyContext, call: Call, plan: AttemptPlan): number {
+/** The hedge delay of the try of `first`, ms, or -1 when it is not hedged. */
+function hedgeDelay(ctx: DependencyContext, call: Call, first: Attempt): number {
   if (ctx.hedge === false || call.hedgeOff) return -1;
   // Hedging is for the tail of one slow instance or call; when most attempts outlast the read
   // timeout the dependency is slow as a whole, and a copy would wait in the same queue.
   if (slowAsAWhole(ctx)) return -1;
   const delay = hedgeDelayMs(ctx.hedge, ctx.live.p95Ms);
-  // The try's own time: its bound, or less when the deadline is nearer (`AttemptPlan.forTry`).
-  return shouldHedge(delay, HEDGEABLE, Math.min(plan.remainingMs, plan.timeoutMs)) ? delay : -1;
+  // The try's own time: its bound, or less when the deadline is nearer (`Attempt.forTry`).
+  return shouldHedge(delay, HEDGEABLE, Math.min(first.remainingMs, first.tryTimeoutMs)) ? delay : -1;
 }
 
 /** What the step let through (`call.hedgeable`): idempotent, and a body that can be sent again. */
@@ -67,11 +66,11 @@ export class HedgedTry implements TimerEntry, TryReferee {
   readonly #ctx: DependencyContext;
   readonly #call: Call;
   readonly #next: TryHandler;
-  /** The first copy's plan (the try's, handed down by the retry step). */
-  readonly #first: AttemptPlan;
+  /** The try's first copy, handed down by the retry step. */
+  readonly #first: Attempt;
   readonly #delayMs: number;
   #firstDone = false;
-  #copy: AttemptPlan | null = null;
+  #copy: Attempt | null = null;
   #copyPromise: Promise<DependencyResponse> | null = null;
   #copyDone = false;
   /** The try answers with the copy's promise: its answer is the caller's. */
@@ -85,7 +84,7 @@ export class HedgedTry implements TimerEntry, TryReferee {
     ctx: DependencyContext,
     call: Call,
     next: TryHandler,
-    first: AttemptPlan,
+    first: Attempt,
     delayMs: number,
     nowMs: number,
   ) {
@@ -126,7 +125,7 @@ export class HedgedTry implements TimerEntry, TryReferee {
         reason: 'read-timeout',
         anotherInstance: true,
       });
-    this.#send(AttemptPlan.beside(first, instance, nowMs, call.limitMs), nowMs);
+    this.#send(Attempt.beside(first, instance, nowMs), nowMs);
     return true;
   }
 
@@ -147,7 +146,7 @@ export class HedgedTry implements TimerEntry, TryReferee {
     }
     if (ctx.events.has('hedge'))
       ctx.events.emit('hedge', { dependency: ctx.name, requestId: call.id, afterMs: this.#delayMs });
-    this.#send(new AttemptPlan('hedge', instance, this.#first), now);
+    this.#send(Attempt.hedge(this.#first, instance), now);
   }
 
   /**
@@ -157,7 +156,7 @@ export class HedgedTry implements TimerEntry, TryReferee {
    */
   #take(now: number): number {
     const ctx = this.#ctx;
-    const firstAttempt = this.#first.attempt;
+    const firstAttempt = this.#first.started ? this.#first : null;
     const instance = ctx.balancer.pickHedge(firstAttempt === null ? -1 : firstAttempt.instance, now);
     if (instance === -1) return -1;
     if (ctx.concurrency !== null && !ctx.concurrency.tryAcquire(now)) {
@@ -175,7 +174,7 @@ export class HedgedTry implements TimerEntry, TryReferee {
   }
 
   /** Sends the try's second copy, `copy`, under the concurrency slot `#take` took (if any). */
-  #send(copy: AttemptPlan, now: number): void {
+  #send(copy: Attempt, now: number): void {
     const ctx = this.#ctx;
     const gate = ctx.concurrency;
     this.#copy = copy;
@@ -254,7 +253,7 @@ export class HedgedTry implements TimerEntry, TryReferee {
       if (!this.#copyTaken) discard(response);
       return;
     }
-    // The copy won (the attempt step's rule, `AttemptPlan.claim`); else its answer, final or not,
+    // The copy won (the attempt step's rule, `Attempt.claim`); else its answer, final or not,
     // is kept in case the first copy does worse.
     if (this.#first.winner === this.#copy) {
       this.#winner = response;
@@ -265,7 +264,7 @@ export class HedgedTry implements TimerEntry, TryReferee {
   }
 }
 
-/** Whether the error of the attempt `plan` sent may be retried (as the attempt step judged it). */
-function retryable(plan: AttemptPlan): boolean {
-  return plan.failure?.classification.retry === true;
+/** Whether the error `attempt` failed with may be retried (as the attempt step judged it). */
+function retryable(attempt: Attempt): boolean {
+  return attempt.failure?.classification.retry === true;
 }

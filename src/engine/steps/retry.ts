@@ -9,11 +9,11 @@ import {
 import { classify, type ErrorVerdict, judgeError, judgeStatus } from '../../policy/classify.js';
 import { planRetry } from '../../policy/plan-retry.js';
 import type { RetryBudget } from '../../policy/retry-budget.js';
-import { type AttemptInFlight, AttemptPlan } from '../attempt-plan.js';
 import type { Call, DependencyResponse } from '../call.js';
 import { closedError, withHistory } from '../history.js';
-import { type DependencyContext, type Handler, retryLeaves, type TryHandler } from '../pipeline.js';
+import { type DependencyContext, type Handler, retryLeaves } from '../pipeline.js';
 import { discard } from '../response.js';
+import { Attempt, type TryHandler } from './attempt.js';
 import { mayRequeue } from './requeue.js';
 import { sleep } from './sleep.js';
 
@@ -33,10 +33,11 @@ import { sleep } from './sleep.js';
  * `Retry-After` that does not fit the deadline throws `RETRY_AFTER_EXCEEDS_DEADLINE`; an error is
  * thrown as a prazo error with the history of attempts and the last cause.
  *
- * Each try gets a fresh {@link AttemptPlan} handed down to the try's steps (its kind: `original`,
- * then `retry`); once the try has settled, the plan says which attempt was sent last (the origin
- * an error names) and how the attempt step judged the error the try failed with (`verdictOf`): an
- * error is classified once, by the attempt step; an answer (a status of 400 or above) here.
+ * Each try gets a fresh {@link Attempt}, its first copy, handed down to the try's steps (its kind:
+ * `original`, then `retry`); once the try has settled, it says which attempt was sent last (the
+ * origin an error names) and how the attempt step judged the error the try failed with
+ * (`verdictOf`): an error is classified once, by the attempt step; an answer (a status of 400 or
+ * above) here.
  */
 export function retryStep(ctx: DependencyContext): (next: TryHandler) => Handler {
   return (next) => (call, nowMs) => firstTry(ctx, call, next, nowMs);
@@ -53,22 +54,22 @@ function firstTry(
   next: TryHandler,
   nowMs: number,
 ): Promise<DependencyResponse> {
-  const tryPlan = AttemptPlan.forTry('original', 1, nowMs, call.limitMs, ctx.policy.readMs);
-  // While the try runs, it is what a cancellation interrupts (its plan aborts every copy).
-  call.waitOn(tryPlan);
+  const tryFirst = Attempt.forTry(ctx, call, 'original', 1, nowMs);
+  // While the try runs, it is what a cancellation interrupts (its first copy aborts every copy).
+  call.waitOn(tryFirst);
   let sent: Promise<DependencyResponse>;
   try {
-    sent = next(call, tryPlan, nowMs);
+    sent = next(call, tryFirst, nowMs);
   } catch (error) {
-    return retryLoop(ctx, call, next, tryPlan, undefined, error);
+    return retryLoop(ctx, call, next, tryFirst, undefined, error);
   }
   return sent.then(
     (response) => {
-      call.stopWaiting(tryPlan);
+      call.stopWaiting(tryFirst);
       if (response !== undefined && judgeStatus(response.status).kind === 'success') return response;
-      return retryLoop(ctx, call, next, tryPlan, response, undefined);
+      return retryLoop(ctx, call, next, tryFirst, response, undefined);
     },
-    (error: unknown) => retryLoop(ctx, call, next, tryPlan, undefined, error),
+    (error: unknown) => retryLoop(ctx, call, next, tryFirst, undefined, error),
   );
 }
 
@@ -80,16 +81,16 @@ async function retryLoop(
   ctx: DependencyContext,
   call: Call,
   next: TryHandler,
-  settled: AttemptPlan,
+  settled: Attempt,
   settledResponse: DependencyResponse | undefined,
   settledError: unknown,
 ): Promise<DependencyResponse> {
-  let tryPlan = settled;
+  let tryFirst = settled;
   let response = settledResponse;
   let error = settledError;
-  call.stopWaiting(tryPlan);
+  call.stopWaiting(tryFirst);
   /** The call's attempt started last (kept across tries: a try may fail before sending one). */
-  let last: AttemptInFlight | null = null;
+  let last: Attempt | null = null;
   // The retry's own counts, local to this loop: tries made (a requeue is not one), requeues made,
   // and a retry the attempt step already took from the budget (kept until a retry spends it).
   let tries = 1;
@@ -98,25 +99,25 @@ async function retryLoop(
   for (let again = false; ; again = true) {
     if (again) {
       const nowMs = ctx.clock.now();
-      tryPlan = AttemptPlan.forTry('retry', tries, nowMs, call.limitMs, ctx.policy.readMs);
+      tryFirst = Attempt.forTry(ctx, call, 'retry', tries, nowMs);
       // A retry still reserved (the cut attempt was requeued, not retried) stays the try's: its own
       // cut takes no second one from the budget.
-      tryPlan.retryReserved = reserved;
-      call.waitOn(tryPlan);
+      tryFirst.retryReserved = reserved;
+      call.waitOn(tryFirst);
       response = undefined;
       error = undefined;
       try {
-        response = await next(call, tryPlan, nowMs);
+        response = await next(call, tryFirst, nowMs);
       } catch (caught) {
         error = caught;
       }
-      call.stopWaiting(tryPlan);
+      call.stopWaiting(tryFirst);
       if (response !== undefined && judgeStatus(response.status).kind === 'success') return response;
     }
-    if (tryPlan.lastSent !== null) last = tryPlan.lastSent;
-    if (tryPlan.retryReserved) reserved = true;
+    if (tryFirst.lastSent !== null) last = tryFirst.lastSent;
+    if (tryFirst.retryReserved) reserved = true;
     // A retry sent beside the try's attempt at its read timeout made the try two of the call's tries.
-    if (tryPlan.tryNumber > tries) tries = tryPlan.tryNumber;
+    if (tryFirst.tryNumber > tries) tries = tryFirst.tryNumber;
     if (call.cancelled !== null) {
       if (response !== undefined) discard(response);
       throw withHistory(call.cancelled, call, ctx.name);
@@ -125,7 +126,7 @@ async function retryLoop(
     // What is left of the call's time as the retry is decided: every rule below reads this one figure.
     const remainingMs = call.limitMs - now;
     const verdict =
-      response === undefined ? errorVerdict(call, tryPlan, error, now) : answerVerdict(call, response, now);
+      response === undefined ? errorVerdict(call, tryFirst, error, now) : answerVerdict(call, response, now);
     const classification = verdict.classification;
     if (
       response === undefined &&
@@ -238,11 +239,11 @@ async function retryLoop(
 }
 
 /**
- * The verdict on the error a try failed with: the attempt step's, left on the try's plan. An error
+ * The verdict on the error a try failed with: the attempt step's, left on the try's first copy. An error
  * no attempt step judged (a step below this one that failed on its own) is judged here.
  */
-function errorVerdict(call: Call, tryPlan: AttemptPlan, error: unknown, nowMs: number): ErrorVerdict {
-  return tryPlan.verdictOf(error) ?? judgeError(error, call.classifyContext(nowMs));
+function errorVerdict(call: Call, tryFirst: Attempt, error: unknown, nowMs: number): ErrorVerdict {
+  return tryFirst.verdictOf(error) ?? judgeError(error, call.classifyContext(nowMs));
 }
 
 /** The verdict on an answer of 400 or above (the attempt step classifies no answer). */
@@ -266,7 +267,7 @@ function answered(response: DependencyResponse | undefined): Error {
 function finalError(
   ctx: DependencyContext,
   call: Call,
-  last: AttemptInFlight | null,
+  last: Attempt | null,
   error: unknown,
   verdict: ErrorVerdict,
   why: string,
@@ -313,7 +314,7 @@ function explain(reason: string): string {
   return EXPLANATIONS[reason] ?? `${reason}.`;
 }
 
-/** The budget as seen by a retry it already granted (`AttemptPlan.retryReserved`): it grants it again. */
+/** The budget as seen by a retry it already granted (`Attempt.retryReserved`): it grants it again. */
 function reservedBudget(budget: RetryBudget): RetryBudget {
   return {
     recordOriginal: (nowMs) => budget.recordOriginal(nowMs),
