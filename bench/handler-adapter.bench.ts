@@ -54,7 +54,8 @@ class Controller implements RequestController {
 
 function direct(): void {
   const controller = new Controller();
-  const exchange = new Exchange(signal, undefined);
+  const exchange = new Exchange();
+  exchange.open(signal, undefined);
   exchange.onRequestStart(controller, null);
   exchange.onResponseStart(controller, 200, util.parseHeaders(rawHeaders), 'OK');
   exchange.onResponseData(controller, chunk);
@@ -62,7 +63,9 @@ function direct(): void {
 }
 
 function adapted(): void {
-  const handler = UnwrapHandler.unwrap(new Exchange(signal, undefined));
+  const exchange = new Exchange();
+  exchange.open(signal, undefined);
+  const handler = UnwrapHandler.unwrap(exchange);
   handler.onConnect(noop, undefined);
   handler.onHeaders(200, rawHeaders, noop, 'OK');
   handler.onData(chunk);

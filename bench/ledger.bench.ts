@@ -23,7 +23,7 @@ const CALLS = 200_000;
 const CONCURRENCY = 32;
 const ROUNDS = 7;
 const CHUNK = Buffer.from('{"ok":true}');
-const SOURCE = { resume() {}, abort() {} };
+const SOURCE = { resume() {}, stop() {} };
 
 function answer(request: OutgoingRequest | null): Promise<TransportResponse> {
   return onNextTurn(() => {

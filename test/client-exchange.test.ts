@@ -56,8 +56,8 @@ function req(method: string, path: string, body?: RequestBody): OutgoingRequest 
     origin: server!.origin,
     method,
     path,
-    headers: [],
-    body,
+    requestHeaders: [],
+    requestBody: body,
     timeoutMs: 5_000,
     transportTimeoutMs: 5_000,
   };

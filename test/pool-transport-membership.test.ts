@@ -28,8 +28,8 @@ function get(origin: string, path = '/'): OutgoingRequest {
     origin,
     method: 'GET',
     path,
-    headers: [],
-    body: undefined,
+    requestHeaders: [],
+    requestBody: undefined,
     timeoutMs: 10_000,
     transportTimeoutMs: 10_000,
   };

@@ -60,7 +60,15 @@ export function createFakeTransport(
     pending: () => exchanges.filter((e) => !e.settled),
     send(request, signal) {
       return new Promise<TransportResponse>((resolve, reject) => {
-        const { origin, method, path, headers: headerList, body, timeoutMs, transportTimeoutMs } = request;
+        const {
+          origin,
+          method,
+          path,
+          requestHeaders: headerList,
+          requestBody: body,
+          timeoutMs,
+          transportTimeoutMs,
+        } = request;
         const headers: Record<string, string> = {};
         for (let i = 0; i < headerList.length; i += 2)
           headers[headerList[i]!.toLowerCase()] = headerList[i + 1]!;

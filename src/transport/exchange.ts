@@ -19,8 +19,11 @@ export interface RequestController {
  *
  * prazo drives `dispatch()` with this handler instead of calling `request()`, which wraps every
  * request in an `AsyncResource`, follows an abort signal with a listener and a closure, and builds
- * a `Readable` for every body. Here the attempt object is the abort handle and this handler is its
- * listener (`handleEvent`), and a body becomes a stream only if the caller streams it.
+ * a `Readable` for every body. Here the attempt is the abort handle, this handler its listener
+ * (`handleEvent`), and a body becomes a stream only if the caller streams it. prazo's attempt
+ * (`engine/steps/attempt.ts`) **is** an exchange (it extends this class): the transport opens the
+ * attempt itself (`open`), and one attempt is one object. A request that is not an exchange (a
+ * test's) gets one of its own.
  *
  * It speaks undici's controller-based handler API (`onRequestStart`, `onResponseStart`,
  * `onResponseData`, `onResponseEnd`, `onResponseError`), the only one undici 8 has. undici 7 takes
@@ -31,32 +34,50 @@ export interface RequestController {
  * one (`bench/handler-adapter.bench.ts`, undici 7.30.2, Node 20); such a second handler, tried,
  * measured within 0.1 µs of the adapted one, and end to end the two could not be told apart (−1.4
  * to +0.5 µs of client CPU per request, inside the run-to-run noise).
+ *
+ * It also answers those older callbacks (`onConnect`, `onHeaders`, `onData`, `onComplete`,
+ * `onError`) for an undici 6 dispatcher — one that Node's bundled `fetch` created as the global
+ * dispatcher before any newer copy loaded, which an interceptor may be composed onto: undici 7 and
+ * 8 see `onRequestStart` and use the controller-based API only.
  */
 export class Exchange implements TransportResponse {
   /**
    * Settles with this exchange itself once the status and headers are in (`statusCode`, `headers`,
-   * `body`): the answer is read from the object the attempt already has, not from one more per attempt.
+   * `body`): the answer is read from the object the attempt already has, not from one more per
+   * attempt. Made by {@link Exchange.open}.
    */
-  readonly promise: Promise<TransportResponse>;
+  promise: Promise<TransportResponse> = NOT_OPEN;
   /** The final status, once the response has started (0 before). */
   statusCode = 0;
   /** The response's headers, once it has started. */
   headers: TransportResponse['headers'] = NO_HEADERS;
-  #resolve!: (response: TransportResponse) => void;
-  #reject!: (error: unknown) => void;
-  readonly #signal: AbortLike;
-  readonly #requestBody: unknown;
-  readonly #request: OutgoingRequest | null;
+  #resolve: (response: TransportResponse) => void = ignore;
+  #reject: (error: unknown) => void = ignore;
+  #signal: AbortLike | null = null;
+  #requestBody: unknown = undefined;
+  #request: OutgoingRequest | null = null;
   /** undici's controller of this request, from the moment it is written until it ends. */
   #controller: RequestController | null = null;
   #body: IncomingBody | null = null;
   /** The promise is settled (headers arrived, or the exchange failed or was aborted first). */
   #settled = false;
   #aborted: Error | null = null;
+  /** What undici 6's older API offers instead of a controller: its abort, and its resume after a pause. */
+  #legacy: LegacyController | null = null;
 
-  constructor(signal: AbortLike, requestBody: unknown, request: OutgoingRequest | null = null) {
+  /**
+   * Starts the exchange of `request` (its body `requestBody`), aborted through `signal`, and
+   * returns its promise; the transport dispatches it next. A signal already aborted fails it at once
+   * (nothing is sent).
+   */
+  open(
+    signal: AbortLike,
+    requestBody: unknown,
+    request: OutgoingRequest | null = null,
+  ): Promise<TransportResponse> {
     // The promise's executor is one function for every exchange, not a closure made per exchange.
-    this.promise = new Promise<TransportResponse>(capture);
+    const promise = new Promise<TransportResponse>(capture);
+    this.promise = promise;
     this.#resolve = captured.resolve!;
     this.#reject = captured.reject!;
     captured.resolve = null;
@@ -64,13 +85,14 @@ export class Exchange implements TransportResponse {
     this.#signal = signal;
     this.#requestBody = requestBody;
     this.#request = request;
-    if (signal.aborted) this.abort(toError(signal.reason));
+    if (signal.aborted) this.stop(toError(signal.reason));
     else signal.addEventListener('abort', this);
+    return promise;
   }
 
   /** The attempt was aborted (its timeout, a winning hedge copy, the caller's signal). */
   handleEvent(): void {
-    this.abort(toError(this.#signal.reason));
+    this.stop(toError(this.#signal!.reason));
   }
 
   /**
@@ -78,7 +100,7 @@ export class Exchange implements TransportResponse {
    * promise rejects at once and the request is dropped when its turn comes; after, undici closes
    * the connection.
    */
-  abort(reason: Error): void {
+  stop(reason: Error): void {
     if (this.#controller !== null) {
       this.#controller.abort(reason);
       return;
@@ -153,6 +175,56 @@ export class Exchange implements TransportResponse {
     this.#release();
   }
 
+  // --- undici 6's older handler API ----------------------------------------------------------
+
+  onConnect(abort: (reason: Error) => void): void {
+    const legacy: LegacyController = {
+      abortWith: abort,
+      resumeWith: null,
+      paused: false,
+      rawHeaders: null,
+      abort: (reason: Error) => legacy.abortWith?.(reason),
+      pause: () => {
+        legacy.paused = true;
+      },
+      resume: () => {
+        if (!legacy.paused) return;
+        legacy.paused = false;
+        legacy.resumeWith?.();
+      },
+    };
+    this.#legacy = legacy;
+    try {
+      this.onRequestStart(legacy, undefined);
+    } catch (error) {
+      abort(error as Error); // aborted while queued: dropped, not written
+    }
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText?: string): boolean {
+    const legacy = this.#legacy!;
+    legacy.resumeWith = resume;
+    legacy.rawHeaders = rawHeaders;
+    this.onResponseStart(legacy, statusCode, headersOf(rawHeaders), statusText);
+    return !legacy.paused;
+  }
+
+  onData(chunk: Buffer): boolean {
+    const legacy = this.#legacy!;
+    this.onResponseData(legacy, chunk);
+    return !legacy.paused;
+  }
+
+  onComplete(trailers: unknown): void {
+    this.onResponseEnd(this.#legacy!, trailers);
+    this.#legacy = null;
+  }
+
+  onError(error: Error): void {
+    this.onResponseError(this.#legacy, error);
+    this.#legacy = null;
+  }
+
   #fail(error: unknown): void {
     if (this.#settled) return;
     this.#settled = true;
@@ -161,12 +233,48 @@ export class Exchange implements TransportResponse {
 
   #release(): void {
     this.#controller = null;
-    this.#signal.removeEventListener('abort', this);
+    this.#signal?.removeEventListener('abort', this);
   }
 }
 
+/**
+ * The exchange that drives `request`: the request itself when it is one (prazo's attempt), else a
+ * new one.
+ */
+export function exchangeFor(request: OutgoingRequest): Exchange {
+  return request instanceof Exchange ? request : new Exchange();
+}
+
+/** undici 6's abort and resume, as a controller (see {@link Exchange.onConnect}). */
+interface LegacyController extends RequestController {
+  abortWith: ((reason: Error) => void) | null;
+  resumeWith: (() => void) | null;
+  paused: boolean;
+  /** The unparsed headers, where the newer API keeps them (`onResponseStart` reads them there). */
+  rawHeaders: Buffer[] | null;
+}
+
+/** The headers of undici 6's `onHeaders`, as the newer API hands them. */
+function headersOf(raw: Buffer[]): IncomingHttpHeaders {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toString('latin1').toLowerCase();
+    const value = raw[i + 1]!.toString('latin1');
+    const existing = headers[name];
+    if (existing === undefined) headers[name] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else headers[name] = [existing, value];
+  }
+  return headers;
+}
+
+function ignore(): void {}
+
 /** The headers of an exchange whose response has not started. */
 const NO_HEADERS: TransportResponse['headers'] = Object.freeze({});
+
+/** The promise of an exchange not opened yet: never settles (nothing reads it before `open`). */
+const NOT_OPEN: Promise<TransportResponse> = new Promise<TransportResponse>(() => {});
 
 /** The resolving functions of the promise {@link capture} last ran for (the constructor takes them at once). */
 const captured: {

@@ -12,7 +12,7 @@ function source() {
     resume: () => {
       log.resumes++;
     },
-    abort: (reason: Error) => {
+    stop: (reason: Error) => {
       log.aborts.push(reason);
       body?.fail(reason); // as undici does: an aborted response fails its body
     },

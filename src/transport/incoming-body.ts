@@ -20,7 +20,7 @@ export interface BodySource {
   /** Resumes reading from the connection after a `push()` returned false. */
   resume(): void;
   /** Stops the response: the connection is closed and the body fails with `reason`. */
-  abort(reason: Error): void;
+  stop(reason: Error): void;
 }
 
 /** Where {@link IncomingBody.pipe} hands the body: the undici interceptor's way back to its caller. */
@@ -135,7 +135,7 @@ export class IncomingBody implements ResponseBody {
       case DUMPING:
         this.#bytes += chunk.length;
         if (this.#bytes > DUMP_LIMIT_BYTES) {
-          this.#source.abort(new BodyDestroyedError('Body longer than the dump limit: connection closed.'));
+          this.#source.stop(new BodyDestroyedError('Body longer than the dump limit: connection closed.'));
           return false;
         }
         return true;
@@ -220,14 +220,14 @@ export class IncomingBody implements ResponseBody {
       this.#resolve = resolve as (value: unknown) => void;
     });
     if (this.#bytes > DUMP_LIMIT_BYTES)
-      this.#source.abort(new BodyDestroyedError('Body longer than the dump limit: connection closed.'));
+      this.#source.stop(new BodyDestroyedError('Body longer than the dump limit: connection closed.'));
     else this.#unpause();
     return promise;
   }
 
   /** Stops the body: an unfinished response closes its connection; reads in progress reject. */
   destroy(error?: Error): this {
-    if (this.#state === OPEN) this.#source.abort(error ?? new BodyDestroyedError());
+    if (this.#state === OPEN) this.#source.stop(error ?? new BodyDestroyedError());
     else this.#drop();
     if (this.#stream !== null && !this.#stream.destroyed) this.#stream.destroy(error);
     return this;
@@ -272,7 +272,7 @@ export class IncomingBody implements ResponseBody {
     const stream = new Readable({
       read: () => this.#unpause(),
       destroy: (error, callback) => {
-        if (this.#state === OPEN) this.#source.abort(error ?? new BodyDestroyedError());
+        if (this.#state === OPEN) this.#source.stop(error ?? new BodyDestroyedError());
         callback(error);
       },
     });

@@ -2,7 +2,7 @@ import type { LookupFunction } from 'node:net';
 import type { Dispatcher, Pool } from 'undici';
 import { InvalidInputError } from '../errors.js';
 import { createConnector } from './connector.js';
-import { Exchange } from './exchange.js';
+import { exchangeFor } from './exchange.js';
 import type { Transport } from './transport.js';
 import { undici } from './undici-module.js';
 
@@ -90,21 +90,22 @@ export function createPoolTransport(options: PoolTransportOptions): Transport {
     send(request, signal) {
       const pool = pools.get(request.origin);
       if (pool === undefined) return Promise.reject(unknownOrigin(request.origin, origins));
-      const body = request.body;
-      const exchange = new Exchange(signal, body, request);
+      const body = request.requestBody;
+      const exchange = exchangeFor(request);
+      const promise = exchange.open(signal, body, request);
       const timeoutMs = request.transportTimeoutMs;
       pool.dispatch(
         {
           method: request.method as 'GET',
           path: request.path,
-          headers: request.headers,
+          headers: request.requestHeaders,
           body: (body ?? null) as string | null,
           headersTimeout: timeoutMs === usual ? null : timeoutMs,
           bodyTimeout: timeoutMs === usual ? null : timeoutMs,
         },
         exchange as Dispatcher.DispatchHandler,
       );
-      return exchange.promise;
+      return promise;
     },
     close() {
       // Once: undici rejects a second close() of a pool.

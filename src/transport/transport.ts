@@ -50,18 +50,19 @@ export interface AbortLike {
 }
 
 /**
- * One attempt as the transport sends it. prazo's attempt object is this request (and its abort
- * handle), so sending allocates nothing more; an undici interceptor has the same facts in the
- * dispatch options it is handed (`origin`, `method`, `path`, `headers`, `body`).
+ * One attempt as the transport sends it. prazo's attempt object is this request, its abort handle
+ * and its exchange (`exchange.ts`), so sending allocates nothing more; an undici interceptor has the
+ * same facts in the dispatch options it is handed (`origin`, `method`, `path`, `headers`, `body`).
  */
 export interface OutgoingRequest {
   /** The instance, as a normalised origin (`http://host:port`). */
   readonly origin: string;
   readonly method: string;
   readonly path: string;
-  /** A flat `[name, value, …]` list. */
-  readonly headers: string[];
-  readonly body: RequestBody | undefined;
+  /** A flat `[name, value, …]` list. (Not `headers`: an attempt is also its exchange, whose `headers` are the answer's.) */
+  readonly requestHeaders: string[];
+  /** (Not `body`: an attempt's `body` is the answer's.) */
+  readonly requestBody: RequestBody | undefined;
   /**
    * The attempt's read timeout, in ms (prazo's shared timer enforces it through the abort handle).
    */

@@ -6,6 +6,7 @@ import {
   RequestFailedError,
 } from '../../errors.js';
 import { type ErrorVerdict, judgeError, judgeStatus } from '../../policy/classify.js';
+import { Exchange } from '../../transport/exchange.js';
 import {
   type AbortLike,
   type AbortListener,
@@ -70,7 +71,10 @@ export type TryStep = (next: TryHandler) => TryHandler;
  * What the call already holds (method, path, body) is read from it rather than copied: every field
  * is paid on every attempt.
  */
-export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptTiming, Interruptible {
+export class Attempt
+  extends Exchange
+  implements OutgoingRequest, AbortLike, TimerEntry, AttemptTiming, Interruptible
+{
   readonly kind: AttemptKind;
   /** The instance's index in the balancer: a copy's from the start, else the attempt step's choice (-1 until then). */
   instance: number;
@@ -123,7 +127,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptT
   number = 0;
   startMs = 0;
   origin = '';
-  headers: string[] = NO_HEADERS;
+  requestHeaders: string[] = NO_HEADERS;
   // The attempt's line in the call's ledger (`ledger.ts`): plain numbers, read only when the ledger is.
   writtenMs = -1;
   endMs = -1;
@@ -147,6 +151,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptT
     instance = -1,
     first: Attempt | null = null,
   ) {
+    super();
     this.ctx = ctx;
     this.call = call;
     this.kind = kind;
@@ -220,7 +225,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptT
     this.instance = instance;
     this.picked = picked;
     this.origin = origin;
-    this.headers = headers;
+    this.requestHeaders = headers;
     this.number = number;
     this.startMs = startMs;
     // Every attempt of a try, a hedge copy too, ends with the try's bound (`Attempt.forTry`); a
@@ -309,7 +314,7 @@ export class Attempt implements OutgoingRequest, AbortLike, TimerEntry, AttemptT
     return this.call.path;
   }
 
-  get body(): RequestBody | undefined {
+  get requestBody(): RequestBody | undefined {
     return this.call.body;
   }
 
