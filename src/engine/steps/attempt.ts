@@ -66,7 +66,10 @@ export type TryStep = (next: TryHandler) => TryHandler;
  *   cancellation interrupts it, which aborts every copy);
  * - the request handed to the transport, the signal that aborts it (an `AbortSignal` costs
  *   microseconds to create and to listen to; undici only needs `aborted`, `reason` and one
- *   listener) and the entry of the shared coarse timer that enforces its timeout.
+ *   listener) and the entry of the shared coarse timer that enforces its timeout;
+ * - the transport's exchange (it extends `Exchange`): undici's dispatch handler for its request,
+ *   the promise of the answer and the feed of its body. Its `headers`, `body` and `statusCode` are
+ *   the answer's; the request's are `requestHeaders` and `requestBody`.
  *
  * What the call already holds (method, path, body) is read from it rather than copied: every field
  * is paid on every attempt.
