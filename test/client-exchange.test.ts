@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ReadTimeoutError } from '../src/errors.js';
+import { createAbortHandle } from '../src/testing/abort-handle.js';
 import { createPoolTransport } from '../src/transport/pool-transport.js';
 import type { OutgoingRequest, RequestBody, Transport } from '../src/transport/transport.js';
 import { startServer, type TestServer, warmUp } from './support/servers.js';
@@ -18,32 +19,6 @@ afterEach(async () => {
   transport = undefined;
   server = undefined;
 });
-
-/** An abort handle like the client's attempt object. */
-function handle() {
-  let listener: (() => void) | { handleEvent(): void } | null = null;
-  return {
-    aborted: false,
-    reason: undefined as unknown,
-    addEventListener(_: 'abort', l: (() => void) | { handleEvent(): void }) {
-      listener = l;
-    },
-    removeEventListener(_: 'abort', l: unknown) {
-      if (listener === l) listener = null;
-    },
-    abort(reason: Error) {
-      this.aborted = true;
-      this.reason = reason;
-      const l = listener;
-      listener = null;
-      if (typeof l === 'function') l();
-      else l?.handleEvent();
-    },
-    get listening() {
-      return listener !== null;
-    },
-  };
-}
 
 function open(connections = 4): Transport {
   transport = createPoolTransport({ origins: [server!.origin], connections, connectTimeoutMs: 1_000 });
@@ -73,9 +48,9 @@ describe('the undici transport (one exchange per attempt)', () => {
       res.end(payload);
     });
     const t = open();
-    const whole = await t.send(req('GET', '/'), handle());
+    const whole = await t.send(req('GET', '/'), createAbortHandle());
     expect(Buffer.from(await whole.body.arrayBuffer()).equals(payload)).toBe(true);
-    const streamed = await t.send(req('GET', '/'), handle());
+    const streamed = await t.send(req('GET', '/'), createAbortHandle());
     let received = 0;
     let chunks = 0;
     for await (const chunk of streamed.body) {
@@ -89,7 +64,7 @@ describe('the undici transport (one exchange per attempt)', () => {
   it('stops listening to the abort handle once the response has ended', async () => {
     server = await startServer((_req, res) => res.end('ok'));
     const t = open();
-    const h = handle();
+    const h = createAbortHandle();
     const res = await t.send(req('GET', '/'), h);
     await res.body.text();
     expect(h.listening).toBe(false);
@@ -105,10 +80,10 @@ describe('the undici transport (one exchange per attempt)', () => {
       else res.end('ok');
     });
     const t = open(1);
-    const res = await t.send(req('GET', '/drip'), handle());
+    const res = await t.send(req('GET', '/drip'), createAbortHandle());
     res.body.destroy();
     await expect(res.body.text()).rejects.toMatchObject({ code: 'BODY_DESTROYED' });
-    const next = await t.send(req('GET', '/'), handle());
+    const next = await t.send(req('GET', '/'), createAbortHandle());
     await expect(next.body.text()).resolves.toBe('ok');
     expect(connections.size).toBe(2);
   });
@@ -122,8 +97,8 @@ describe('the undici transport (one exchange per attempt)', () => {
       setTimeout(() => res.end('slow'), req.url === '/first' ? 400 : 0);
     });
     const t = open(1);
-    const first = t.send(req('GET', '/first'), handle());
-    const h = handle();
+    const first = t.send(req('GET', '/first'), createAbortHandle());
+    const h = createAbortHandle();
     const second = t.send(req('GET', '/second'), h);
     const reason = new Error('attempt timed out');
     const t0 = performance.now();
@@ -132,7 +107,7 @@ describe('the undici transport (one exchange per attempt)', () => {
     // Well before the connection frees up (400 ms): the queue did not hold the rejection.
     expect(performance.now() - t0).toBeLessThan(300);
     await (await first).body.text();
-    const third = await t.send(req('GET', '/third'), handle());
+    const third = await t.send(req('GET', '/third'), createAbortHandle());
     await third.body.text();
     expect(paths).toEqual(['/first', '/third']);
     // The dropped request cost no connection: the third call reused the first one's.
@@ -144,8 +119,8 @@ describe('the undici transport (one exchange per attempt)', () => {
       setTimeout(() => res.end('slow'), 300);
     });
     const t = open(1);
-    const first = t.send(req('GET', '/first'), handle());
-    const h = handle();
+    const first = t.send(req('GET', '/first'), createAbortHandle());
+    const h = createAbortHandle();
     const second = t.send(req('POST', '/second', 'payload'), h);
     const timeout = new ReadTimeoutError('No answer within 20 ms.', { timeoutMs: 20 });
     setTimeout(() => h.abort(timeout), 20);
@@ -161,7 +136,7 @@ describe('the undici transport (one exchange per attempt)', () => {
       res.end('final');
     });
     const t = open();
-    const res = await t.send(req('GET', '/'), handle());
+    const res = await t.send(req('GET', '/'), createAbortHandle());
     expect(res.statusCode).toBe(200);
     expect(res.headers['x-final']).toBe('yes');
     await expect(res.body.text()).resolves.toBe('final');
@@ -173,7 +148,7 @@ describe('the undici transport (one exchange per attempt)', () => {
       res.end();
     });
     const t = open();
-    const res = await t.send(req('HEAD', '/'), handle());
+    const res = await t.send(req('HEAD', '/'), createAbortHandle());
     await expect(res.body.text()).resolves.toBe('');
   });
 
@@ -184,7 +159,7 @@ describe('the undici transport (one exchange per attempt)', () => {
     const t = open();
     const body = new Readable({ read() {} });
     body.push('start');
-    const sent = t.send(req('POST', '/', body), handle());
+    const sent = t.send(req('POST', '/', body), createAbortHandle());
     await expect(sent).rejects.toBeTruthy();
     expect(body.destroyed).toBe(true);
   });
@@ -210,7 +185,7 @@ describe('the undici transport: backpressure and a failed dispatch', () => {
       pump();
     });
     const t = open(1);
-    const res = await t.send(req('GET', '/'), handle());
+    const res = await t.send(req('GET', '/'), createAbortHandle());
     await new Promise((resolve) => setTimeout(resolve, 300));
     // Nobody reads: the server is held back by the socket buffers (a few MiB on loopback), not
     // by a client that buffered everything.
@@ -223,7 +198,7 @@ describe('the undici transport: backpressure and a failed dispatch', () => {
     const t = open();
     await t.close();
     await t.close(); // a second close is harmless
-    const h = handle();
+    const h = createAbortHandle();
     await expect(t.send(req('GET', '/'), h)).rejects.toMatchObject({ code: 'UND_ERR_DESTROYED' });
     expect(h.listening).toBe(false);
   });
@@ -246,8 +221,8 @@ describe('the undici transport keyed by origin', () => {
         connections: 1,
         connectTimeoutMs: 1_000,
       });
-      const a = await transport.send(req('GET', '/a'), handle());
-      const b = await transport.send({ ...req('GET', '/b'), origin: other.origin }, handle());
+      const a = await transport.send(req('GET', '/a'), createAbortHandle());
+      const b = await transport.send({ ...req('GET', '/b'), origin: other.origin }, createAbortHandle());
       await expect(a.body.text()).resolves.toBe('ok');
       await expect(b.body.text()).resolves.toBe('other');
       expect(seen).toEqual([expect.stringMatching(/:\/a$/), 'other:/b']);
@@ -266,7 +241,7 @@ describe('the undici transport keyed by origin', () => {
     });
     const t = open();
     await expect(
-      t.send({ ...req('GET', '/'), origin: 'http://127.0.0.1:9' }, handle()),
+      t.send({ ...req('GET', '/'), origin: 'http://127.0.0.1:9' }, createAbortHandle()),
     ).rejects.toMatchObject({
       code: 'INVALID_INPUT',
     });

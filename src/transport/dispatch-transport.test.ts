@@ -1,30 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ReadTimeoutError } from '../errors.js';
+import { createAbortHandle } from '../testing/abort-handle.js';
 import { createDispatchTransport, type DispatchFunction } from './dispatch-transport.js';
-import type { AbortLike, AbortListener, OutgoingRequest } from './transport.js';
-
-/** An abort handle like the client's attempt object. */
-function handle(): AbortLike & { abort(reason: Error): void } {
-  let listener: AbortListener | null = null;
-  return {
-    aborted: false,
-    reason: undefined as unknown,
-    addEventListener(_type, l) {
-      listener = l;
-    },
-    removeEventListener(_type, l) {
-      if (listener === l) listener = null;
-    },
-    abort(reason) {
-      (this as { aborted: boolean }).aborted = true;
-      (this as { reason: unknown }).reason = reason;
-      const l = listener;
-      listener = null;
-      if (typeof l === 'function') l();
-      else l?.handleEvent();
-    },
-  };
-}
+import type { OutgoingRequest } from './transport.js';
 
 function request(written: string[]): OutgoingRequest {
   return {
@@ -58,7 +36,7 @@ describe('an exchange dispatched to an undici 6 dispatcher (the older handler AP
     const written: string[] = [];
     const sent = createDispatchTransport(['http://127.0.0.1:1'], () => dispatch).send(
       request(written),
-      handle(),
+      createAbortHandle(),
     );
     expect(seen.options).toMatchObject({
       method: 'GET',
@@ -94,7 +72,7 @@ describe('an exchange dispatched to an undici 6 dispatcher (the older handler AP
       return true;
     };
     const written: string[] = [];
-    const signal = handle();
+    const signal = createAbortHandle();
     const sent = createDispatchTransport(['http://127.0.0.1:1'], () => dispatch).send(
       request(written),
       signal,
