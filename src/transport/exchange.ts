@@ -41,12 +41,6 @@ export interface RequestController {
  * 8 see `onRequestStart` and use the controller-based API only.
  */
 export class Exchange implements TransportResponse {
-  /**
-   * Settles with this exchange itself once the status and headers are in (`statusCode`, `headers`,
-   * `body`): the answer is read from the object the attempt already has, not from one more per
-   * attempt. Made by {@link Exchange.open}.
-   */
-  promise: Promise<TransportResponse> = NOT_OPEN;
   /** The final status, once the response has started (0 before). */
   statusCode = 0;
   /** The response's headers, once it has started. */
@@ -67,8 +61,9 @@ export class Exchange implements TransportResponse {
 
   /**
    * Starts the exchange of `request` (its body `requestBody`), aborted through `signal`, and
-   * returns its promise; the transport dispatches it next. A signal already aborted fails it at once
-   * (nothing is sent).
+   * returns its promise, which settles with this exchange itself once the status and headers are in
+   * (`statusCode`, `headers`, `body`): the answer is read from the object the attempt already is.
+   * The transport dispatches it next. A signal already aborted fails it at once (nothing is sent).
    */
   open(
     signal: AbortLike,
@@ -77,7 +72,6 @@ export class Exchange implements TransportResponse {
   ): Promise<TransportResponse> {
     // The promise's executor is one function for every exchange, not a closure made per exchange.
     const promise = new Promise<TransportResponse>(capture);
-    this.promise = promise;
     this.#resolve = captured.resolve!;
     this.#reject = captured.reject!;
     captured.resolve = null;
@@ -273,10 +267,7 @@ function ignore(): void {}
 /** The headers of an exchange whose response has not started. */
 const NO_HEADERS: TransportResponse['headers'] = Object.freeze({});
 
-/** The promise of an exchange not opened yet: never settles (nothing reads it before `open`). */
-const NOT_OPEN: Promise<TransportResponse> = new Promise<TransportResponse>(() => {});
-
-/** The resolving functions of the promise {@link capture} last ran for (the constructor takes them at once). */
+/** The resolving functions of the promise {@link capture} last ran for (`open` takes them at once). */
 const captured: {
   resolve: ((response: TransportResponse) => void) | null;
   reject: ((error: unknown) => void) | null;
