@@ -42,8 +42,8 @@ const REQUESTS = arg('requests', 1_000);
 // Past twice the in-memory store's capacity (10 000 records): from the 10 001st keyed request on, each
 // one evicts the oldest record, and that code must be compiled before the counts start. With a
 // warm-up of 10 000 the first pairs counted the JIT's compilation of the eviction path (17 functions
-// compiled in the layer's first 1 000 requests after such a warm-up on Node 24, `--trace-opt`; none
-// after 25 000).
+// compiled in the layer's first 1 000 requests after such a warm-up on Node 24, `--trace-opt`; 0–1
+// per 1 000 after 25 000).
 const WARMUP = arg('warmup', 25_000);
 const CONCURRENCY = arg('concurrency', 4);
 const BODY = '{"item":42,"quantity":2}';

@@ -141,7 +141,9 @@ async function countModes(modes, runs, origin) {
   const results = new Map(modes.map((m) => [m, []]));
   // Each run's lowest segment past the first two (the JIT's last tier-ups): a segment that meets a
   // mark-compact counts tens of thousands more a call, so the median of a few segments moves with
-  // where the collector fell; the lowest is the call's own work.
+  // where the collector fell. The lowest is a floor only once the segments have settled: on a run
+  // whose counts still fall from segment to segment (the `fetch` path on Node 24 after 20 000
+  // warm-up calls, BENCHMARKS.md) neither figure is the call's own work.
   const lowest = new Map(modes.map((m) => [m, []]));
   for (let r = 0; r < runs; r++) {
     for (const mode of r % 2 === 0 ? modes : [...modes].reverse()) {
