@@ -1,5 +1,6 @@
 import type { CallHandle, DependencyResponse, RequestOptions } from '../engine/call.js';
 import { createEngine, type Engine } from '../engine/engine.js';
+import type { Outcome } from '../engine/pipeline.js';
 import { InvalidOptionError } from '../errors.js';
 import {
   createDispatchTransport,
@@ -149,10 +150,10 @@ interface ControllerHandler {
 
 /**
  * One request the interceptor governs. It is at once the controller handed to the caller's handler,
- * the prazo call's own abort handle (`CallHandle`: the caller's abort cancels the call) and the sink
- * its response body streams into.
+ * the prazo call's own abort handle (`CallHandle`: the caller's abort cancels the call), where the
+ * call's outcome goes (`Outcome`) and the sink its response body streams into.
  */
-class InterceptedCall implements BodySink, CallHandle {
+class InterceptedCall implements BodySink, CallHandle, Outcome {
   aborted = false;
   reason: Error | undefined = undefined;
   paused = false;
@@ -185,11 +186,17 @@ class InterceptedCall implements BodySink, CallHandle {
       this.#fail(asError(error));
       return;
     }
-    engine.requestPrepared(request, headers === null ? null : headers.pairs, this).then(
-      (response) => this.#respond(response),
-      (error: unknown) =>
-        this.#fail(this.aborted && this.reason !== undefined ? this.reason : asError(error)),
-    );
+    engine.requestPrepared(request, headers === null ? null : headers.pairs, this, this);
+  }
+
+  // --- the prazo call's outcome ------------------------------------------------------------------
+
+  answered(response: DependencyResponse): void {
+    this.#respond(response);
+  }
+
+  failed(error: unknown): void {
+    this.#fail(this.aborted && this.reason !== undefined ? this.reason : asError(error));
   }
 
   // --- the caller's controller ----------------------------------------------------------------

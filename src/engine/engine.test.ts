@@ -56,6 +56,41 @@ describe('the engine of a dependency', () => {
     await engine.close();
   });
 
+  it('settles the outcome an entry point gives once, never before the call that was given it returns', async () => {
+    const { clock, engine } = setup({ throttle: true, concurrency: { minLimit: 2 } });
+    engine.ctx.events.on('request-end', () => {});
+    const settled: string[] = [];
+    /** Starts one call with an outcome that notes how, and whether inside `requestPrepared`, it settled. */
+    const start = (options: Parameters<typeof engine.request>[0], aborted = false): void => {
+      let inside = true;
+      const note = (what: string) => settled.push(inside ? `synchronously: ${what}` : what);
+      const handle = { aborted, reason: new Error('gone'), addEventListener() {} };
+      engine.requestPrepared(options, null, handle, {
+        answered: (response) => note(`answered ${response.status}`),
+        failed: (error) => note(`failed ${isPrazoError(error) ? error.code : String(error)}`),
+      });
+      inside = false;
+    };
+    start({ path: '/' });
+    start({ path: '/', deadline: { limitMs: Number.NaN } });
+    start({ path: '/' }, true);
+    start({ path: '/', deadline: { limitMs: clock.now() + 10 } });
+    await settle(Promise.resolve());
+    await new Promise((resolve) => setImmediate(resolve));
+    await engine.close();
+    start({ path: '/' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled.sort()).toEqual(
+      [
+        'answered 200',
+        'failed INVALID_OPTION',
+        'failed CANCELLED',
+        'failed DEADLINE_INSUFFICIENT',
+        'failed CANCELLED',
+      ].sort(),
+    );
+  });
+
   it('rejects a call sent after close with CANCELLED and closes its transport', async () => {
     const { clock, engine, transport } = setup();
     await engine.close();

@@ -29,7 +29,14 @@ import { EventHub } from './events.js';
 import { closedError, withHistory } from './history.js';
 import { instanceEventName } from './instance-report.js';
 import { LiveLatency, type PolicySnapshot } from './live-latency.js';
-import { compose, type DependencyContext, type Handler } from './pipeline.js';
+import {
+  compose,
+  type DependencyContext,
+  failLater,
+  type Handler,
+  type Outcome,
+  outcomeOf,
+} from './pipeline.js';
 import { admitStep } from './steps/admit-step.js';
 import { attemptHandler } from './steps/attempt.js';
 import { budgetStep } from './steps/budget-step.js';
@@ -105,13 +112,16 @@ export interface Engine {
    * method already holds: `headerPairs`, the caller's headers as the call sends them (a flat
    * `[name, value, …]` list of strings, prazo's own headers removed; null: none), taken as they
    * are in place of `options.headers`; and `handle`, the call's own abort handle, in place of
-   * `options.signal` (see {@link CallHandle}).
+   * `options.signal` (see {@link CallHandle}). The outcome goes to `out` (an `Outcome`: the
+   * entry point's own object, where a promise would be one more per call), never before this
+   * method has returned.
    */
   requestPrepared(
     options: RequestOptions,
     headerPairs: string[] | null,
     handle: CallHandle,
-  ): Promise<DependencyResponse>;
+    out: Outcome,
+  ): void;
   /**
    * Sends `call` through every step. Always a promise: a dependency closed before the call rejects
    * with `CANCELLED` and its history, and so does a step that throws instead of rejecting.
@@ -316,12 +326,15 @@ export function createEngine(
     perInstance: o.idempotencyScope === 'instance',
   });
   let nextId = 1;
-  const send = (call: Call): Promise<DependencyResponse> => {
-    if (ctx.closed) return Promise.reject(withHistory(closedError(o.name), call, o.name));
+  const run = (call: Call, out: Outcome): void => {
+    if (ctx.closed) {
+      failLater(out, withHistory(closedError(o.name), call, o.name));
+      return;
+    }
     try {
-      return handler(call, clock.now());
+      handler(call, clock.now(), out);
     } catch (error) {
-      return Promise.reject(error);
+      failLater(out, error);
     }
   };
 
@@ -329,14 +342,16 @@ export function createEngine(
     options: RequestOptions,
     headerPairs: string[] | null | undefined,
     handle: CallHandle | undefined,
-  ): Promise<DependencyResponse> => {
+    out: Outcome,
+  ): void => {
     let call: Call;
     try {
       call = new Call(nextId++, options, clock, keys, headerPairs, handle);
     } catch (error) {
-      return Promise.reject(error);
+      failLater(out, error);
+      return;
     }
-    return send(call);
+    run(call, out);
   };
 
   return {
@@ -348,9 +363,9 @@ export function createEngine(
       return origins;
     },
     // Only `options`: a caller of `dependency().request()` cannot hand in pairs or a handle.
-    request: (options) => start(options, undefined, undefined),
+    request: (options) => outcomeOf((out) => start(options, undefined, undefined, out)),
     requestPrepared: start,
-    send,
+    send: (call) => outcomeOf((out) => run(call, out)),
     policy: snapshot,
     setPolicy(policy) {
       ctx.policy = Object.freeze({ ...policy });

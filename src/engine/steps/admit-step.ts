@@ -1,9 +1,9 @@
 import { currentHopTally } from '../../deadline/hop-tally.js';
 import { DeadlineInsufficientError } from '../../errors.js';
-import type { Call, DependencyResponse } from '../call.js';
+import type { Call } from '../call.js';
 import { withHistory } from '../history.js';
 import { describeHop } from '../ledger.js';
-import type { DependencyContext, Step } from '../pipeline.js';
+import { type DependencyContext, failLater, type Outcome, type Step } from '../pipeline.js';
 
 /**
  * Bootstrap probes a dependency may have in flight at once while its p99 is only a starting guess.
@@ -32,29 +32,39 @@ export const BOOTSTRAP_PROBES_IN_FLIGHT = 1;
  */
 export function admitStep(ctx: DependencyContext): Step {
   let probes = 0;
-  const probeDone = (): void => {
-    probes--;
-  };
-  return (next) => (call, now) => {
+  return (next) => (call, now, out) => {
     const remaining = call.limitMs - now;
-    if (remaining >= ctx.live.p99Ms) return next(call, now);
+    if (remaining >= ctx.live.p99Ms) {
+      next(call, now, out);
+      return;
+    }
     // The refusal path only: a reading of the window that no recorded attempt would trigger.
     ctx.live.refreshIfDue(now);
     const required = ctx.live.p99Ms;
-    if (remaining >= required) return next(call, now);
+    if (remaining >= required) {
+      next(call, now, out);
+      return;
+    }
     if (remaining > 0 && ctx.live.p99Source === 'start' && probes < BOOTSTRAP_PROBES_IN_FLIGHT) {
       probes++;
-      let sent: Promise<DependencyResponse>;
       try {
-        sent = next(call, now);
+        next(call, now, {
+          answered(response) {
+            probes--;
+            out.answered(response);
+          },
+          failed(error) {
+            probes--;
+            out.failed(error);
+          },
+        });
       } catch (error) {
         probes--;
         throw error;
       }
-      sent.then(probeDone, probeDone);
-      return sent;
+      return;
     }
-    return refuse(ctx, call, remaining, required);
+    refuse(ctx, call, remaining, required, out);
   };
 }
 
@@ -63,7 +73,8 @@ function refuse(
   call: Call,
   remainingMs: number,
   requiredMs: number,
-): Promise<DependencyResponse> {
+  out: Outcome,
+): void {
   ctx.budget.recordRefused?.();
   if (ctx.events.has('fast-fail'))
     ctx.events.emit('fast-fail', {
@@ -77,5 +88,5 @@ function refuse(
   // Inside a served request, where the request's time went before this call.
   const hop = currentHopTally();
   if (hop !== undefined) error.message += ` ${describeHop(hop, ctx.clock.now())}.`;
-  return Promise.reject(withHistory(error, call, ctx.name));
+  failLater(out, withHistory(error, call, ctx.name));
 }

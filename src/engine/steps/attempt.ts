@@ -22,7 +22,13 @@ import type { Call, DependencyResponse, Interruptible } from '../call.js';
 import type { EventSlot } from '../events.js';
 import { instanceOutcomeOfAttempt } from '../instance-report.js';
 import type { AttemptTiming } from '../ledger.js';
-import { type DependencyContext, SLOW_SHARE_SPAN, slowAsAWhole } from '../pipeline.js';
+import {
+  type DependencyContext,
+  failLater,
+  type Outcome,
+  SLOW_SHARE_SPAN,
+  slowAsAWhole,
+} from '../pipeline.js';
 import { guardBody } from './body-deadline.js';
 
 const NONE_FAILED: readonly number[] = Object.freeze([]);
@@ -47,7 +53,7 @@ export interface TryReferee {
  * retry step, per-try state travels in the attempt, handed down by the step that made it, never on
  * the call. `nowMs` is as in `Handler` (pipeline.ts): the time the try (or the hedge copy) is sent at.
  */
-export type TryHandler = (call: Call, attempt: Attempt, nowMs: number) => Promise<DependencyResponse>;
+export type TryHandler = (call: Call, attempt: Attempt, nowMs: number, out: Outcome) => void;
 
 /** A concern of one try (the hedge), wrapped around the attempt step. */
 export type TryStep = (next: TryHandler) => TryHandler;
@@ -455,7 +461,7 @@ export function attemptHandler(ctx: DependencyContext): TryHandler {
     start: ctx.events.slot('attempt-start'),
     end: ctx.events.slot('attempt-end'),
   };
-  return (call, attempt, nowMs) => runAttempt(ctx, events, call, attempt, nowMs);
+  return (call, attempt, nowMs, out) => runAttempt(ctx, events, call, attempt, nowMs, out);
 }
 
 /** The events of every attempt, looked up once (see `EventHub.slot`). */
@@ -466,12 +472,13 @@ interface AttemptEvents {
 }
 
 /**
- * Sends the attempt and settles with its outcome. Not an `async` function: on the success path a
- * suspended async frame (its registers and its await closures: with the rest of this step it was
+ * Sends the attempt and settles `out` with its outcome, on the turn after the transport's: the
+ * one `.then()` of the call's usual path. The answer is taken up after undici's parser has run
+ * (a small body has arrived whole by then, and needs no body-deadline watch), and `out` is never
+ * settled from inside this function (see `Outcome`). Not an `async` function: on the success path
+ * a suspended async frame (its registers and its await closures: with the rest of this step it was
  * ≈ 1.5 KB a call, against ≈ 0.7 KB now) costs more than the one `.then()` below, and every
  * allocated byte is paid again by the young-generation collector.
- * The behaviour is an async function's all the same: nothing here throws synchronously, and an
- * exception in the bookkeeping after the answer is handled as the attempt's failure.
  */
 function runAttempt(
   ctx: DependencyContext,
@@ -479,90 +486,114 @@ function runAttempt(
   call: Call,
   attempt: Attempt,
   now: number,
-): Promise<DependencyResponse> {
+  out: Outcome,
+): void {
+  let sent: Promise<TransportResponse> | null;
   try {
-    const kind = attempt.kind;
-    const balancer = ctx.balancer;
-    let instance = attempt.instance;
-    let picked = true;
-    // A copy names its instance (the hedge step chose it with the balancer).
-    if (instance === -1) {
-      if (ctx.sole !== -1) {
-        // One instance: nothing to choose and nothing to eject; the balancer is skipped.
-        instance = ctx.sole;
-        picked = false;
-      } else {
-        instance =
-          kind === 'original'
-            ? balancer.pick(now)
-            : call.pinnedOrigin === null
-              ? balancer.pickRetry(call.failedOn ?? NONE_FAILED, now)
-              : pickPinned(balancer, call.pinnedOrigin, call, now);
-        if (instance === -1) {
-          const error = new RequestFailedError(`${ctx.name}: no instance left in the fleet.`, {
-            phase: 'connect',
-          });
-          attempt.failed(error, judgeError(error, call.classifyContext(now)));
-          return Promise.reject(error);
-        }
+    sent = sendAttempt(ctx, events, call, attempt, now, out);
+  } catch (error) {
+    failLater(out, error);
+    return;
+  }
+  if (sent === null) return;
+  sent.then(
+    (res) => {
+      let response: DependencyResponse;
+      try {
+        response = attemptAnswered(ctx, events.end, attempt, res);
+      } catch (error) {
+        out.failed(attemptFailed(ctx, events.end, attempt, error));
+        return;
+      }
+      out.answered(response);
+    },
+    (error: unknown) => {
+      out.failed(attemptFailed(ctx, events.end, attempt, error));
+    },
+  );
+}
+
+/**
+ * Starts the attempt (its instance, headers and number, on the shared timer) and hands it to the
+ * transport: the promise of its answer, or null when it could not be sent (no instance left, the
+ * transport threw), its failure already judged and on its way to `out`.
+ */
+function sendAttempt(
+  ctx: DependencyContext,
+  events: AttemptEvents,
+  call: Call,
+  attempt: Attempt,
+  now: number,
+  out: Outcome,
+): Promise<TransportResponse> | null {
+  const kind = attempt.kind;
+  const balancer = ctx.balancer;
+  let instance = attempt.instance;
+  let picked = true;
+  // A copy names its instance (the hedge step chose it with the balancer).
+  if (instance === -1) {
+    if (ctx.sole !== -1) {
+      // One instance: nothing to choose and nothing to eject; the balancer is skipped.
+      instance = ctx.sole;
+      picked = false;
+    } else {
+      instance =
+        kind === 'original'
+          ? balancer.pick(now)
+          : call.pinnedOrigin === null
+            ? balancer.pickRetry(call.failedOn ?? NONE_FAILED, now)
+            : pickPinned(balancer, call.pinnedOrigin, call, now);
+      if (instance === -1) {
+        const error = new RequestFailedError(`${ctx.name}: no instance left in the fleet.`, {
+          phase: 'connect',
+        });
+        attempt.failed(error, judgeError(error, call.classifyContext(now)));
+        failLater(out, error);
+        return null;
       }
     }
-    const number = call.nextAttempt();
-    const origin = balancer.origin(instance)!;
-    const pairs = call.headerPairs;
-    // One array, of its final length: `concat` made a second one (in a client process on the global
-    // `fetch` a CPU profile put it at ≈ 2 µs a call, ≈ 0.1 µs in a bare process), and appending to a
-    // four-item literal moved its items once (BENCHMARKS.md).
-    const count = pairs === null ? 0 : pairs.length;
-    const headers = new Array<string>(4 + count);
-    headers[0] = DEADLINE_HEADER;
-    headers[1] = call.limitHeader;
-    headers[2] = ATTEMPT_HEADER;
-    headers[3] = attemptHeaderValue(number, kind);
-    for (let i = 0; i < count; i++) headers[4 + i] = pairs![i]!;
-    if (events.headers.active)
-      ctx.events.emit('attempt-headers', {
-        dependency: ctx.name,
-        requestId: call.id,
-        attempt: number,
-        kind,
-        method: call.method,
-        instance: origin,
-        path: call.path,
-        headers,
-      });
-    attempt.start(instance, picked, origin, headers, number, now);
-    ctx.timer.add(attempt);
-    call.ledger.sent(attempt);
-    if (events.start.active) {
-      ctx.events.emit('attempt-start', {
-        dependency: ctx.name,
-        requestId: call.id,
-        attempt: number,
-        kind,
-        instance: origin,
-      });
-    }
-    let sent: Promise<TransportResponse>;
-    try {
-      sent = ctx.transport.send(attempt, attempt);
-    } catch (error) {
-      return Promise.reject(attemptFailed(ctx, events.end, attempt, error));
-    }
-    return sent.then(
-      (res) => {
-        try {
-          return attemptAnswered(ctx, events.end, attempt, res);
-        } catch (error) {
-          throw attemptFailed(ctx, events.end, attempt, error);
-        }
-      },
-      (error: unknown) => {
-        throw attemptFailed(ctx, events.end, attempt, error);
-      },
-    );
+  }
+  const number = call.nextAttempt();
+  const origin = balancer.origin(instance)!;
+  const pairs = call.headerPairs;
+  // One array, of its final length: `concat` made a second one (in a client process on the global
+  // `fetch` a CPU profile put it at ≈ 2 µs a call, ≈ 0.1 µs in a bare process), and appending to a
+  // four-item literal moved its items once (BENCHMARKS.md).
+  const count = pairs === null ? 0 : pairs.length;
+  const headers = new Array<string>(4 + count);
+  headers[0] = DEADLINE_HEADER;
+  headers[1] = call.limitHeader;
+  headers[2] = ATTEMPT_HEADER;
+  headers[3] = attemptHeaderValue(number, kind);
+  for (let i = 0; i < count; i++) headers[4 + i] = pairs![i]!;
+  if (events.headers.active)
+    ctx.events.emit('attempt-headers', {
+      dependency: ctx.name,
+      requestId: call.id,
+      attempt: number,
+      kind,
+      method: call.method,
+      instance: origin,
+      path: call.path,
+      headers,
+    });
+  attempt.start(instance, picked, origin, headers, number, now);
+  ctx.timer.add(attempt);
+  call.ledger.sent(attempt);
+  if (events.start.active) {
+    ctx.events.emit('attempt-start', {
+      dependency: ctx.name,
+      requestId: call.id,
+      attempt: number,
+      kind,
+      instance: origin,
+    });
+  }
+  try {
+    return ctx.transport.send(attempt, attempt);
   } catch (error) {
-    return Promise.reject(error);
+    failLater(out, attemptFailed(ctx, events.end, attempt, error));
+    return null;
   }
 }
 

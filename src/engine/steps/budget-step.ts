@@ -8,13 +8,13 @@ import type { DependencyContext, Step } from '../pipeline.js';
  * `ownBudget`: the retry budget runs on the dependency's clock.
  */
 export function budgetStep(ctx: DependencyContext, ownBudget: boolean): Step {
-  return (next) => (call, nowMs) => {
+  return (next) => (call, nowMs, out) => {
     // A budget on the dependency's clock takes the time already read; another reads its own clock.
     if (ownBudget) ctx.budget.recordOriginal(nowMs);
     else ctx.budget.recordOriginal();
     // One instance never requeues: its calls are not counted (the budget's floor covers a fleet
     // that grows later).
     if (ctx.sole === -1) ctx.requeueBudget.recordOriginal(nowMs);
-    return next(call, nowMs);
+    next(call, nowMs, out);
   };
 }

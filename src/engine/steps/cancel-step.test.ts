@@ -7,6 +7,7 @@ import { createFakeClock } from '../../testing/fake-clock.js';
 import { createFakeTransport, type FakeTransport } from '../../testing/fake-transport.js';
 import { advance, createTestDependency, settle, TEST_START_MS } from '../../testing/test-dependency.js';
 import { createEngine } from '../engine.js';
+import { outcomeOf } from '../pipeline.js';
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -48,7 +49,7 @@ describe('the caller signal', () => {
   it('made for one call only, is listened to directly, and left to drop its listener itself', async () => {
     const { dep, engine, transport } = setup();
     const handle = singleCallHandle();
-    const answered = engine.requestPrepared({ path: '/' }, null, handle);
+    const answered = outcomeOf((out) => engine.requestPrepared({ path: '/' }, null, handle, out));
     await flush();
     expect(handle.added).toBe(1);
     transport.pending()[0]!.respond(200);
@@ -58,7 +59,9 @@ describe('the caller signal', () => {
     expect(handle.removed).toBe(0);
 
     const other = singleCallHandle();
-    const cancelled = engine.requestPrepared({ path: '/' }, null, other).catch((e) => e);
+    const cancelled = outcomeOf((out) => engine.requestPrepared({ path: '/' }, null, other, out)).catch(
+      (e) => e,
+    );
     await flush();
     other.abort(new Error('caller gone'));
     expect(isPrazoError(await cancelled, 'CANCELLED')).toBe(true);

@@ -1,6 +1,6 @@
 import { CancelledError } from '../../errors.js';
 import { withHistory } from '../history.js';
-import type { DependencyContext, Step } from '../pipeline.js';
+import { type DependencyContext, Epilogue, failLater, type Outcome, type Step } from '../pipeline.js';
 
 /** The calls following one caller signal, behind a single abort listener. */
 interface SignalWatch {
@@ -47,17 +47,23 @@ function follow(signal: AbortSignal, onAbort: () => void): () => void {
  * listened to directly, and drops the listener itself.
  */
 export function cancelStep(ctx: DependencyContext): Step {
-  return (next) => (call, nowMs) => {
+  return (next) => (call, nowMs, out) => {
     const signal = call.handle ?? call.signal;
-    if (signal === undefined) return next(call, nowMs);
-    if (signal.aborted)
-      return Promise.reject(
+    if (signal === undefined) {
+      next(call, nowMs, out);
+      return;
+    }
+    if (signal.aborted) {
+      failLater(
+        out,
         withHistory(
           new CancelledError('Cancelled by the caller before the call.', { cause: signal.reason }),
           call,
           ctx.name,
         ),
       );
+      return;
+    }
     const onAbort = (): void => {
       const error = new CancelledError(`Call to ${ctx.name} cancelled by the caller.`, {
         cause: signal.reason,
@@ -66,20 +72,24 @@ export function cancelStep(ctx: DependencyContext): Step {
     };
     if (call.handle !== undefined) {
       call.handle.addEventListener('abort', onAbort);
-      return next(call, nowMs);
+      next(call, nowMs, out);
+      return;
     }
     const unfollow = follow(signal as AbortSignal, onAbort); // no handle: the caller's signal
-    // `.then()` with a handler per outcome rather than `.finally()`, which makes two more promises
-    // and a closure per call and settles the caller's promise two turns later.
-    return next(call, nowMs).then(
-      (response) => {
-        unfollow();
-        return response;
-      },
-      (error: unknown) => {
-        unfollow();
-        throw error;
-      },
-    );
+    next(call, nowMs, new Unfollow(unfollow, out));
   };
+}
+
+/** The outcome of a call that follows its caller's signal: it stops following it first. */
+class Unfollow extends Epilogue {
+  readonly #unfollow: () => void;
+
+  constructor(unfollow: () => void, out: Outcome) {
+    super(out);
+    this.#unfollow = unfollow;
+  }
+
+  protected ended(): void {
+    this.#unfollow();
+  }
 }

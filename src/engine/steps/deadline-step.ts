@@ -2,8 +2,8 @@ import { currentDeadline } from '../../deadline/context.js';
 import { effectiveLimitMs } from '../../deadline/effective-limit.js';
 import { currentHopTally, type HopTally } from '../../deadline/hop-tally.js';
 import type { HopTiming } from '../../wire/server-timing.js';
-import type { Call, DependencyResponse } from '../call.js';
-import type { DependencyContext, Handler, Step } from '../pipeline.js';
+import type { Call } from '../call.js';
+import { type DependencyContext, Epilogue, type Handler, type Outcome, type Step } from '../pipeline.js';
 
 /**
  * Fixes the call's absolute limit: the earlier of the explicit `deadline` and the ambient one
@@ -23,7 +23,7 @@ export function deadlineStep(ctx: DependencyContext): Step {
   // Calls that start in the same millisecond share a limit: format its header value once.
   let lastLimit = Number.NaN;
   let lastHeader = '';
-  return (next) => (call, now) => {
+  return (next) => (call, now, out) => {
     const limit = effectiveLimitMs(
       call.explicitLimitMs,
       currentDeadline()?.limitMs,
@@ -40,8 +40,8 @@ export function deadlineStep(ctx: DependencyContext): Step {
     // `begin` keeps the start and the limit on the call's ledger, their one home.
     call.begin(now, limit, lastHeader);
     const hop = currentHopTally();
-    if (hop === undefined) return next(call, now);
-    return reported(ctx, hop, call, next, now);
+    if (hop === undefined) next(call, now, out);
+    else reported(ctx, hop, call, next, now, out);
   };
 }
 
@@ -59,24 +59,31 @@ function reported(
   call: Call,
   next: Handler,
   now: number,
-): Promise<DependencyResponse> {
-  const name = ctx.name;
-  hop.begin(name, now);
-  let sent: Promise<DependencyResponse>;
+  out: Outcome,
+): void {
+  hop.begin(ctx.name, now);
   try {
-    sent = next(call, now);
+    next(call, now, new HopReport(ctx, hop, call, out));
   } catch (error) {
-    hop.end(name, ctx.clock.now(), null);
+    hop.end(ctx.name, ctx.clock.now(), null);
     throw error;
   }
-  return sent.then(
-    (response) => {
-      hop.end(name, ctx.clock.now(), said(call));
-      return response;
-    },
-    (error: unknown) => {
-      hop.end(name, ctx.clock.now(), said(call));
-      throw error;
-    },
-  );
+}
+
+/** The outcome of a call inside a served request: its end is reported to the request's tally first. */
+class HopReport extends Epilogue {
+  readonly #ctx: DependencyContext;
+  readonly #hop: HopTally;
+  readonly #call: Call;
+
+  constructor(ctx: DependencyContext, hop: HopTally, call: Call, out: Outcome) {
+    super(out);
+    this.#ctx = ctx;
+    this.#hop = hop;
+    this.#call = call;
+  }
+
+  protected ended(): void {
+    this.#hop.end(this.#ctx.name, this.#ctx.clock.now(), said(this.#call));
+  }
 }

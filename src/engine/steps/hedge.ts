@@ -2,7 +2,7 @@ import type { TimerEntry } from '../../coarse-timer.js';
 import { AttemptAbandonedError } from '../../errors.js';
 import { hedgeDelayMs, shouldHedge } from '../../policy/hedge-delay.js';
 import type { Call } from '../call.js';
-import { type DependencyContext, slowAsAWhole } from '../pipeline.js';
+import { type DependencyContext, type Outcome, slowAsAWhole } from '../pipeline.js';
 import { type DependencyResponse, discard } from '../response.js';
 import { Attempt, HEDGE_LOST, type TryHandler, type TryReferee, type TryStep } from './attempt.js';
 
@@ -15,27 +15,31 @@ import { Attempt, HEDGE_LOST, type TryHandler, type TryReferee, type TryStep } f
  * for the other. Only GET/HEAD/OPTIONS or requests carrying an `Idempotency-Key` are
  * hedged (a PUT or DELETE is retried, never doubled in flight); stream bodies never.
  *
- * The step referees the copies itself, from what `next()` returns: the first copy's promise settles
- * into {@link HedgedTry.firstAnswered} or {@link HedgedTry.firstFailed}, the copy's into the
- * referee's own handlers. It aborts a losing copy through the attempt handed down for it (the
+ * The step referees the copies itself, from their outcomes: the referee ({@link HedgedTry}) is the
+ * outcome the first copy settles, and the copy settles one of the referee's own. It aborts a losing copy through the attempt handed down for it (the
  * try's first copy, from the retry step; one of its own for the hedge copy). A try that cannot be hedged
  * passes straight through, at no cost — unless `lastAttempt: 'deadline'` may send its retry beside
  * its attempt at the read timeout (`HedgedTry.sendBeside`): then it gets a referee with no hedge
  * timer, the same rules deciding between the two copies.
  */
 export function hedgeStep(ctx: DependencyContext): TryStep {
-  return (next) => (call, first, nowMs) => {
+  return (next) => (call, first, nowMs, out) => {
     // One instance: no other instance to send a copy to.
-    if (!call.hedgeable || ctx.sole !== -1) return next(call, first, nowMs);
+    if (!call.hedgeable || ctx.sole !== -1) {
+      next(call, first, nowMs, out);
+      return;
+    }
     const delay = hedgeDelay(ctx, call, first);
     // With `lastAttempt: 'deadline'` a try whose read timeout can fire gets a referee even when it
     // is not hedged: a retry its read timeout reserves is sent beside the attempt (`sendBeside`).
-    if (delay < 0 && (ctx.lastAttempt !== 'deadline' || first.tryByDeadline)) return next(call, first, nowMs);
-    const hedged = new HedgedTry(ctx, call, next, first, delay, nowMs);
+    if (delay < 0 && (ctx.lastAttempt !== 'deadline' || first.tryByDeadline)) {
+      next(call, first, nowMs, out);
+      return;
+    }
+    const hedged = new HedgedTry(ctx, call, next, first, delay, nowMs, out);
     first.referee = hedged;
-    const sent = next(call, first, nowMs);
+    next(call, first, nowMs, hedged);
     if (delay >= 0) ctx.timer.add(hedged);
-    return sent.then(hedged.firstAnswered, hedged.firstFailed);
   };
 }
 
@@ -59,7 +63,7 @@ const HEDGEABLE = Object.freeze({ idempotent: true, replayable: true });
  * (`sendBeside`); and the referee between the first copy's outcome and the second's. One second
  * copy per try at most.
  */
-export class HedgedTry implements TimerEntry, TryReferee {
+export class HedgedTry implements TimerEntry, TryReferee, Outcome {
   dueAt: number;
   timerPrev: TimerEntry | null = null;
   timerNext: TimerEntry | null = null;
@@ -71,10 +75,16 @@ export class HedgedTry implements TimerEntry, TryReferee {
   readonly #delayMs: number;
   #firstDone = false;
   #copy: Attempt | null = null;
-  #copyPromise: Promise<DependencyResponse> | null = null;
+  /** The second copy was sent. */
+  #copySent = false;
   #copyDone = false;
-  /** The try answers with the copy's promise: its answer is the caller's. */
+  /** The copy failed with {@link HedgedTry.#copyError} (not an answer). */
+  #copyErred = false;
+  #copyError: unknown = undefined;
+  /** The try answers with the copy's outcome: its answer (or error) is the caller's. */
   #copyTaken = false;
+  /** Where the try's outcome goes. */
+  readonly #out: Outcome;
   /** The copy's acceptable answer, once it has beaten the first copy. */
   #winner: DependencyResponse | null = null;
   /** The copy's retryable failure response, kept in case the first copy does worse. */
@@ -87,7 +97,9 @@ export class HedgedTry implements TimerEntry, TryReferee {
     first: Attempt,
     delayMs: number,
     nowMs: number,
+    out: Outcome,
   ) {
+    this.#out = out;
     this.#ctx = ctx;
     this.#call = call;
     this.#next = next;
@@ -98,13 +110,13 @@ export class HedgedTry implements TimerEntry, TryReferee {
   }
 
   get copyInFlight(): boolean {
-    return this.#copyPromise !== null && !this.#copyDone;
+    return this.#copySent && !this.#copyDone;
   }
 
   sendBeside(nowMs: number): boolean {
     const ctx = this.#ctx;
     const call = this.#call;
-    if (this.#firstDone || this.#copyPromise !== null || call.cancelled !== null || ctx.closed) return false;
+    if (this.#firstDone || this.#copySent || call.cancelled !== null || ctx.closed) return false;
     // A stream body not (yet) recorded whole cannot be sent again.
     if (!call.replayable) return false;
     const instance = this.#take(nowMs);
@@ -132,7 +144,7 @@ export class HedgedTry implements TimerEntry, TryReferee {
   onDue(): void {
     const ctx = this.#ctx;
     const call = this.#call;
-    if (this.#firstDone || this.#copyPromise !== null || call.cancelled !== null) return;
+    if (this.#firstDone || this.#copySent || call.cancelled !== null) return;
     // A stream body still being sent (or longer than a call records): no copy, no budget spent.
     if (!call.replayable) return;
     const now = ctx.clock.now();
@@ -178,79 +190,123 @@ export class HedgedTry implements TimerEntry, TryReferee {
     const ctx = this.#ctx;
     const gate = ctx.concurrency;
     this.#copy = copy;
-    const promise = this.#next(this.#call, copy, now);
-    this.#copyPromise = promise;
-    promise.then(
-      (response) => {
+    this.#copySent = true;
+    this.#next(this.#call, copy, now, {
+      answered: (response) => {
         gate?.release(undefined, now, ctx.clock.now());
         this.#copyAnswered(response);
       },
-      () => {
+      failed: (error) => {
         gate?.release(undefined, now, ctx.clock.now());
-        this.#copyDone = true;
+        this.#copyFailed(error);
       },
-    );
+    });
   }
 
-  /** The first copy answered: returns what the try answers. */
-  readonly firstAnswered = (
-    response: DependencyResponse,
-  ): DependencyResponse | Promise<DependencyResponse> => {
+  /** The first copy answered: the try answers (an outcome never throws: see `Outcome`). */
+  answered(response: DependencyResponse): void {
+    try {
+      this.#firstAnswered(response);
+    } catch (error) {
+      this.#out.failed(error);
+    }
+  }
+
+  /** The first copy failed with `error`: the try answers, or fails. */
+  failed(error: unknown): void {
+    try {
+      this.#firstFailed(error);
+    } catch (thrown) {
+      this.#out.failed(thrown);
+    }
+  }
+
+  #firstAnswered(response: DependencyResponse): void {
     this.#firstDone = true;
     this.#ctx.timer.delete(this);
+    const out = this.#out;
     if (this.#winner !== null) {
       discard(response);
-      return this.#winner;
+      out.answered(this.#winner);
+      return;
     }
-    if (this.#copyPromise === null) return response;
+    if (!this.#copySent) {
+      out.answered(response);
+      return;
+    }
     const winner = this.#first.winner;
     if (winner === this.#first) {
       this.#copy?.abort(HEDGE_LOST);
-      if (this.#copyFailure !== null) discard(this.#copyFailure);
-      this.#copyFailure = null;
-      return response;
+      this.#dropCopyFailure();
+      out.answered(response);
+      return;
     }
     // A retryable answer: the copy may do better — unless it already failed too. (A copy that won
-    // before its own promise settled answers the try.)
+    // before its own outcome came answers the try.)
     if (this.#copyDone && winner === null) {
-      if (this.#copyFailure !== null) discard(this.#copyFailure);
-      this.#copyFailure = null;
-      return response;
+      this.#dropCopyFailure();
+      out.answered(response);
+      return;
     }
     discard(response);
-    this.#copyTaken = true;
-    return this.#copyPromise;
-  };
+    this.#takeCopy();
+  }
 
-  /** The first copy failed with `error`: returns (or throws) what the try answers. */
-  readonly firstFailed = (error: unknown): DependencyResponse | Promise<DependencyResponse> => {
+  #firstFailed(error: unknown): void {
     this.#firstDone = true;
     this.#ctx.timer.delete(this);
-    if (this.#winner !== null) return this.#winner;
+    const out = this.#out;
+    if (this.#winner !== null) {
+      out.answered(this.#winner);
+      return;
+    }
     if (
-      this.#copyPromise !== null &&
+      this.#copySent &&
       !this.#copyDone &&
       (this.#first.winner === this.#copy || retryable(this.#first) || error instanceof AttemptAbandonedError)
     ) {
-      if (this.#copyFailure !== null) discard(this.#copyFailure);
-      this.#copyTaken = true;
-      return this.#copyPromise;
+      this.#dropCopyFailure();
+      this.#takeCopy();
+      return;
     }
     if (this.#copyFailure !== null) {
       // Both failed: the copy's answer is the later one — and an answer beats an error.
       const failure = this.#copyFailure;
       this.#copyFailure = null;
-      return failure;
+      out.answered(failure);
+      return;
     }
-    throw error;
-  };
+    out.failed(error);
+  }
+
+  #dropCopyFailure(): void {
+    if (this.#copyFailure !== null) discard(this.#copyFailure);
+    this.#copyFailure = null;
+  }
+
+  /** The try answers with the copy's outcome: now, when the copy already has one, else as it comes. */
+  #takeCopy(): void {
+    this.#copyTaken = true;
+    if (!this.#copyDone) return;
+    if (this.#copyErred) {
+      this.#out.failed(this.#copyError);
+      return;
+    }
+    const kept = this.#copyFailure;
+    this.#copyFailure = null;
+    if (kept !== null) this.#out.answered(kept);
+    else this.#out.failed(HEDGE_LOST);
+  }
 
   #copyAnswered(response: DependencyResponse): void {
     this.#copyDone = true;
+    if (this.#copyTaken) {
+      this.#out.answered(response);
+      return;
+    }
     if (this.#firstDone) {
-      // Either the try answers with this copy's promise, or the first copy's answer won: then this
-      // one, arriving late, must free its connection.
-      if (!this.#copyTaken) discard(response);
+      // The first copy's answer won: this one, arriving late, must free its connection.
+      discard(response);
       return;
     }
     // The copy won (the attempt step's rule, `Attempt.claim`); else its answer, final or not,
@@ -261,6 +317,13 @@ export class HedgedTry implements TimerEntry, TryReferee {
     } else {
       this.#copyFailure = response;
     }
+  }
+
+  #copyFailed(error: unknown): void {
+    this.#copyDone = true;
+    this.#copyErred = true;
+    this.#copyError = error;
+    if (this.#copyTaken) this.#out.failed(error);
   }
 }
 

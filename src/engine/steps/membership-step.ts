@@ -1,8 +1,8 @@
 import { DeadlineExceededError } from '../../errors.js';
 import type { OriginPoller } from '../../membership/origin-poller.js';
-import type { Call, DependencyResponse } from '../call.js';
+import type { Call } from '../call.js';
 import { closedError, withHistory } from '../history.js';
-import type { DependencyContext, Handler, Step } from '../pipeline.js';
+import { type DependencyContext, type Step, sendOn } from '../pipeline.js';
 import { Sleep } from './sleep.js';
 
 /**
@@ -13,17 +13,22 @@ import { Sleep } from './sleep.js';
  * `close()` end the wait at once.
  */
 export function membershipStep(ctx: DependencyContext, poller: OriginPoller): Step {
-  return (next) => (call, nowMs) =>
-    poller.ready ? next(call, nowMs) : waitThenSend(ctx, poller, call, next, nowMs);
+  return (next) => (call, nowMs, out) => {
+    if (poller.ready) next(call, nowMs, out);
+    else
+      waitForOrigins(ctx, poller, call, nowMs).then(
+        () => sendOn(next, call, ctx.clock.now(), out),
+        (error: unknown) => out.failed(error),
+      );
+  };
 }
 
-async function waitThenSend(
+async function waitForOrigins(
   ctx: DependencyContext,
   poller: OriginPoller,
   call: Call,
-  next: Handler,
   nowMs: number,
-): Promise<DependencyResponse> {
+): Promise<void> {
   const waitMs = call.limitMs - nowMs;
   if (waitMs > 0) {
     const wait = new Sleep(ctx, call, waitMs);
@@ -42,5 +47,4 @@ async function waitThenSend(
       call,
       ctx.name,
     );
-  return next(call, ctx.clock.now());
 }

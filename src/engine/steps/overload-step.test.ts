@@ -5,19 +5,21 @@ import { ConcurrencyGate, normalizeConcurrencyOptions } from '../../policy/concu
 import { createFakeClock } from '../../testing/fake-clock.js';
 import { createTestDependency, flush, settle } from '../../testing/test-dependency.js';
 import type { Call, DependencyResponse } from '../call.js';
-import type { DependencyContext, Handler } from '../pipeline.js';
+import { type DependencyContext, outcomeOf, settleWith } from '../pipeline.js';
 import { overloadStep } from './overload-step.js';
 
 const ONE = ['http://10.0.0.1:80'];
 
 /** The step alone, both protections on, over a context holding only what its fast path reads. */
-function stepAlone(next: Handler) {
+function stepAlone(next: (call: Call, nowMs: number) => Promise<DependencyResponse>) {
   const clock = createFakeClock(1_000);
   const gate = new ConcurrencyGate(normalizeConcurrencyOptions({ minLimit: 2 }), () => 0.5);
   const throttle = adaptiveThrottleFrom(normalizeAdaptiveThrottleOptions({}));
   const ctx = { clock, random: () => 0.5, closed: false } as unknown as DependencyContext;
   const call = { cancelled: null, attemptCount: 1 } as unknown as Call;
-  const handler = overloadStep(ctx, throttle, gate)(next);
+  const step = overloadStep(ctx, throttle, gate)((c, nowMs, out) => settleWith(next(c, nowMs), out));
+  // The step's outcome as a promise; what `next` throws, it throws.
+  const handler = (c: Call, nowMs: number) => outcomeOf((out) => step(c, nowMs, out));
   return { clock, gate, throttle, call, handler };
 }
 

@@ -2,7 +2,14 @@ import type { AdaptiveThrottle } from '../../policy/adaptive-throttle.js';
 import { judgeStatus } from '../../policy/classify.js';
 import type { ConcurrencyGate } from '../../policy/concurrency-gate.js';
 import type { Call, DependencyResponse } from '../call.js';
-import type { DependencyContext, Handler, Step } from '../pipeline.js';
+import {
+  type DependencyContext,
+  Epilogue,
+  failLater,
+  type Handler,
+  type Outcome,
+  type Step,
+} from '../pipeline.js';
 import { waitForSlot } from './concurrency-step.js';
 import { acceptedAnswer, throttleCounts, throttled } from './throttle-step.js';
 
@@ -22,25 +29,33 @@ export function overloadStep(
   throttle: AdaptiveThrottle | null,
   gate: ConcurrencyGate | null,
 ): Step {
-  return (next) => (call, nowMs) => {
+  return (next) => (call, nowMs, out) => {
     if (throttle !== null) {
       const probability = throttle.reject(nowMs, ctx.random());
-      if (probability > 0) return Promise.reject(throttled(ctx, probability, call, nowMs));
+      if (probability > 0) {
+        failLater(out, throttled(ctx, probability, call, nowMs));
+        return;
+      }
     }
-    if (gate === null || gate.tryAcquire(nowMs)) return guarded(ctx, throttle, gate, call, next, nowMs);
+    if (gate === null || gate.tryAcquire(nowMs)) {
+      guarded(ctx, throttle, gate, call, next, nowMs, out);
+      return;
+    }
     // No slot free: the call waits for one (or fails with CONCURRENCY_LIMITED), then runs in it.
-    return waitForSlot(ctx, gate, call, nowMs).then(() => {
-      const admitted = ctx.clock.now();
-      call.ledger.queued(nowMs, admitted);
-      return guarded(ctx, throttle, gate, call, next, admitted);
-    });
+    waitForSlot(ctx, gate, call, nowMs).then(
+      () => {
+        const admitted = ctx.clock.now();
+        call.ledger.queued(nowMs, admitted);
+        guarded(ctx, throttle, gate, call, next, admitted, out);
+      },
+      (error: unknown) => out.failed(error),
+    );
   };
 }
 
 /**
- * Runs the call (in the slot it holds, with a gate) and, when it ends, gives the slot back and
- * counts its outcome. Not an `async` function: on the healthy path one `.then()` costs less than a
- * suspended async frame.
+ * Sends the call in its slot and, as it ends, gives the slot back with what the limit learns from
+ * it and counts the outcome for the throttle.
  */
 function guarded(
   ctx: DependencyContext,
@@ -49,34 +64,63 @@ function guarded(
   call: Call,
   next: Handler,
   startedMs: number,
-): Promise<DependencyResponse> {
-  let sent: Promise<DependencyResponse>;
+  out: Outcome,
+): void {
+  const guard = new Guarded(ctx, throttle, gate, call, startedMs, out);
   try {
-    sent = next(call, startedMs);
+    next(call, startedMs, guard);
   } catch (error) {
-    return Promise.reject(failed(ctx, throttle, gate, call, startedMs, error));
+    // The slot is given back now, the failure told on the next turn (see `Outcome`).
+    failLater(out, failed(ctx, throttle, gate, call, startedMs, error));
   }
-  return sent.then(
-    (response) => {
-      const now = ctx.clock.now();
-      // The limit learns from the answers the dependency served; one it failed (5xx) or refused
-      // (429, 502–504: it sheds load) is no sample, and a refusal says it is overloaded.
-      if (gate !== null) {
-        const verdict = judgeStatus(response.status);
-        gate.release(
-          verdict.failed || verdict.refused ? undefined : roundTrip(ctx, response, now - startedMs),
-          startedMs,
-          now,
-          verdict.refused,
-        );
-      }
-      if (throttle !== null) throttle.record(acceptedAnswer(call, response), now);
-      return response;
-    },
-    (error: unknown) => {
-      throw failed(ctx, throttle, gate, call, startedMs, error);
-    },
-  );
+}
+
+/** The outcome of a call that holds a slot of the concurrency limit, or that the throttle counts. */
+class Guarded extends Epilogue {
+  readonly #ctx: DependencyContext;
+  readonly #throttle: AdaptiveThrottle | null;
+  readonly #gate: ConcurrencyGate | null;
+  readonly #call: Call;
+  readonly #startedMs: number;
+
+  constructor(
+    ctx: DependencyContext,
+    throttle: AdaptiveThrottle | null,
+    gate: ConcurrencyGate | null,
+    call: Call,
+    startedMs: number,
+    out: Outcome,
+  ) {
+    super(out);
+    this.#ctx = ctx;
+    this.#throttle = throttle;
+    this.#gate = gate;
+    this.#call = call;
+    this.#startedMs = startedMs;
+  }
+
+  protected ended(response: DependencyResponse | undefined, error: unknown): void {
+    const ctx = this.#ctx;
+    const gate = this.#gate;
+    const startedMs = this.#startedMs;
+    if (response === undefined) {
+      failed(ctx, this.#throttle, gate, this.#call, startedMs, error);
+      return;
+    }
+    const now = ctx.clock.now();
+    // The limit learns from the answers the dependency served; one it failed (5xx) or refused
+    // (429, 502–504: it sheds load) is no sample, and a refusal says it is overloaded.
+    if (gate !== null) {
+      const verdict = judgeStatus(response.status);
+      gate.release(
+        verdict.failed || verdict.refused ? undefined : roundTrip(ctx, response, now - startedMs),
+        startedMs,
+        now,
+        verdict.refused,
+      );
+    }
+    if (this.#throttle !== null) this.#throttle.record(acceptedAnswer(this.#call, response), now);
+  }
 }
 
 /**

@@ -1,17 +1,24 @@
 import { isPrazoError } from '../../errors.js';
 import { judgeStatus } from '../../policy/classify.js';
 import type { Call, DependencyResponse } from '../call.js';
-import type { DependencyContext, Handler, Step } from '../pipeline.js';
+import {
+  type DependencyContext,
+  Epilogue,
+  failLater,
+  type Handler,
+  type Outcome,
+  type Step,
+} from '../pipeline.js';
 
 /**
  * Emits `request-start` and `request-end`. When nobody listens to `request-end` it adds nothing to
- * the call (no extra promise).
+ * the call (nothing wraps its outcome).
  */
 export function requestEventsStep(ctx: DependencyContext): Step {
   const events = ctx.events;
   const start = events.slot('request-start');
   const end = events.slot('request-end');
-  return (next) => (call, nowMs) => {
+  return (next) => (call, nowMs, out) => {
     if (start.active)
       events.emit('request-start', {
         dependency: ctx.name,
@@ -20,36 +27,35 @@ export function requestEventsStep(ctx: DependencyContext): Step {
         idempotent: call.idempotent,
         remainingMs: call.limitMs - call.startMs,
       });
-    if (!end.active) return next(call, nowMs);
-    return observed(ctx, call, next, nowMs);
+    if (!end.active) next(call, nowMs, out);
+    else observed(ctx, call, next, nowMs, out);
   };
 }
 
-// `.then()` with a handler per outcome rather than an async function: a suspended async frame (its
-// registers and await closures) allocates more than the two closures.
-function observed(
-  ctx: DependencyContext,
-  call: Call,
-  next: Handler,
-  nowMs: number,
-): Promise<DependencyResponse> {
-  let sent: Promise<DependencyResponse>;
+/** Sends the call and emits `request-end` as it ends. */
+function observed(ctx: DependencyContext, call: Call, next: Handler, nowMs: number, out: Outcome): void {
   try {
-    sent = next(call, nowMs);
+    next(call, nowMs, new RequestEnd(ctx, call, out));
   } catch (error) {
     ended(ctx, call, undefined, error);
-    return Promise.reject(error);
+    failLater(out, error);
   }
-  return sent.then(
-    (response) => {
-      ended(ctx, call, response, undefined);
-      return response;
-    },
-    (error: unknown) => {
-      ended(ctx, call, undefined, error);
-      throw error;
-    },
-  );
+}
+
+/** The outcome of a call someone listens to the end of: `request-end` is emitted first. */
+class RequestEnd extends Epilogue {
+  readonly #ctx: DependencyContext;
+  readonly #call: Call;
+
+  constructor(ctx: DependencyContext, call: Call, out: Outcome) {
+    super(out);
+    this.#ctx = ctx;
+    this.#call = call;
+  }
+
+  protected ended(response: DependencyResponse | undefined, error: unknown): void {
+    ended(this.#ctx, this.#call, response, error);
+  }
 }
 
 function ended(

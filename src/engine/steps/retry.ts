@@ -11,7 +11,15 @@ import { planRetry } from '../../policy/plan-retry.js';
 import type { RetryBudget } from '../../policy/retry-budget.js';
 import type { Call, DependencyResponse } from '../call.js';
 import { closedError, withHistory } from '../history.js';
-import { type DependencyContext, type Handler, retryLeaves } from '../pipeline.js';
+import {
+  type DependencyContext,
+  failLater,
+  type Handler,
+  type Outcome,
+  outcomeOf,
+  retryLeaves,
+  settleWith,
+} from '../pipeline.js';
 import { discard } from '../response.js';
 import { Attempt, type TryHandler } from './attempt.js';
 import { mayRequeue } from './requeue.js';
@@ -40,37 +48,55 @@ import { sleep } from './sleep.js';
  * above) here.
  */
 export function retryStep(ctx: DependencyContext): (next: TryHandler) => Handler {
-  return (next) => (call, nowMs) => firstTry(ctx, call, next, nowMs);
+  return (next) => (call, nowMs, out) => firstTry(ctx, call, next, nowMs, out);
 }
 
 /**
- * The call's first try. Not an `async` function: on the usual path the first try answers and the
- * call is done, and one `.then()` costs less than a suspended async frame (its registers and await
- * closures, allocated per call). A try that did not answer below 400 goes on in {@link retryLoop}.
+ * The call's first try. On the usual path the first try answers and the call is done: the try's
+ * outcome ({@link FirstTry}) hands the answer up as it is; a try that did not answer below 400 goes
+ * on in {@link retryLoop}.
  */
-function firstTry(
-  ctx: DependencyContext,
-  call: Call,
-  next: TryHandler,
-  nowMs: number,
-): Promise<DependencyResponse> {
+function firstTry(ctx: DependencyContext, call: Call, next: TryHandler, nowMs: number, out: Outcome): void {
   const tryFirst = Attempt.forTry(ctx, call, 'original', 1, nowMs);
   // While the try runs, it is what a cancellation interrupts (its first copy aborts every copy).
   call.waitOn(tryFirst);
-  let sent: Promise<DependencyResponse>;
+  const settled = new FirstTry(ctx, call, next, tryFirst, out);
   try {
-    sent = next(call, tryFirst, nowMs);
+    next(call, tryFirst, nowMs, settled);
   } catch (error) {
-    return retryLoop(ctx, call, next, tryFirst, undefined, error);
+    failLater(settled, error);
   }
-  return sent.then(
-    (response) => {
-      call.stopWaiting(tryFirst);
-      if (response !== undefined && judgeStatus(response.status).kind === 'success') return response;
-      return retryLoop(ctx, call, next, tryFirst, response, undefined);
-    },
-    (error: unknown) => retryLoop(ctx, call, next, tryFirst, undefined, error),
-  );
+}
+
+/** The outcome of a call's first try: the answer goes up, anything else to the retry loop. */
+class FirstTry implements Outcome {
+  readonly #ctx: DependencyContext;
+  readonly #call: Call;
+  readonly #next: TryHandler;
+  readonly #tryFirst: Attempt;
+  readonly #out: Outcome;
+
+  constructor(ctx: DependencyContext, call: Call, next: TryHandler, tryFirst: Attempt, out: Outcome) {
+    this.#ctx = ctx;
+    this.#call = call;
+    this.#next = next;
+    this.#tryFirst = tryFirst;
+    this.#out = out;
+  }
+
+  answered(response: DependencyResponse): void {
+    this.#call.stopWaiting(this.#tryFirst);
+    if (judgeStatus(response.status).kind === 'success') this.#out.answered(response);
+    else this.#retry(response, undefined);
+  }
+
+  failed(error: unknown): void {
+    this.#retry(undefined, error);
+  }
+
+  #retry(response: DependencyResponse | undefined, error: unknown): void {
+    settleWith(retryLoop(this.#ctx, this.#call, this.#next, this.#tryFirst, response, error), this.#out);
+  }
 }
 
 /**
@@ -106,8 +132,9 @@ async function retryLoop(
       call.waitOn(tryFirst);
       response = undefined;
       error = undefined;
+      const first = tryFirst;
       try {
-        response = await next(call, tryFirst, nowMs);
+        response = await outcomeOf((settled) => next(call, first, nowMs, settled));
       } catch (caught) {
         error = caught;
       }
