@@ -10,7 +10,7 @@
 import { createRequire } from 'node:module';
 import { util } from 'undici';
 import { Exchange, type RequestController } from '../src/transport/exchange.js';
-import type { AbortLike } from '../src/transport/transport.js';
+import type { AbortLike, ExchangeOutcome } from '../src/transport/transport.js';
 
 interface LegacyHandler {
   onConnect(abort: () => void, context: unknown): void;
@@ -24,6 +24,8 @@ const UnwrapHandler = createRequire(import.meta.url)('undici/lib/handler/unwrap-
 };
 
 const EXCHANGES = 300_000;
+/** What the exchange tells: nothing to do with it here. */
+const told: ExchangeOutcome = { exchangeAnswered() {}, exchangeFailed() {} };
 const signal: AbortLike = {
   aborted: false,
   reason: undefined,
@@ -55,7 +57,7 @@ class Controller implements RequestController {
 function direct(): void {
   const controller = new Controller();
   const exchange = new Exchange();
-  exchange.open(signal, undefined);
+  exchange.open(signal, undefined, null, told);
   exchange.onRequestStart(controller, null);
   exchange.onResponseStart(controller, 200, util.parseHeaders(rawHeaders), 'OK');
   exchange.onResponseData(controller, chunk);
@@ -64,7 +66,7 @@ function direct(): void {
 
 function adapted(): void {
   const exchange = new Exchange();
-  exchange.open(signal, undefined);
+  exchange.open(signal, undefined, null, told);
   const handler = UnwrapHandler.unwrap(exchange);
   handler.onConnect(noop, undefined);
   handler.onHeaders(200, rawHeaders, noop, 'OK');

@@ -22,7 +22,8 @@ import type { NormalizedRequeueOptions } from './steps/requeue.js';
  *
  * A callback, not a promise: a promise and its `.then()` per step that looks at the answer (its
  * reaction, its derived promise, two closures and a turn of the microtask queue) were, with the
- * interceptor's own, about a quarter of what prazo allocates per call (BENCHMARKS.md).
+ * interceptor's own and the transport's, about two fifths of what prazo allocated per call
+ * (BENCHMARKS.md, "The outcome as a callback").
  */
 export interface Outcome {
   answered(response: DependencyResponse): void;
@@ -79,8 +80,14 @@ export abstract class Epilogue implements Outcome {
 
 /** Fails `out` with `error` on a later turn: for a step that knows the outcome at once. */
 export function failLater(out: Outcome, error: unknown): void {
-  queueMicrotask(() => out.failed(error));
+  NEXT_TURN.then(() => out.failed(error));
 }
+
+/**
+ * A settled promise: `.then(f)` on it runs `f` on the next turn of the microtask queue. Node's
+ * `queueMicrotask()` makes an async resource and a bound function per call; this, a reaction.
+ */
+const NEXT_TURN = Promise.resolve();
 
 /**
  * Hands the call on to `next` from a callback (after a wait): what `next` throws instead of

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ReadTimeoutError } from '../errors.js';
 import { createAbortHandle } from '../testing/abort-handle.js';
+import { sendAndWait } from '../testing/fake-transport.js';
 import { createDispatchTransport, type DispatchFunction } from './dispatch-transport.js';
 import type { OutgoingRequest } from './transport.js';
 
@@ -34,7 +35,8 @@ describe('an exchange dispatched to an undici 6 dispatcher (the older handler AP
       return true;
     };
     const written: string[] = [];
-    const sent = createDispatchTransport(['http://127.0.0.1:1'], () => dispatch).send(
+    const sent = sendAndWait(
+      createDispatchTransport(['http://127.0.0.1:1'], () => dispatch),
       request(written),
       createAbortHandle(),
     );
@@ -73,7 +75,8 @@ describe('an exchange dispatched to an undici 6 dispatcher (the older handler AP
     };
     const written: string[] = [];
     const signal = createAbortHandle();
-    const sent = createDispatchTransport(['http://127.0.0.1:1'], () => dispatch).send(
+    const sent = sendAndWait(
+      createDispatchTransport(['http://127.0.0.1:1'], () => dispatch),
       request(written),
       signal,
     );

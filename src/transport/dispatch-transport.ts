@@ -40,10 +40,10 @@ export function createDispatchTransport(
 ): Transport {
   return {
     origins,
-    send(request, signal) {
+    send(request, signal, out) {
       const body = request.requestBody;
       const exchange = exchangeFor(request);
-      const promise = exchange.open(signal, body, request);
+      exchange.open(signal, body, request, out);
       const timeoutMs = request.transportTimeoutMs;
       try {
         dispatch()(
@@ -61,7 +61,6 @@ export function createDispatchTransport(
       } catch (error) {
         exchange.stop(error instanceof Error ? error : new Error(String(error)));
       }
-      return promise;
     },
     close() {
       return Promise.resolve();

@@ -87,12 +87,16 @@ export function createPoolTransport(options: PoolTransportOptions): Transport {
       for (const origin of next) if (!pools.has(origin)) pools.set(origin, open(origin));
       origins = next;
     },
-    send(request, signal) {
+    send(request, signal, out) {
       const pool = pools.get(request.origin);
-      if (pool === undefined) return Promise.reject(unknownOrigin(request.origin, origins));
+      if (pool === undefined) {
+        const error = unknownOrigin(request.origin, origins);
+        Promise.resolve().then(() => out.exchangeFailed(error));
+        return;
+      }
       const body = request.requestBody;
       const exchange = exchangeFor(request);
-      const promise = exchange.open(signal, body, request);
+      exchange.open(signal, body, request, out);
       const timeoutMs = request.transportTimeoutMs;
       pool.dispatch(
         {
@@ -105,7 +109,6 @@ export function createPoolTransport(options: PoolTransportOptions): Transport {
         },
         exchange as Dispatcher.DispatchHandler,
       );
-      return promise;
     },
     close() {
       // Once: undici rejects a second close() of a pool.
