@@ -13,7 +13,10 @@
  * `--instructions` counts instructions instead of timing CPU: each client process runs under
  * Valgrind's callgrind (`bench/support/instructions.mjs`), and what is compared is the instructions
  * per call of its counted segments after the warm-up — a figure the machine's load does not move,
- * where CPU time per call moves by 10–30 % from one run to the next here.
+ * where CPU time per call moves by 10–30 % from one run to the next here. Each run also says how
+ * many requests reached the server beyond the client's calls (retries and hedge copies, the
+ * server's count): their work is in the count. With one instance (this benchmark's dependency)
+ * prazo sends no hedge copy; a retry follows a read timeout of the instrumented client's own pause.
  *
  * Modes: `bare` (`Agent.request`), `interceptor` (the same `Agent` composed with prazo's
  * interceptor), `fetch` (Node's global `fetch`), `install` (the global `fetch` after `install()`),
@@ -131,7 +134,7 @@ async function countedCalls(call) {
  * call are the median of its segments', and beside it the lowest of its segments after the second.
  * Prints the table and returns nothing.
  */
-async function countModes(modes, runs, origin) {
+async function countModes(modes, runs, origin, served) {
   const { countSegments, haveCallgrind } = await import('./support/instructions.mjs');
   if (!haveCallgrind()) {
     console.error('--instructions counts with Valgrind: apt-get install -y valgrind');
@@ -150,13 +153,18 @@ async function countModes(modes, runs, origin) {
       const args = [SELF, '--child', mode, '--origin', origin, '--instructions'];
       for (const name of ['undici', 'warmup', 'segments', 'segment-calls'])
         if (arg(name) !== undefined) args.push(`--${name}`, arg(name));
+      const before = await served();
       const { segments, report } = await countSegments(args);
+      // What reached the server beyond the client's calls: retries and hedge copies, whose work
+      // is in the count (a copy sent is a whole attempt more).
+      const calls = Number(arg('warmup', '40000')) + Number(arg('segments', '7')) * perCall;
+      const extra = (await served()) - before - calls;
       const each = median(segments.map((n) => n / perCall));
       results.get(mode).push(each);
       const settled = segments.length > 2 ? segments.slice(2) : segments;
       lowest.get(mode).push(Math.min(...settled.map((n) => n / perCall)));
       process.stderr.write(
-        `run ${r + 1} ${mode}: ${Math.round(each).toLocaleString('en')} instructions per call (segments ${segments.map((n) => Math.round(n / perCall).toLocaleString('en')).join(', ')}; ${report?.failed ?? 0} calls failed)\n`,
+        `run ${r + 1} ${mode}: ${Math.round(each).toLocaleString('en')} instructions per call (segments ${segments.map((n) => Math.round(n / perCall).toLocaleString('en')).join(', ')}; ${report?.failed ?? 0} calls failed; ${extra} requests beyond the calls)\n`,
       );
     }
   }
@@ -212,8 +220,13 @@ if (process.argv.includes('--child')) {
   const [port] = await new Promise((resolve) => server.once('message', (m) => resolve(m.ports)));
   const origin = `http://127.0.0.1:${port}`;
   if (process.argv.includes('--instructions')) {
+    const served = () =>
+      new Promise((resolve) => {
+        server.once('message', (m) => resolve(m.served));
+        server.send('served');
+      });
     try {
-      await countModes(modes, runs, origin);
+      await countModes(modes, runs, origin, served);
     } finally {
       server.send('stop');
     }
