@@ -92,7 +92,7 @@ const IDEMPOTENCY_KEY_NAME = 'Idempotency-Key';
  * The call adds one listener to it and never removes it: the handle keeps that one listener and
  * drops it itself once the call has answered or failed. A caller's `signal`, which many calls may
  * share, is followed through one shared listener instead, and left when the call settles — which
- * takes a `WeakMap` entry, a `Set`, a promise, a reaction and three closures per call.
+ * takes a `WeakMap` entry, a `Set`, an outcome of its own and two closures per call.
  */
 export interface CallHandle {
   readonly aborted: boolean;

@@ -75,7 +75,7 @@ export type TryStep = (next: TryHandler) => TryHandler;
  *   microseconds to create and to listen to; undici only needs `aborted`, `reason` and one
  *   listener) and the entry of the shared coarse timer that enforces its timeout;
  * - the transport's exchange (it extends `Exchange`): undici's dispatch handler for its request,
- *   the promise of the answer and the feed of its body. Its `headers`, `body` and `statusCode` are
+ *   the one its outcome is told (`ExchangeOutcome`) and the feed of its body. Its `headers`, `body` and `statusCode` are
  *   the answer's; the request's are `requestHeaders` and `requestBody`.
  *
  * What the call already holds (method, path, body) is read from it rather than copied: every field
@@ -373,7 +373,7 @@ export class Attempt
   }
 
   /**
-   * Aborts the attempt with `reason` (the error its transport promise rejects with); no-op once it is
+   * Aborts the attempt with `reason` (the error its transport fails it with); no-op once it is
    * done. One not started yet is started aborted: the transport drops it unsent.
    */
   abort(reason: unknown): void {

@@ -19,9 +19,9 @@ import { acceptedAnswer, throttleCounts, throttled } from './throttle-step.js';
  * A call the throttle rejects fails with `THROTTLED` and never takes a slot; one the limit refuses
  * fails with `CONCURRENCY_LIMITED` and is not counted by the throttle (it never left).
  *
- * One step for both, so that the healthy path — nothing rejected, a slot free — costs one promise
- * reaction and one clock read when the call ends, for the slot's release (and the limit's sample)
- * and the throttle's count together, rather than a reaction and a clock read each: on a call of
+ * One step for both, so that the healthy path — nothing rejected, a slot free — costs one outcome
+ * (`Guarded`) and one clock read when the call ends, for the slot's release (and the limit's sample)
+ * and the throttle's count together, rather than one of each per protection: on a call of
  * ≈ 2 µs of the client's own work, each was ≈ 0.1 µs (BENCHMARKS.md, "Overload protections").
  */
 export function overloadStep(
