@@ -21,9 +21,13 @@ export function benchDependency(origin) {
 
 /**
  * In the client process: `call` with `concurrency` in flight, first up to 5 000 times to warm up,
- * then `calls` times measured; says on stdout where the measured part starts and, last, its CPU per
- * call and, where V8 counts them (`total_allocated_bytes`, Node 26), the bytes the measured calls
- * allocated.
+ * then `calls` times measured; says on stdout where the measured part starts and ends and, last, its
+ * CPU per call and, where V8 counts them (`total_allocated_bytes`, Node 26), the bytes the measured
+ * calls allocated. Where V8 does not count them, a young-generation collection is forced just before
+ * the measured part and just after it (with `--expose-gc`, which {@link runTraced} passes): the
+ * collections' `allocated` then add up to what the measured calls allocated, not that plus or minus
+ * what came between the last natural collection and either end — up to a young generation's worth,
+ * which in a run with a dozen collections was a third of the figure.
  */
 export async function measuredCalls(call, calls, concurrency) {
   const run = async (n) => {
@@ -34,12 +38,17 @@ export async function measuredCalls(call, calls, concurrency) {
     await Promise.all(Array.from({ length: concurrency }, worker));
   };
   await run(Math.min(5_000, calls));
+  const counts = v8.getHeapStatistics().total_allocated_bytes !== undefined;
+  if (!counts) globalThis.gc?.({ type: 'minor' });
   process.stdout.write('MEASURE\n');
   const allocatedFrom = v8.getHeapStatistics().total_allocated_bytes;
   const start = process.cpuUsage();
   await run(calls);
   const used = process.cpuUsage(start);
   const allocatedTo = v8.getHeapStatistics().total_allocated_bytes;
+  // Its `allocated` is the measured calls' last part; the collection itself is not one of theirs.
+  process.stdout.write('CLOSE\n');
+  if (!counts) globalThis.gc?.({ type: 'minor' });
   const bytes = allocatedFrom === undefined ? undefined : allocatedTo - allocatedFrom;
   process.stdout.write(`RESULT ${JSON.stringify({ cpuUs: (used.user + used.system) / calls, bytes })}\n`);
 }
@@ -48,15 +57,16 @@ export async function measuredCalls(call, calls, concurrency) {
  * Runs `node --trace-gc-nvp ...args` (on CPU 0 when `pinned`), a client process that calls
  * {@link measuredCalls}, and sums up the scavenges of its measured calls. `bytes` is the bytes the
  * process allocated during its measured calls, from V8's own count where it has one (Node 26); else
- * the sum of the trace's `allocated` (what was allocated since the collection before), which leaves
- * out what came after the last collection of the measured part.
+ * the sum of the trace's `allocated` (what was allocated since the collection before) over the
+ * measured part, closed by the collection {@link measuredCalls} forces at its end.
  */
 export function runTraced(label, args, pinned) {
-  const nodeArgs = ['--trace-gc-nvp', ...args];
+  const nodeArgs = ['--trace-gc-nvp', '--expose-gc', ...args];
   const proc = pinned
     ? spawn('taskset', ['-c', '0', process.execPath, ...nodeArgs], { stdio: ['ignore', 'pipe', 'inherit'] })
     : spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
   let measuring = false;
+  let closing = false;
   let scavenges = 0;
   let survived = 0;
   let pause = 0;
@@ -69,7 +79,9 @@ export function runTraced(label, args, pinned) {
     rest = lines.pop();
     for (const line of lines) {
       if (line === 'MEASURE') measuring = true;
+      else if (line === 'CLOSE') closing = true;
       else if (line.startsWith('RESULT ')) ({ cpuUs, bytes: counted } = JSON.parse(line.slice(7)));
+      else if (closing) allocated += traceField(line, 'allocated');
       else if (measuring) {
         // A collection's line (every kind): what was allocated since the one before.
         allocated += traceField(line, 'allocated');
