@@ -310,7 +310,13 @@ for (const entry of entryPoints) {
               (value) => ({ value }),
               (error: unknown) => ({ error }),
             );
-            await received;
+            // A call that ends before its request reaches the server (refused before any attempt)
+            // would leave `received` pending: said at once rather than as this test's timeout.
+            const early = await Promise.race([received.then(() => undefined), answer]);
+            if (early !== undefined)
+              throw new Error(
+                `The call ended before its request reached the server: ${'error' in early ? String(early.error) : 'answered'}`,
+              );
             const until = performance.now() + 250;
             while (performance.now() < until) {
               // The caller's own CPU work: nothing else runs on this thread meanwhile.
