@@ -10,7 +10,7 @@
 import { createRequire } from 'node:module';
 import { util } from 'undici';
 import { Exchange, type RequestController } from '../src/transport/exchange.js';
-import type { AbortLike, ExchangeOutcome } from '../src/transport/transport.js';
+import type { AbortLike } from '../src/transport/transport.js';
 
 interface LegacyHandler {
   onConnect(abort: () => void, context: unknown): void;
@@ -24,8 +24,6 @@ const UnwrapHandler = createRequire(import.meta.url)('undici/lib/handler/unwrap-
 };
 
 const EXCHANGES = 300_000;
-/** What the exchange tells: nothing to do with it here. */
-const told: ExchangeOutcome = { exchangeAnswered() {}, exchangeFailed() {} };
 const signal: AbortLike = {
   aborted: false,
   reason: undefined,
@@ -57,7 +55,7 @@ class Controller implements RequestController {
 function direct(): void {
   const controller = new Controller();
   const exchange = new Exchange();
-  exchange.open(signal, undefined, null, told);
+  exchange.open(signal, undefined);
   exchange.onRequestStart(controller, null);
   exchange.onResponseStart(controller, 200, util.parseHeaders(rawHeaders), 'OK');
   exchange.onResponseData(controller, chunk);
@@ -66,7 +64,7 @@ function direct(): void {
 
 function adapted(): void {
   const exchange = new Exchange();
-  exchange.open(signal, undefined, null, told);
+  exchange.open(signal, undefined);
   const handler = UnwrapHandler.unwrap(exchange);
   handler.onConnect(noop, undefined);
   handler.onHeaders(200, rawHeaders, noop, 'OK');

@@ -5,7 +5,6 @@ import { Pool } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ReadTimeoutError } from '../src/errors.js';
 import { createAbortHandle } from '../src/testing/abort-handle.js';
-import { sendAndWait } from '../src/testing/fake-transport.js';
 import { createPoolTransport } from '../src/transport/pool-transport.js';
 import type { OutgoingRequest, RequestBody, Transport } from '../src/transport/transport.js';
 import { startServer, type TestServer, warmUp } from './support/servers.js';
@@ -49,9 +48,9 @@ describe('the undici transport (one exchange per attempt)', () => {
       res.end(payload);
     });
     const t = open();
-    const whole = await sendAndWait(t, req('GET', '/'), createAbortHandle());
+    const whole = await t.send(req('GET', '/'), createAbortHandle());
     expect(Buffer.from(await whole.body.arrayBuffer()).equals(payload)).toBe(true);
-    const streamed = await sendAndWait(t, req('GET', '/'), createAbortHandle());
+    const streamed = await t.send(req('GET', '/'), createAbortHandle());
     let received = 0;
     let chunks = 0;
     for await (const chunk of streamed.body) {
@@ -66,7 +65,7 @@ describe('the undici transport (one exchange per attempt)', () => {
     server = await startServer((_req, res) => res.end('ok'));
     const t = open();
     const h = createAbortHandle();
-    const res = await sendAndWait(t, req('GET', '/'), h);
+    const res = await t.send(req('GET', '/'), h);
     await res.body.text();
     expect(h.listening).toBe(false);
   });
@@ -81,10 +80,10 @@ describe('the undici transport (one exchange per attempt)', () => {
       else res.end('ok');
     });
     const t = open(1);
-    const res = await sendAndWait(t, req('GET', '/drip'), createAbortHandle());
+    const res = await t.send(req('GET', '/drip'), createAbortHandle());
     res.body.destroy();
     await expect(res.body.text()).rejects.toMatchObject({ code: 'BODY_DESTROYED' });
-    const next = await sendAndWait(t, req('GET', '/'), createAbortHandle());
+    const next = await t.send(req('GET', '/'), createAbortHandle());
     await expect(next.body.text()).resolves.toBe('ok');
     expect(connections.size).toBe(2);
   });
@@ -98,9 +97,9 @@ describe('the undici transport (one exchange per attempt)', () => {
       setTimeout(() => res.end('slow'), req.url === '/first' ? 400 : 0);
     });
     const t = open(1);
-    const first = sendAndWait(t, req('GET', '/first'), createAbortHandle());
+    const first = t.send(req('GET', '/first'), createAbortHandle());
     const h = createAbortHandle();
-    const second = sendAndWait(t, req('GET', '/second'), h);
+    const second = t.send(req('GET', '/second'), h);
     const reason = new Error('attempt timed out');
     const t0 = performance.now();
     setTimeout(() => h.abort(reason), 20);
@@ -108,7 +107,7 @@ describe('the undici transport (one exchange per attempt)', () => {
     // Well before the connection frees up (400 ms): the queue did not hold the rejection.
     expect(performance.now() - t0).toBeLessThan(300);
     await (await first).body.text();
-    const third = await sendAndWait(t, req('GET', '/third'), createAbortHandle());
+    const third = await t.send(req('GET', '/third'), createAbortHandle());
     await third.body.text();
     expect(paths).toEqual(['/first', '/third']);
     // The dropped request cost no connection: the third call reused the first one's.
@@ -120,9 +119,9 @@ describe('the undici transport (one exchange per attempt)', () => {
       setTimeout(() => res.end('slow'), 300);
     });
     const t = open(1);
-    const first = sendAndWait(t, req('GET', '/first'), createAbortHandle());
+    const first = t.send(req('GET', '/first'), createAbortHandle());
     const h = createAbortHandle();
-    const second = sendAndWait(t, req('POST', '/second', 'payload'), h);
+    const second = t.send(req('POST', '/second', 'payload'), h);
     const timeout = new ReadTimeoutError('No answer within 20 ms.', { timeoutMs: 20 });
     setTimeout(() => h.abort(timeout), 20);
     // Nothing was sent: a connect-phase failure, which prazo may send again (even a POST) elsewhere.
@@ -137,7 +136,7 @@ describe('the undici transport (one exchange per attempt)', () => {
       res.end('final');
     });
     const t = open();
-    const res = await sendAndWait(t, req('GET', '/'), createAbortHandle());
+    const res = await t.send(req('GET', '/'), createAbortHandle());
     expect(res.statusCode).toBe(200);
     expect(res.headers['x-final']).toBe('yes');
     await expect(res.body.text()).resolves.toBe('final');
@@ -149,7 +148,7 @@ describe('the undici transport (one exchange per attempt)', () => {
       res.end();
     });
     const t = open();
-    const res = await sendAndWait(t, req('HEAD', '/'), createAbortHandle());
+    const res = await t.send(req('HEAD', '/'), createAbortHandle());
     await expect(res.body.text()).resolves.toBe('');
   });
 
@@ -160,7 +159,7 @@ describe('the undici transport (one exchange per attempt)', () => {
     const t = open();
     const body = new Readable({ read() {} });
     body.push('start');
-    const sent = sendAndWait(t, req('POST', '/', body), createAbortHandle());
+    const sent = t.send(req('POST', '/', body), createAbortHandle());
     await expect(sent).rejects.toBeTruthy();
     expect(body.destroyed).toBe(true);
   });
@@ -186,7 +185,7 @@ describe('the undici transport: backpressure and a failed dispatch', () => {
       pump();
     });
     const t = open(1);
-    const res = await sendAndWait(t, req('GET', '/'), createAbortHandle());
+    const res = await t.send(req('GET', '/'), createAbortHandle());
     await new Promise((resolve) => setTimeout(resolve, 300));
     // Nobody reads: the server is held back by the socket buffers (a few MiB on loopback), not
     // by a client that buffered everything.
@@ -200,7 +199,7 @@ describe('the undici transport: backpressure and a failed dispatch', () => {
     await t.close();
     await t.close(); // a second close is harmless
     const h = createAbortHandle();
-    await expect(sendAndWait(t, req('GET', '/'), h)).rejects.toMatchObject({ code: 'UND_ERR_DESTROYED' });
+    await expect(t.send(req('GET', '/'), h)).rejects.toMatchObject({ code: 'UND_ERR_DESTROYED' });
     expect(h.listening).toBe(false);
   });
 });
@@ -222,12 +221,8 @@ describe('the undici transport keyed by origin', () => {
         connections: 1,
         connectTimeoutMs: 1_000,
       });
-      const a = await sendAndWait(transport, req('GET', '/a'), createAbortHandle());
-      const b = await sendAndWait(
-        transport,
-        { ...req('GET', '/b'), origin: other.origin },
-        createAbortHandle(),
-      );
+      const a = await transport.send(req('GET', '/a'), createAbortHandle());
+      const b = await transport.send({ ...req('GET', '/b'), origin: other.origin }, createAbortHandle());
       await expect(a.body.text()).resolves.toBe('ok');
       await expect(b.body.text()).resolves.toBe('other');
       expect(seen).toEqual([expect.stringMatching(/:\/a$/), 'other:/b']);
@@ -246,7 +241,7 @@ describe('the undici transport keyed by origin', () => {
     });
     const t = open();
     await expect(
-      sendAndWait(t, { ...req('GET', '/'), origin: 'http://127.0.0.1:9' }, createAbortHandle()),
+      t.send({ ...req('GET', '/'), origin: 'http://127.0.0.1:9' }, createAbortHandle()),
     ).rejects.toMatchObject({
       code: 'INVALID_INPUT',
     });

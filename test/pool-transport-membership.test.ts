@@ -1,6 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isPrazoError } from '../src/errors.js';
-import { sendAndWait } from '../src/testing/fake-transport.js';
 import { createPoolTransport } from '../src/transport/pool-transport.js';
 import type { AbortLike, OutgoingRequest, Transport } from '../src/transport/transport.js';
 import { startServer, type TestServer, warmUp } from './support/servers.js';
@@ -67,17 +66,17 @@ describe('the pool transport when its origins change', () => {
     const a = await holdingServer();
     const b = await holdingServer();
     transport = createPoolTransport({ origins: [a.origin], connections: 4, connectTimeoutMs: 1_000 });
-    const inFlight = sendAndWait(transport, get(a.origin, '/slow'), quiet);
+    const inFlight = transport.send(get(a.origin, '/slow'), quiet);
     await until(() => a.held() === 1);
 
     transport.setOrigins?.([b.origin]);
     expect(transport.origins).toEqual([b.origin]);
-    const refused = await sendAndWait(transport, get(a.origin), quiet).then(
+    const refused = await transport.send(get(a.origin), quiet).then(
       () => undefined,
       (error: unknown) => error,
     );
     expect(isPrazoError(refused, 'INVALID_INPUT')).toBe(true);
-    const fromB = await sendAndWait(transport, get(b.origin), quiet);
+    const fromB = await transport.send(get(b.origin), quiet);
     expect(fromB.statusCode).toBe(200);
     await fromB.body.text();
 
@@ -93,7 +92,7 @@ describe('the pool transport when its origins change', () => {
     const b = await holdingServer();
     const t = createPoolTransport({ origins: [a.origin], connections: 4, connectTimeoutMs: 1_000 });
     transport = t;
-    const inFlight = sendAndWait(t, get(a.origin, '/slow'), quiet);
+    const inFlight = t.send(get(a.origin, '/slow'), quiet);
     await until(() => a.held() === 1);
     t.setOrigins?.([b.origin]);
 

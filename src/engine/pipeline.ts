@@ -22,8 +22,11 @@ import type { NormalizedRequeueOptions } from './steps/requeue.js';
  *
  * A callback, not a promise: a promise and its `.then()` per step that looks at the answer (its
  * reaction, its derived promise, two closures and a turn of the microtask queue) were, with the
- * interceptor's own and the transport's, about two fifths of what prazo allocated per call
- * (BENCHMARKS.md, "The outcome as a callback").
+ * interceptor's own, about a third of what prazo allocated per call (BENCHMARKS.md, "The outcome as
+ * a callback"). The transport's promise stays, one per attempt: the attempt step takes it up with
+ * the `.then()` that runs every outcome above it in the async context the attempt was sent in
+ * (the caller's, for the first try and its retries), as an `AsyncLocalStorage` a listener reads
+ * expects; a queue of outcomes shared by all the attempts ran them in their connection's.
  */
 export interface Outcome {
   answered(response: DependencyResponse): void;
@@ -84,8 +87,9 @@ export function failLater(out: Outcome, error: unknown): void {
 }
 
 /**
- * A settled promise: `.then(f)` on it runs `f` on the next turn of the microtask queue. Node's
- * `queueMicrotask()` makes an async resource and a bound function per call; this, a reaction.
+ * A settled promise: `.then(f)` on it runs `f` on the next turn of the microtask queue, in the async
+ * context `.then()` was called in. Node's `queueMicrotask()` makes an async resource and a bound
+ * function per call; this, a reaction.
  */
 const NEXT_TURN = Promise.resolve();
 

@@ -1,6 +1,5 @@
 import type {
   AbortLike,
-  OutgoingRequest,
   RequestBody,
   ResponseBody,
   Transport,
@@ -59,9 +58,8 @@ export function createFakeTransport(
     exchanges,
     closed: false,
     pending: () => exchanges.filter((e) => !e.settled),
-    send(request, signal, out) {
-      // Told on a later turn, as every transport tells (`Transport.send`).
-      const told = new Promise<TransportResponse>((resolve, reject) => {
+    send(request, signal) {
+      return new Promise<TransportResponse>((resolve, reject) => {
         const {
           origin,
           method,
@@ -115,10 +113,6 @@ export function createFakeTransport(
         signal.addEventListener('abort', onAbort);
         onRequest?.(exchange);
       });
-      told.then(
-        (response) => out.exchangeAnswered(response),
-        (error: unknown) => out.exchangeFailed(error),
-      );
     },
     async close() {
       transport.closed = true;
@@ -161,15 +155,4 @@ function fakeBody(text: string, exchange: FakeExchange): ResponseBody {
       yield bytes;
     },
   };
-}
-
-/** What `transport` tells of `request`, as a promise (the transport contract tells an object). */
-export function sendAndWait(
-  transport: Transport,
-  request: OutgoingRequest,
-  signal: AbortLike,
-): Promise<TransportResponse> {
-  return new Promise((resolve, reject) =>
-    transport.send(request, signal, { exchangeAnswered: resolve, exchangeFailed: reject }),
-  );
 }

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ReadTimeoutError } from '../errors.js';
 import { createAbortHandle } from '../testing/abort-handle.js';
-import { sendAndWait } from '../testing/fake-transport.js';
 import { createDispatchTransport, type DispatchFunction } from './dispatch-transport.js';
 import type { OutgoingRequest } from './transport.js';
 
@@ -35,8 +34,7 @@ describe('an exchange dispatched to an undici 6 dispatcher (the older handler AP
       return true;
     };
     const written: string[] = [];
-    const sent = sendAndWait(
-      createDispatchTransport(['http://127.0.0.1:1'], () => dispatch),
+    const sent = createDispatchTransport(['http://127.0.0.1:1'], () => dispatch).send(
       request(written),
       createAbortHandle(),
     );
@@ -75,8 +73,7 @@ describe('an exchange dispatched to an undici 6 dispatcher (the older handler AP
     };
     const written: string[] = [];
     const signal = createAbortHandle();
-    const sent = sendAndWait(
-      createDispatchTransport(['http://127.0.0.1:1'], () => dispatch),
+    const sent = createDispatchTransport(['http://127.0.0.1:1'], () => dispatch).send(
       request(written),
       signal,
     );

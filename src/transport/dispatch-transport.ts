@@ -40,10 +40,10 @@ export function createDispatchTransport(
 ): Transport {
   return {
     origins,
-    send(request, signal, out) {
+    send(request, signal) {
       const body = request.requestBody;
       const exchange = exchangeFor(request);
-      exchange.open(signal, body, request, out);
+      const promise = exchange.open(signal, body, request);
       const timeoutMs = request.transportTimeoutMs;
       try {
         dispatch()(
@@ -61,6 +61,7 @@ export function createDispatchTransport(
       } catch (error) {
         exchange.stop(error instanceof Error ? error : new Error(String(error)));
       }
+      return promise;
     },
     close() {
       return Promise.resolve();

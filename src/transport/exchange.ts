@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ConnectTimeoutError, ReadTimeoutError } from '../errors.js';
 import { IncomingBody } from './incoming-body.js';
-import type { AbortLike, ExchangeOutcome, OutgoingRequest, TransportResponse } from './transport.js';
+import type { AbortLike, OutgoingRequest, TransportResponse } from './transport.js';
 
 /**
  * What an exchange uses of undici's per-request controller: the same methods on undici 7 (its
@@ -15,8 +15,7 @@ export interface RequestController {
 
 /**
  * One attempt's exchange with an undici dispatcher: the dispatch handler that turns undici's
- * callbacks into the outcome its transport's caller is told (`ExchangeOutcome`: the status and
- * headers, or the error), and feeds an {@link IncomingBody}.
+ * callbacks into a promise of the status and headers, and feeds an {@link IncomingBody}.
  *
  * prazo drives `dispatch()` with this handler instead of calling `request()`, which wraps every
  * request in an `AsyncResource`, follows an abort signal with a listener and a closure, and builds
@@ -46,37 +45,43 @@ export class Exchange implements TransportResponse {
   statusCode = 0;
   /** The response's headers, once it has started. */
   headers: TransportResponse['headers'] = NO_HEADERS;
-  /** Who is told the outcome, until told. */
-  #out: ExchangeOutcome | null = null;
-  /** The exchange failed with {@link Exchange.#error} (not answered). */
-  #failed = false;
-  #error: unknown = undefined;
+  #resolve: (response: TransportResponse) => void = ignore;
+  #reject: (error: unknown) => void = ignore;
   #signal: AbortLike | null = null;
   #requestBody: unknown = undefined;
   #request: OutgoingRequest | null = null;
   /** undici's controller of this request, from the moment it is written until it ends. */
   #controller: RequestController | null = null;
   #body: IncomingBody | null = null;
-  /** The outcome is known (headers arrived, or the exchange failed or was aborted first). */
+  /** The promise is settled (headers arrived, or the exchange failed or was aborted first). */
   #settled = false;
   #aborted: Error | null = null;
   /** What undici 6's older API offers instead of a controller: its abort, and its resume after a pause. */
   #legacy: LegacyController | null = null;
 
   /**
-   * Starts the exchange of `request` (its body `requestBody`), aborted through `signal`; `out` is
-   * told its outcome — this exchange itself once the status and headers are in (`statusCode`,
-   * `headers`, `body`: the answer is read from the object the attempt already is), or the error —
-   * on a later turn than the one it became known in (see {@link Exchange.tellLater}). The
-   * transport dispatches it next. A signal already aborted fails it at once (nothing is sent).
+   * Starts the exchange of `request` (its body `requestBody`), aborted through `signal`, and
+   * returns its promise, which settles with this exchange itself once the status and headers are in
+   * (`statusCode`, `headers`, `body`): the answer is read from the object the attempt already is.
+   * The transport dispatches it next. A signal already aborted fails it at once (nothing is sent).
    */
-  open(signal: AbortLike, requestBody: unknown, request: OutgoingRequest | null, out: ExchangeOutcome): void {
-    this.#out = out;
+  open(
+    signal: AbortLike,
+    requestBody: unknown,
+    request: OutgoingRequest | null = null,
+  ): Promise<TransportResponse> {
+    // The promise's executor is one function for every exchange, not a closure made per exchange.
+    const promise = new Promise<TransportResponse>(capture);
+    this.#resolve = captured.resolve!;
+    this.#reject = captured.reject!;
+    captured.resolve = null;
+    captured.reject = null;
     this.#signal = signal;
     this.#requestBody = requestBody;
     this.#request = request;
     if (signal.aborted) this.stop(toError(signal.reason));
     else signal.addEventListener('abort', this);
+    return promise;
   }
 
   /** The attempt was aborted (its timeout, a winning hedge copy, the caller's signal). */
@@ -85,9 +90,9 @@ export class Exchange implements TransportResponse {
   }
 
   /**
-   * Stops the exchange with `reason`. Before the request is written (still queued in the pool) it
-   * fails at once (told on the next turn) and the request is dropped when its turn comes; after,
-   * undici closes the connection.
+   * Stops the exchange with `reason`. Before the request is written (still queued in the pool) the
+   * promise rejects at once and the request is dropped when its turn comes; after, undici closes
+   * the connection.
    */
   stop(reason: Error): void {
     if (this.#controller !== null) {
@@ -136,7 +141,7 @@ export class Exchange implements TransportResponse {
     this.statusCode = statusCode;
     this.headers = headers as TransportResponse['headers'];
     this.#settled = true;
-    Exchange.tellLater(this);
+    this.#resolve(this);
   }
 
   onResponseData(controller: RequestController, chunk: Buffer): void {
@@ -217,65 +222,7 @@ export class Exchange implements TransportResponse {
   #fail(error: unknown): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.#failed = true;
-    this.#error = error;
-    Exchange.tellLater(this);
-  }
-
-  // --- telling the outcome ------------------------------------------------------------------------
-
-  /**
-   * Exchanges whose outcome is known, to be told on the next turn, oldest first: the first
-   * {@link Exchange.#knownCount} slots (the others null). Its room is kept between turns — an
-   * array emptied by `length = 0` gives its room back, and the next push makes it again.
-   */
-  static readonly #known: (Exchange | null)[] = [];
-  static #knownCount = 0;
-  static #tellScheduled = false;
-
-  /**
-   * Tells `exchange`'s outcome on the next turn of the microtask queue, with every other exchange
-   * whose outcome became known before that turn, in the order they did. The outcome is taken up
-   * after undici's parser has run its callbacks for what arrived (a small body has arrived whole by
-   * then) and never from inside the dispatch that opened the exchange — as a promise's `.then()`
-   * would, without a promise, its resolving functions and a reaction per exchange.
-   */
-  static tellLater(exchange: Exchange): void {
-    Exchange.#known[Exchange.#knownCount++] = exchange;
-    if (Exchange.#tellScheduled) return;
-    Exchange.#tellScheduled = true;
-    NEXT_TURN.then(Exchange.#tellKnown);
-  }
-
-  static #tellKnown(this: void): void {
-    const known = Exchange.#known;
-    // An outcome told may make another known (a losing copy aborted): it is told in this same run.
-    for (let i = 0; i < Exchange.#knownCount; i++) {
-      const exchange = known[i]!;
-      known[i] = null;
-      try {
-        exchange.#tell();
-      } catch (error) {
-        // An outcome must not throw; one that does is a defect, surfaced as an uncaught exception
-        // rather than left to stop the outcomes queued behind it.
-        process.nextTick(rethrow, error);
-      }
-    }
-    Exchange.#knownCount = 0;
-    Exchange.#tellScheduled = false;
-  }
-
-  #tell(): void {
-    const out = this.#out;
-    if (out === null) return;
-    this.#out = null;
-    if (!this.#failed) {
-      out.exchangeAnswered(this);
-      return;
-    }
-    const error = this.#error;
-    this.#error = undefined;
-    out.exchangeFailed(error);
+    this.#reject(error);
   }
 
   #release(): void {
@@ -315,18 +262,22 @@ function headersOf(raw: Buffer[]): IncomingHttpHeaders {
   return headers;
 }
 
-/**
- * A settled promise: `.then(f)` on it runs `f` on the next turn of the microtask queue. Node's
- * `queueMicrotask()` makes an async resource and a bound function per call; this, a reaction.
- */
-const NEXT_TURN = Promise.resolve();
-
-function rethrow(error: unknown): never {
-  throw error;
-}
+function ignore(): void {}
 
 /** The headers of an exchange whose response has not started. */
 const NO_HEADERS: TransportResponse['headers'] = Object.freeze({});
+
+/** The resolving functions of the promise {@link capture} last ran for (`open` takes them at once). */
+const captured: {
+  resolve: ((response: TransportResponse) => void) | null;
+  reject: ((error: unknown) => void) | null;
+} = { resolve: null, reject: null };
+
+/** The executor of every exchange's promise: it runs synchronously, inside `new Promise()`. */
+function capture(resolve: (response: TransportResponse) => void, reject: (error: unknown) => void): void {
+  captured.resolve = resolve;
+  captured.reject = reject;
+}
 
 /**
  * The error of an attempt stopped before its request was written. undici hands a request its

@@ -87,16 +87,12 @@ export function createPoolTransport(options: PoolTransportOptions): Transport {
       for (const origin of next) if (!pools.has(origin)) pools.set(origin, open(origin));
       origins = next;
     },
-    send(request, signal, out) {
+    send(request, signal) {
       const pool = pools.get(request.origin);
-      if (pool === undefined) {
-        const error = unknownOrigin(request.origin, origins);
-        Promise.resolve().then(() => out.exchangeFailed(error));
-        return;
-      }
+      if (pool === undefined) return Promise.reject(unknownOrigin(request.origin, origins));
       const body = request.requestBody;
       const exchange = exchangeFor(request);
-      exchange.open(signal, body, request, out);
+      const promise = exchange.open(signal, body, request);
       const timeoutMs = request.transportTimeoutMs;
       pool.dispatch(
         {
@@ -109,6 +105,7 @@ export function createPoolTransport(options: PoolTransportOptions): Transport {
         },
         exchange as Dispatcher.DispatchHandler,
       );
+      return promise;
     },
     close() {
       // Once: undici rejects a second close() of a pool.

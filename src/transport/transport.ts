@@ -49,14 +49,6 @@ export interface AbortLike {
   removeEventListener(type: 'abort', listener: AbortListener): void;
 }
 
-/** Where a transport tells the outcome of one request (see `Transport.send`). */
-export interface ExchangeOutcome {
-  /** The response started: its status and headers are in, its body follows. */
-  exchangeAnswered(response: TransportResponse): void;
-  /** The request failed before its response started. */
-  exchangeFailed(error: unknown): void;
-}
-
 /**
  * One attempt as the transport sends it. prazo's attempt object is this request, its abort handle
  * and its exchange (`exchange.ts`), so sending allocates nothing more; an undici interceptor has the
@@ -97,13 +89,11 @@ export interface Transport {
   /** The dependency's instances, as normalised origins; the engine's instance numbers index it. */
   readonly origins: readonly string[];
   /**
-   * Sends one request and tells `out` its outcome, once, on a later turn than the call (never from
-   * inside it, and it never throws): the response once its status and headers are in, or the
-   * transport's error — `signal.reason` once aborted; an attempt that its own `READ_TIMEOUT` stops
-   * before its request was written fails with `CONNECT_TIMEOUT` instead (nothing was sent: safe to
-   * send again, even a POST). prazo's attempt is its own `out`: no promise per attempt.
+   * Sends one request. Rejects with the transport's error, or with `signal.reason` once aborted;
+   * an attempt that its own `READ_TIMEOUT` stops before its request was written rejects with
+   * `CONNECT_TIMEOUT` instead (nothing was sent: safe to send again, even a POST).
    */
-  send(request: OutgoingRequest, signal: AbortLike, out: ExchangeOutcome): void;
+  send(request: OutgoingRequest, signal: AbortLike): Promise<TransportResponse>;
   /**
    * Replaces the set of origins (live membership): an added origin can be sent to at once; a
    * removed one takes no new request, finishes those it holds, then closes its connections.
