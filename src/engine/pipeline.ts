@@ -22,7 +22,7 @@ import type { NormalizedRequeueOptions } from './steps/requeue.js';
  *
  * A callback, not a promise: a promise and its `.then()` per step that looks at the answer (its
  * reaction, its derived promise, two closures and a turn of the microtask queue) were, with the
- * interceptor's own, about a third of what prazo allocated per call (BENCHMARKS.md, "The outcome as
+ * interceptor's own, about a fifth of what prazo allocated per call (BENCHMARKS.md, "The outcome as
  * a callback"). The transport's promise stays, one per attempt: the attempt step takes it up with
  * the `.then()` that runs every outcome above it in the async context the attempt was sent in
  * (the caller's, for the first try and its retries), as an `AsyncLocalStorage` a listener reads
