@@ -251,7 +251,15 @@ describe('the in-memory store against a model: its slab, hash table and write or
     'scope-é\u0000key', // Latin-1 beyond ASCII: still in the slab
     'scope-ключ\u0000key', // beyond Latin-1: on the side
   ];
-  const PATHS = ['/orders', '/orders?id=1', `/${'p'.repeat(900)}`, '/caf\u00e9', '/\u20ac'];
+  // More paths than the store interns (16): the later ones go into the slab.
+  const PATHS = [
+    '/orders',
+    '/orders?id=1',
+    `/${'p'.repeat(900)}`,
+    '/caf\u00e9',
+    '/\u20ac',
+    ...Array.from({ length: 20 }, (_, i) => `/orders/${i}`),
+  ];
   const HEADERS: Record<string, string | string[]>[] = [
     {},
     { 'content-type': 'application/json' },
