@@ -171,11 +171,18 @@ export function findDeadlineError(error: unknown): PrazoError | undefined {
 /** A request's deadline and what the adapter must do with it. */
 export type DeadlineScope =
   /** The request arrived after its limit: answer 504 at once, do not run the handler. */
-  | { readonly expired: true; readonly deadline: Deadline; readonly hop: HopTally | undefined }
+  | {
+      readonly expired: true;
+      readonly deadline: Deadline;
+      readonly hop: HopTally | undefined;
+      readonly arrivalMs: number;
+    }
   /** Run the handler; everything armed is released when the response ends or the client goes away. */
   | {
       readonly expired: false;
       readonly deadline: Deadline;
+      /** When the request arrived: epoch ms of the options' clock (the deadline's). */
+      readonly arrivalMs: number;
       /**
        * Where the request's time goes (undefined with `serverTiming: 'none'`): run the handler
        * inside {@link runInScope}, and call {@link handlerStarted} when admission lets it through.
@@ -221,7 +228,7 @@ export function openDeadlineScope(
       options.serverTiming === 'all' || (options.serverTiming === 'trusted' && trusted),
       options.clock,
     );
-  if (arrivalMs >= arrivalLimitMs) return { expired: true, deadline, hop };
+  if (arrivalMs >= arrivalLimitMs) return { expired: true, deadline, hop, arrivalMs };
   // Skew excuses the arrival and prazo's own 504, never the deadline the handler passes on.
   const answerBy = arrivalLimitMs > deadline.limitMs ? Deadline.at(arrivalLimitMs, options.clock) : deadline;
 
@@ -261,6 +268,7 @@ export function openDeadlineScope(
   return {
     expired: false,
     deadline,
+    arrivalMs,
     hop,
     release,
     onRelease(callback) {

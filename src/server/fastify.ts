@@ -164,9 +164,17 @@ const plugin: FastifyPluginCallback<DeadlinePluginOptions> = (fastify, options, 
       );
     };
     if (idempotency === undefined) return admit();
-    idempotency.handle(request.raw, reply.raw, scope.deadline, admit, (status, headers, body) => {
-      if (!reply.sent) void reply.code(status).headers(headers).send(body);
-    });
+    idempotency.handle(
+      request.raw,
+      reply.raw,
+      scope.deadline,
+      admit,
+      (status, headers, body) => {
+        if (!reply.sent) void reply.code(status).headers(headers).send(body);
+      },
+      undefined,
+      scope.arrivalMs,
+    );
   });
   // Body parsing resumes from stream events, outside the context entered above: enter it again right
   // before the handler so that currentDeadline() works there too.

@@ -147,7 +147,7 @@ export function withDeadlineHandler(
     }
     if (idempotency !== undefined) {
       const run = (): void => void admit(request, res, criticality);
-      return idempotency.handle(req, res, scope.deadline, run);
+      return idempotency.handle(req, res, scope.deadline, run, undefined, undefined, scope.arrivalMs);
     }
     return admit(request, res, criticality);
   };

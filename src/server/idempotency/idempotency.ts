@@ -119,7 +119,9 @@ export interface Idempotency {
   stats(): IdempotencyStats;
   /**
    * Puts one request through the layer: `run` continues to the handler (at most once), or the layer
-   * answers with `reply`. Never rejects.
+   * answers with `reply`. Never rejects. `arrivalMs`: the adapter's reading of `deadline.clock` as
+   * the request arrived, taken as the layer's time now when that clock is the layer's own (one
+   * reading fewer per request).
    * @internal Called by the adapters.
    */
   handle(
@@ -129,6 +131,7 @@ export interface Idempotency {
     run: () => void,
     reply?: IdempotencyReply,
     parsedBody?: () => unknown,
+    arrivalMs?: number,
   ): void;
 }
 
@@ -368,10 +371,12 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     }
   }
 
-  const handle: Idempotency['handle'] = (req, res, deadline, run, reply, parsedBody) => {
+  const handle: Idempotency['handle'] = (req, res, deadline, run, reply, parsedBody, arrivalMs) => {
     const method = req.method ?? 'GET';
     if (!o.methods.has(method)) return run();
-    const parsed = parseIdempotencyKey(req.headers[IDEMPOTENCY_KEY_HEADER]);
+    // Node builds `req.headers` behind a getter: read it once.
+    const headers = req.headers;
+    const parsed = parseIdempotencyKey(headers[IDEMPOTENCY_KEY_HEADER]);
     if (parsed === undefined) {
       if (!o.required) return run();
       stats.invalidKeys++;
@@ -400,9 +405,9 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     if (path === lastPath) path = lastPath;
     else lastPath = path;
     const body = tapBody(req, parsedBody);
-    const now = clock.now();
-    const sent = req.headers[DEADLINE_HEADER];
-    const grpc = req.headers[GRPC_TIMEOUT_HEADER];
+    const now = arrivalMs !== undefined && deadline.clock === clock ? arrivalMs : clock.now();
+    const sent = headers[DEADLINE_HEADER];
+    const grpc = headers[GRPC_TIMEOUT_HEADER];
     // The caller's own limit, which may be later than this service's cap (held to maxLifetimeMs).
     const callerLimitMs =
       sent === undefined && grpc === undefined
