@@ -26,11 +26,16 @@
  * the layer).
  *
  *   npm run build && node --import tsx bench/idempotency-instructions.bench.ts \
- *     [--pairs 16] [--requests 1000] [--warmup 25000] [--concurrency 4] [--json]
+ *     [--pairs 16] [--requests 1000] [--warmup 25000] [--concurrency 4] [--uuid-keys] [--json]
+ *
+ * The keys are short (`"bench-12345"`, 11–13 characters) unless `--uuid-keys`: then each is a random
+ * UUID as prazo's client mints them (`idempotencyKey: 'auto'`, 36 characters). The layer reads, hashes
+ * and stores a key character by character, so its cost grows with the key's length.
  *
  * Needs `valgrind` (Debian: `apt-get install -y valgrind`). About 8 minutes with the defaults here.
  * Not part of `npm test`.
  */
+import { randomUUID } from 'node:crypto';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
@@ -47,6 +52,7 @@ const REQUESTS = arg('requests', 1_000);
 const WARMUP = arg('warmup', 25_000);
 const CONCURRENCY = arg('concurrency', 4);
 const BODY = '{"item":42,"quantity":2}';
+const UUID_KEYS = process.argv.includes('--uuid-keys');
 
 type Variant = 'adapter' | 'adapter + idempotency (memory)';
 const VARIANTS: readonly Variant[] = ['adapter', 'adapter + idempotency (memory)'];
@@ -87,7 +93,10 @@ async function load(variant: Variant, count: number): Promise<void> {
         path: '/orders',
         method: 'POST',
         body: BODY,
-        headers: { 'content-type': 'application/json', 'idempotency-key': `"bench-${sequence++}"` },
+        headers: {
+          'content-type': 'application/json',
+          'idempotency-key': UUID_KEYS ? `"${randomUUID()}"` : `"bench-${sequence++}"`,
+        },
       });
       await res.body.dump();
       if (res.statusCode !== 201) failed++;
@@ -127,6 +136,7 @@ const result = {
   requests: REQUESTS,
   warmup: WARMUP,
   concurrency: CONCURRENCY,
+  keys: UUID_KEYS ? 'uuid' : 'short',
   adapterPerRequest: Math.round(median(perRequest.adapter)),
   layerPerRequest: Math.round(median(perRequest['adapter + idempotency (memory)'])),
   ratio: Math.sqrt(median(abPairs) * median(baPairs)),
@@ -137,7 +147,7 @@ const result = {
 if (process.argv.includes('--json')) console.log(JSON.stringify(result));
 else {
   console.log(
-    `Node ${result.node}; ${PAIRS} ABBA pairs of ${REQUESTS} keyed POSTs, ${CONCURRENCY} in flight, after ${WARMUP} on each port`,
+    `Node ${result.node}; ${PAIRS} ABBA pairs of ${REQUESTS} keyed POSTs (${UUID_KEYS ? 'random UUID keys' : 'short keys'}), ${CONCURRENCY} in flight, after ${WARMUP} on each port`,
   );
   console.log('| server | instructions per keyed POST (median of segments) |');
   console.log('| --- | ---: |');
