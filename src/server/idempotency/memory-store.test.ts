@@ -251,7 +251,7 @@ describe('the in-memory store against a model: its slab, hash table and write or
     'scope-é\u0000key', // Latin-1 beyond ASCII: still in the slab
     'scope-ключ\u0000key', // beyond Latin-1: on the side
   ];
-  // More paths than the store interns (16): the later ones go into the slab.
+  // More paths than the store interns (16), and one longer than it interns (128): those go into the slab.
   const PATHS = [
     '/orders',
     '/orders?id=1',

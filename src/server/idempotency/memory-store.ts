@@ -54,6 +54,11 @@ const MAX_INTERNED = 64;
  * written out after that.
  */
 const MAX_INTERNED_PATHS = 16;
+/**
+ * Longest path interned: an interned path stays for the store's life, where a record's leaves with
+ * it, so a long path (a query string with a token in it) is written into its records instead.
+ */
+const MAX_INTERNED_PATH_LENGTH = 128;
 /** Header sets shared per store; a response with others keeps its headers in its slot. */
 const MAX_HEADER_SETS = 64;
 
@@ -401,7 +406,8 @@ class SlabStore implements SlotKeys {
       methodId = this.#internLast(this.#lastMethod, this.#interned, MAX_INTERNED, method);
       if (methodId === -1) pathText = `${method} ${path}`;
       else {
-        pathId = this.#internLast(this.#lastPath, this.#internedPaths, MAX_INTERNED_PATHS, path);
+        if (path.length <= MAX_INTERNED_PATH_LENGTH)
+          pathId = this.#internLast(this.#lastPath, this.#internedPaths, MAX_INTERNED_PATHS, path);
         pathText = pathId === -1 ? path : '';
       }
     }
