@@ -505,7 +505,11 @@ for (const entry of entryPoints) {
       const deadline = Deadline.after(900);
       await withDeadline(deadline, () => c.call(server.origin, '/x'));
       deadline.dispose();
-      expect(server.seen.deadlines).toEqual([String(deadline.limitMs)]);
+      // Every request carries the caller's limit: a retry sends the same one, never a later one. A
+      // retry is not the point here: in CI on a slow day (2026-12-07) a stall of the test process,
+      // where the server runs too, outlasted the 420 ms read timeout and the call was rightly retried.
+      expect(server.seen.deadlines.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(server.seen.deadlines)).toEqual(new Set([String(deadline.limitMs)]));
     });
 
     it('refuses before the call, leaving the server untouched, when the deadline cannot hold its p99', async () => {
