@@ -160,18 +160,21 @@ describe.each(Object.keys(adapters))('%s with admission', (name) => {
     const { url, admission } = await start(
       async () => {
         calls++;
-        await sleep(400);
+        await sleep(1_000);
         return { ok: true };
       },
       { maxInFlight: 1 },
     );
-    const first = call(url);
+    const first = call(url, within(3_000));
     await sleep(30);
     const queued = await call(url, within(120));
     const firstStatus = (await first).status;
     expect(queued.status).toBe(504);
     expect(queued.body.error).toMatchObject({ code: 'DEADLINE_EXCEEDED' });
-    expect(queued.ms).toBeLessThan(350);
+    // At its 120 ms deadline, not when the first request's second is over. The bound leaves room for
+    // a stall of the shared machine: in CI on a slow day (2026-12-07) the 504 took 507 ms, against a
+    // bound of 350 ms when the first request took 400.
+    expect(queued.ms).toBeLessThan(700);
     expect(admission.queueLength).toBe(0);
     expect(firstStatus).toBe(200);
     expect(calls).toBe(1);
