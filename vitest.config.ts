@@ -65,6 +65,13 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.test.ts', 'lab/test/**/*.test.ts'],
           exclude: [...REAL_TIME_LOAD_FILES, ...REAL_TIME_COMPANION_FILES],
+          // In CI (`.ci/run` sets CI), one more run for a test that fails: many of these files bound
+          // real time on a shared 2-core machine, and on 2026-12-07 two of three clean runs had one
+          // such miss each, in different tests (a 504 that took 507 ms against a bound of 350, a
+          // call retried after a stall), each passing alone. A broken behaviour fails both runs, and
+          // the run ends by listing every test that passed only on its retry
+          // (test/support/skipped-reporter.ts). Locally a miss fails at once, to be looked at.
+          retry: process.env.CI ? 1 : 0,
         },
       },
       // Then the real-time load tests (`npm run test:load`; `npm test` runs the two projects above),

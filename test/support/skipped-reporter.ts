@@ -3,32 +3,55 @@ import type { Reporter, TestCase, TestModule, TestSuite } from 'vitest/node';
 /**
  * Ends the run with one line per skipped group of tests, so a skip is never silent: the suite or
  * test (whose name says what it needs, e.g. "… — skipped: needs Node ≥ 22.19 and undici 8") and how
- * many tests it holds. A test skipped with `ctx.skip(note)` shows its note.
+ * many tests it holds. A test skipped with `ctx.skip(note)` shows its note. Then one line per test
+ * that passed only on a retry (a project's `retry` option), so that a flaky test is never silent
+ * either.
  */
 export default class SkippedReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
-    const lines: string[] = [];
-    let total = 0;
-    for (const module of testModules) {
-      const reported = new Set<TestSuite | TestModule | TestCase>();
-      for (const test of module.children.allTests('skipped')) {
-        if (test.options.mode === 'todo') continue;
-        total++;
-        const group = widestSkipped(test);
-        if (reported.has(group)) continue;
-        reported.add(group);
-        const result = test.result();
-        const note = result.state === 'skipped' ? result.note : undefined;
-        const where = group.type === 'test' ? group.fullName : group.type === 'suite' ? group.fullName : '';
-        const count = group.type === 'test' ? '' : ` (${[...group.children.allTests()].length} tests)`;
-        lines.push(
-          `  ${module.moduleId.replace(`${module.project.config.root}/`, '')}${where ? ` > ${where}` : ''}${count}${note ? ` — ${note}` : ''}`,
-        );
-      }
-    }
-    if (total === 0) return;
-    process.stdout.write(`\n ${total} skipped, and why:\n${lines.join('\n')}\n`);
+    reportSkipped(testModules);
+    reportFlaky(testModules);
   }
+}
+
+/** The tests that failed, then passed on a retry: one line each, with how many runs it took. */
+function reportFlaky(testModules: ReadonlyArray<TestModule>): void {
+  const lines: string[] = [];
+  for (const module of testModules)
+    for (const test of module.children.allTests('passed')) {
+      const diagnostic = test.diagnostic();
+      if (diagnostic?.flaky !== true) continue;
+      lines.push(
+        `  ${module.moduleId.replace(`${module.project.config.root}/`, '')} > ${test.fullName} (passed on run ${diagnostic.retryCount + 1})`,
+      );
+    }
+  if (lines.length === 0) return;
+  process.stdout.write(`\n ${lines.length} passed only on a retry:\n${lines.join('\n')}\n`);
+}
+
+/** One line per skipped group of tests (see above). */
+function reportSkipped(testModules: ReadonlyArray<TestModule>): void {
+  const lines: string[] = [];
+  let total = 0;
+  for (const module of testModules) {
+    const reported = new Set<TestSuite | TestModule | TestCase>();
+    for (const test of module.children.allTests('skipped')) {
+      if (test.options.mode === 'todo') continue;
+      total++;
+      const group = widestSkipped(test);
+      if (reported.has(group)) continue;
+      reported.add(group);
+      const result = test.result();
+      const note = result.state === 'skipped' ? result.note : undefined;
+      const where = group.type === 'test' ? group.fullName : group.type === 'suite' ? group.fullName : '';
+      const count = group.type === 'test' ? '' : ` (${[...group.children.allTests()].length} tests)`;
+      lines.push(
+        `  ${module.moduleId.replace(`${module.project.config.root}/`, '')}${where ? ` > ${where}` : ''}${count}${note ? ` — ${note}` : ''}`,
+      );
+    }
+  }
+  if (total === 0) return;
+  process.stdout.write(`\n ${total} skipped, and why:\n${lines.join('\n')}\n`);
 }
 
 /** The outermost suite (or the module) all of whose tests are skipped, or the test itself. */
