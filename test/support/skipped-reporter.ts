@@ -14,19 +14,31 @@ export default class SkippedReporter implements Reporter {
   }
 }
 
-/** The tests that failed, then passed on a retry: one line each, with how many runs it took. */
+/** The tests that failed, then passed on a retry: one line each, with how many runs it took and what the earlier runs failed with. */
 function reportFlaky(testModules: ReadonlyArray<TestModule>): void {
   const lines: string[] = [];
+  let flaky = 0;
   for (const module of testModules)
     for (const test of module.children.allTests('passed')) {
       const diagnostic = test.diagnostic();
       if (diagnostic?.flaky !== true) continue;
+      flaky++;
       lines.push(
         `  ${module.moduleId.replace(`${module.project.config.root}/`, '')} > ${test.fullName} (passed on run ${diagnostic.retryCount + 1})`,
       );
+      // What the earlier runs failed with (vitest keeps their errors on a test that passed on a retry).
+      const result = test.result();
+      for (const error of (result.state === 'passed' ? result.errors : undefined) ?? [])
+        lines.push(`    failed before with: ${firstLine(error.message)}`);
     }
-  if (lines.length === 0) return;
-  process.stdout.write(`\n ${lines.length} passed only on a retry:\n${lines.join('\n')}\n`);
+  if (flaky === 0) return;
+  process.stdout.write(`\n ${flaky} passed only on a retry:\n${lines.join('\n')}\n`);
+}
+
+/** The first line of an error's message, at most 400 characters. */
+function firstLine(message: string | undefined): string {
+  const line = (message ?? '(no message)').split('\n')[0]!;
+  return line.length > 400 ? `${line.slice(0, 400)}…` : line;
 }
 
 /** One line per skipped group of tests (see above). */
