@@ -28,8 +28,12 @@ function reportFlaky(testModules: ReadonlyArray<TestModule>): void {
       );
       // What the earlier runs failed with (vitest keeps their errors on a test that passed on a retry).
       const result = test.result();
-      for (const error of (result.state === 'passed' ? result.errors : undefined) ?? [])
+      for (const error of (result.state === 'passed' ? result.errors : undefined) ?? []) {
         lines.push(`    failed before with: ${firstLine(error.message)}`);
+        // An assertion on a value shows the value received: its first lines.
+        if (error.actual !== undefined)
+          for (const line of error.actual.split('\n').slice(0, 8)) lines.push(`      ${line.slice(0, 200)}`);
+      }
     }
   if (flaky === 0) return;
   process.stdout.write(`\n ${flaky} passed only on a retry:\n${lines.join('\n')}\n`);
