@@ -31,8 +31,13 @@ function reportFlaky(testModules: ReadonlyArray<TestModule>): void {
       for (const error of (result.state === 'passed' ? result.errors : undefined) ?? []) {
         lines.push(`    failed before with: ${firstLine(error.message)}`);
         // An assertion on a value shows the value received: its first lines.
-        if (error.actual !== undefined)
-          for (const line of error.actual.split('\n').slice(0, 8)) lines.push(`      ${line.slice(0, 200)}`);
+        // (`actual` is a string in Vitest's types, not always in its reports: written as it comes.)
+        const actual: unknown = error.actual;
+        if (actual !== undefined) {
+          const text =
+            typeof actual === 'string' ? actual : (JSON.stringify(actual, null, 2) ?? String(actual));
+          for (const line of text.split('\n').slice(0, 8)) lines.push(`      ${line.slice(0, 200)}`);
+        }
       }
     }
   if (flaky === 0) return;
