@@ -10,6 +10,7 @@ import { dependency } from '../src/client/dependency.js';
 import { checkFleetDrift } from '../src/fleet/fleet-drift.js';
 import { createFleetLatencyFeed, type FleetLatencyStaleEvent } from '../src/fleet/fleet-latency-feed.js';
 import { createPrometheusApi } from '../src/fleet/prometheus-api.js';
+import { readFleetLatency } from '../src/fleet/read-fleet-latency.js';
 import { instrument } from '../src/observe/prometheus.js';
 import { DURATION_BUCKETS_SECONDS } from '../src/wire/metric-names.js';
 import { alive, poll, startPrometheus, stopByPid, type TestPrometheus } from './support/prometheus-server.js';
@@ -128,8 +129,22 @@ describe.skipIf(!prometheusBin)(`${title}${skipped}`, () => {
       tolerance: 0.5,
       minSamples: 100,
     });
-    expect(report.fleetP99Ms).toBeGreaterThan(20);
-    expect(report.fleetP99Ms).toBeLessThan(150);
+    // On a failure, the steps the fleet's p99 was read from and those left out, against the time
+    // process 2 was slow (a CI run on a loaded machine read 361 ms here, and said nothing of why).
+    let steps = '';
+    if (!(report.fleetP99Ms !== null && report.fleetP99Ms > 20 && report.fleetP99Ms < 150)) {
+      const { selection } = await readFleetLatency(createPrometheusApi({ url }), {
+        dependency: 'inventory',
+        match: 'job="checkout"',
+        rangeMs: 120_000,
+        stepMs: STEP_S * 1000,
+      });
+      const step = (x: { startMs: number; count: number; p50Ms: number; p99Ms: number }) =>
+        `${x.startMs - loadStartMs} ms: ${x.count} calls, p50 ${x.p50Ms}, p99 ${x.p99Ms}`;
+      steps = `degraded ${degradedFromMs - loadStartMs}–${degradedToMs - loadStartMs} ms after the load started; kept: ${selection.included.map(step).join('; ')}; left out: ${selection.excluded.map((x) => `${step(x)} (${x.reason})`).join('; ')}`;
+    }
+    expect(report.fleetP99Ms, steps).toBeGreaterThan(20);
+    expect(report.fleetP99Ms, steps).toBeLessThan(150);
     const instance = (i: number) => `127.0.0.1:${fleet[i]!.port}`;
     expect(report.processes.map((p) => p.process['instance']).sort()).toEqual([0, 1, 2].map(instance).sort());
     expect(report.drifted.map((p) => [p.process['instance'], p.readMs, p.direction]).sort()).toEqual(
