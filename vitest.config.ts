@@ -39,7 +39,7 @@ export default defineConfig({
     // timeouts or scrapes (a whole run keeps the cores about half busy), so more files overlap those
     // waits. The real-time project takes two: one load test and one companion.
     maxWorkers: 4,
-    reporters: ['default', './test/support/skipped-reporter.ts'],
+    reporters: ['default', './test/support/end-of-run-reporter.ts'],
     projects: [
       // Unit and property tests (fake clock), in threads that keep their modules from file to file: a
       // unit test leaves no global state behind (timers, the global dispatcher, process listeners).
@@ -70,7 +70,7 @@ export default defineConfig({
           // such miss each, in different tests (a 504 that took 507 ms against a bound of 350, a
           // call retried after a stall), each passing alone. A broken behaviour fails both runs, and
           // the run ends by listing every test that passed only on its retry
-          // (test/support/skipped-reporter.ts). Locally a miss fails at once, to be looked at.
+          // (test/support/end-of-run-reporter.ts). Locally a miss fails at once, to be looked at.
           retry: process.env.CI ? 1 : 0,
         },
       },

@@ -7,7 +7,7 @@ import type { Reporter, TestCase, TestModule, TestSuite } from 'vitest/node';
  * that passed only on a retry (a project's `retry` option), so that a flaky test is never silent
  * either.
  */
-export default class SkippedReporter implements Reporter {
+export default class EndOfRunReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     reportSkipped(testModules);
     reportFlaky(testModules);
