@@ -88,6 +88,40 @@ describe.each(kinds)('a keyed POST with the $kind store', ({ kind, skip }) => {
     },
   );
 
+  it.skipIf(skip !== undefined)(
+    'a call that failed, tried again by the caller with a key of its own, makes one order; with minted keys, two',
+    async () => {
+      // One attempt, cut at 112 ms while the first execution takes 150: the call fails, the order is made.
+      const once = { latency: { p99Ms: 80, p95Ms: 40 }, attempts: 1 };
+      const order = (fleet: Fleet, body: string, headers?: Record<string, string>) =>
+        fleet
+          .client(once)
+          .request({ method: 'POST', path: '/orders', body, ...(headers ? { headers } : {}) });
+      const own = await slowFirstFleet(kind);
+      try {
+        const headers = { 'idempotency-key': '"order-7"' };
+        await expect(order(own, 'order 7', headers)).rejects.toMatchObject({ code: 'READ_TIMEOUT' });
+        const res = await order(own, 'order 7', headers);
+        expect(res.status).toBe(201);
+        expect(await res.body.json()).toMatchObject({ order: 1, body: 'order 7' });
+        expect(own.ledger.orders).toHaveLength(1);
+      } finally {
+        await own.close();
+      }
+      const minted = await slowFirstFleet(kind);
+      try {
+        await expect(order(minted, 'order 8')).rejects.toMatchObject({ code: 'READ_TIMEOUT' });
+        const res = await order(minted, 'order 8');
+        expect(res.status).toBe(201);
+        await res.body.dump();
+        await new Promise((resolve) => setTimeout(resolve, 200)); // the first execution ends
+        expect(minted.ledger.orders).toHaveLength(2);
+      } finally {
+        await minted.close();
+      }
+    },
+  );
+
   it.skipIf(skip !== undefined)('creates one order when a hedge races the original', async () => {
     const fleet = await startFleet(kind, redis, { fault: () => 'slow', slowMs: 200 });
     try {
