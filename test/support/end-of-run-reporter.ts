@@ -5,13 +5,36 @@ import type { Reporter, TestCase, TestModule, TestSuite } from 'vitest/node';
  * test (whose name says what it needs, e.g. "… — skipped: needs Node ≥ 22.19 and undici 8") and how
  * many tests it holds. A test skipped with `ctx.skip(note)` shows its note. Then one line per test
  * that passed only on a retry (a project's `retry` option), so that a flaky test is never silent
- * either.
+ * either; and the notes tests left with `annotate(message, 'notice')` — a test that ran its
+ * measurement twice, or left some of its checks out on a machine too busy for them, says so there.
  */
 export default class EndOfRunReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     reportSkipped(testModules);
     reportFlaky(testModules);
+    reportNotices(testModules);
   }
+}
+
+/** The annotation type a test uses for what the end of the run should say of it. */
+export const NOTICE = 'notice';
+
+/** One line per notice a test left (see above), under the test's name. */
+function reportNotices(testModules: ReadonlyArray<TestModule>): void {
+  const lines: string[] = [];
+  let count = 0;
+  for (const module of testModules)
+    for (const test of module.children.allTests()) {
+      const notices = test.annotations().filter((a) => a.type === NOTICE);
+      if (notices.length === 0) continue;
+      lines.push(`  ${module.moduleId.replace(`${module.project.config.root}/`, '')} > ${test.fullName}`);
+      for (const notice of notices) {
+        count++;
+        lines.push(`    ${firstLine(notice.message)}`);
+      }
+    }
+  if (count === 0) return;
+  process.stdout.write(`\n ${count} noted by the tests themselves:\n${lines.join('\n')}\n`);
 }
 
 /** The tests that failed, then passed on a retry: one line each, with how many runs it took and what the earlier runs failed with. */
