@@ -8,9 +8,10 @@
  * while no file of either lane does.
  *
  * What they cost the machine, each measured alone (`/usr/bin/time npx vitest run <file>`,
- * 2026-12-04, 2 cores), sets the lanes. `busy`: the drill (28 processes, 0.65 of a core on average),
- * the overload experiment (0.45) and the transient (0.32), which saturate a supplier and judge what
- * the client makes of it (goodput, recovery): two of them never run together. `light`: the adaptive
+ * 2026-12-04, 2 cores), sets the lanes. `busy`: the overload experiment (0.45 of a core on average)
+ * and the transient (0.32), which saturate a supplier and judge what the client makes of it
+ * (goodput, recovery), and never run together; the drill (28 processes, 0.65) was one of them until
+ * 2026-12-07 and now runs ALONE (below). `light`: the adaptive
  * limits (0.17: timers, 3× the load on a small server) and the peers (0.2), which run beside one busy
  * file. (Tried on 2026-12-06 and not kept: the transient in the light lane. The project took 63–72 s
  * alone against 74 s, but `npm test` was not measurably faster: 169, 185 and 184 s in three CI runs
@@ -27,7 +28,7 @@
  * Every other file under test/ runs four at a time: it starts its own servers on port 0 (never a
  * fixed port, never a shared temporary path) and its timing bounds tolerate a busy machine. That
  * includes real-time tests whose verdict does not hang on speed (the soak judges leaks, not rates; the
- * Prometheus tests wait for scrapes). The live dashboard's browser test watches the busy lane's
+ * Prometheus tests wait for scrapes). The live dashboard's browser test watches the load tests'
  * drill (lab/test/drill.test.ts) rather than start a drill of its own among the four: a drill is a
  * dozen processes, ≈ 25 s of CPU that the four-at-a-time phase, bound by the 2 cores, paid in full
  * (2026-12-06). A new test file
@@ -36,11 +37,7 @@
  * merely waits for a timeout or a scrape does not.
  */
 export const REAL_TIME_LANES: Readonly<Record<'busy' | 'light', readonly string[]>> = {
-  busy: [
-    'lab/test/drill.test.ts',
-    'lab/test/overload-experiment.test.ts',
-    'lab/test/overload-transient.test.ts',
-  ],
+  busy: ['lab/test/overload-experiment.test.ts', 'lab/test/overload-transient.test.ts'],
   // The hedging test judges a p99 ratio (≥ 5×) on the wall clock: among the four-at-a-time files it
   // measured 4.3× in a CI run of 2026-12-06 whose npm test took 234 s on a slow day of the machine.
   light: ['test/client-overload.test.ts', 'lab/test/drill-peers.test.ts', 'test/client-hedge.test.ts'],
@@ -48,9 +45,15 @@ export const REAL_TIME_LANES: Readonly<Record<'busy' | 'light', readonly string[
 
 /**
  * Load tests that run with no other: 10 000 keyed POSTs with injected faults, where a stalled core
- * turns attempts into timeouts and spends the retry budget the test sizes for the faults alone.
+ * turns attempts into timeouts and spends the retry budget the test sizes for the faults alone; and
+ * the drill, whose comparisons of the two columns hold only when the machine serves its warm-up
+ * (≥ 90 % of /checkout in both). Beside a light file of the other lane it did not in two CI runs of
+ * three on 2026-12-07 (prazo's warm-up /checkout success 0.21 and 0.47, naive's 1.00; the
+ * comparisons were left out), and in the runs of that day with the adaptive limits' test beside it,
+ * that test missed its bound twice of two and prazo's warm-up /checkout p50 was 0.69–1.31 s against
+ * naive's 0.28–0.53 s; alone, twice, both columns served the whole warm-up.
  */
-export const REAL_TIME_ALONE: readonly string[] = ['test/idempotency-load.test.ts'];
+export const REAL_TIME_ALONE: readonly string[] = ['test/idempotency-load.test.ts', 'lab/test/drill.test.ts'];
 
 /** Every load test: both lanes and ALONE. */
 export const REAL_TIME_LOAD_FILES: readonly string[] = [
