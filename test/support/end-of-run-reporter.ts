@@ -16,8 +16,8 @@ export default class EndOfRunReporter implements Reporter {
   }
 }
 
-/** The annotation type a test uses for what the end of the run should say of it. */
-export const NOTICE = 'notice';
+/** The annotation type a test uses for what the end of the run should say of it (tests write it as a literal). */
+const NOTICE = 'notice';
 
 /** One line per notice a test left (see above), under the test's name. */
 function reportNotices(testModules: ReadonlyArray<TestModule>): void {
