@@ -4,8 +4,10 @@ import {
   MAX_IDEMPOTENCY_KEY_LENGTH,
   mintIdempotencyKey,
   parseIdempotencyKey,
+  readIdempotencyKey,
   serializeIdempotencyKey,
 } from './idempotency-key-header.js';
+import { hashKey } from './key-hash.js';
 
 const printable = fc.string({
   unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
@@ -87,6 +89,41 @@ describe('parseIdempotencyKey', () => {
     });
     expect(parseIdempotencyKey(['"a"', '"b"'])).toEqual({ ok: false, problem: 'repeated' });
     expect(parseIdempotencyKey(['"a"'])).toEqual({ ok: true, key: 'a' });
+  });
+});
+
+describe('readIdempotencyKey, the server layer reader', () => {
+  it('gives the verdict parseIdempotencyKey gives, and for a key its hash and where it was read', () => {
+    const anything = fc.oneof(
+      fc.string(),
+      fc.string({ unit: 'binary' }),
+      usableKey.map(serializeIdempotencyKey),
+      fc
+        .tuple(usableKey, fc.constantFrom('', ';a', '; v="x\\"y"'), fc.constantFrom('', ' ', '\t '))
+        .map(([key, params, pad]) => `${pad}${serializeIdempotencyKey(key)}${params}${pad}`),
+      fc.array(fc.string(), { maxLength: 3 }),
+    );
+    fc.assert(
+      fc.property(anything, (value) => {
+        const read = readIdempotencyKey(value);
+        const parsed = parseIdempotencyKey(value);
+        if (read === undefined || !read.ok) {
+          expect(read).toEqual(parsed);
+          return;
+        }
+        expect(parsed).toEqual({ ok: true, key: read.key });
+        // The hash is the store's hash of the key, and the key's characters are where it says.
+        expect(read.hash).toBe(hashKey(read.key));
+        expect(read.text.slice(read.from, read.from + read.key.length)).toBe(read.key);
+      }),
+    );
+  });
+
+  it('reads a key with escapes, and a bare token, the same way', () => {
+    const escaped = readIdempotencyKey('"a\\"b\\\\c"');
+    expect(escaped).toMatchObject({ ok: true, key: 'a"b\\c', hash: hashKey('a"b\\c') });
+    const bare = readIdempotencyKey('  order-42 ');
+    expect(bare).toMatchObject({ ok: true, key: 'order-42', hash: hashKey('order-42'), from: 2 });
   });
 });
 

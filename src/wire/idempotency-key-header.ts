@@ -4,6 +4,7 @@
  * Item Structured Header Field (RFC 8941) whose value is an sf-string: `Idempotency-Key: "8e03…24"`.
  */
 import { randomUUID } from 'node:crypto';
+import { finishKeyHash, type HashedKey, hashKey, KEY_HASH_BASIS, KEY_HASH_PRIME } from './key-hash.js';
 
 /** Name of the header (lower case, as Node hands headers over). */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
@@ -51,50 +52,80 @@ export type ParsedIdempotencyKey =
 export function parseIdempotencyKey(
   value: string | readonly string[] | undefined,
 ): ParsedIdempotencyKey | undefined {
+  const read = readIdempotencyKey(value);
+  return read === undefined || !read.ok ? read : { ok: true, key: read.key };
+}
+
+/**
+ * What {@link readIdempotencyKey} read: as {@link ParsedIdempotencyKey}, and for a key its hash
+ * (`hashKey`) and where its characters are: `text` from `from` on, `key.length` of them. @internal
+ */
+export type ReadIdempotencyKey =
+  | ({ readonly ok: true } & HashedKey)
+  | { readonly ok: false; readonly problem: IdempotencyKeyProblem };
+
+/**
+ * {@link parseIdempotencyKey} for the server's idempotency layer: the same verdicts, and for a key its
+ * hash, computed in the loop that checks its characters, and the header value it was read from.
+ *
+ * A key of 13 characters or more is a slice of its header value (a V8 `SlicedString`, as a UUID key
+ * is), whose characters V8 reads through a builtin call each. Hashing the key in a loop of its own
+ * cost ≈ 1 570 instructions for a 36-character key on Node 24, ≈ 180 in this loop; copying it into
+ * the in-memory store from the header value rather than from the slice saves ≈ 600 more
+ * (BENCHMARKS.md, the server idempotency layer's instructions).
+ * @internal
+ */
+export function readIdempotencyKey(
+  value: string | readonly string[] | undefined,
+): ReadIdempotencyKey | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string') {
-    if (!Array.isArray(value)) return { ok: false, problem: 'malformed' };
+    if (!Array.isArray(value)) return MALFORMED;
     if (value.length !== 1) return { ok: false, problem: 'repeated' };
-    return parseIdempotencyKey(value[0] as string);
+    return readIdempotencyKey(value[0] as string);
   }
   let start = 0;
   let end = value.length;
   while (start < end && isSpace(value.charCodeAt(start))) start++;
   while (end > start && isSpace(value.charCodeAt(end - 1))) end--;
   if (start === end) return { ok: false, problem: 'empty' };
-  if (value.charCodeAt(start) !== 34 /* " */) return bareToken(value.slice(start, end));
-  // The usual key (a UUID) has no escapes: check its characters up to the closing quote and take it
-  // in one slice (one pass, no search of the string from either end).
+  if (value.charCodeAt(start) !== 34 /* " */) return bareToken(value, start, end);
+  // The usual key (a UUID) has no escapes: check its characters up to the closing quote, hashing them
+  // on the way, and take it in one slice (one pass, no search of the string from either end).
   let close = start + 1;
+  let h = KEY_HASH_BASIS;
+  let blank = true;
   for (; close < end; close++) {
     const c = value.charCodeAt(close);
     if (c === 34 /* " */ || c === 92 /* \ */) break;
-    if (c < 0x20 || c > 0x7e) return { ok: false, problem: 'malformed' };
+    if (c < 0x20 || c > 0x7e) return MALFORMED;
+    if (c !== 32) blank = false;
+    h = Math.imul(h ^ c, KEY_HASH_PRIME);
   }
   if (close < end && value.charCodeAt(close) === 34) {
-    if (close + 1 !== end && !parametersOnly(value, close + 1, end))
-      return { ok: false, problem: 'malformed' };
-    return checked(value.slice(start + 1, close));
+    if (close + 1 !== end && !parametersOnly(value, close + 1, end)) return MALFORMED;
+    return checked(value, start + 1, close, h, blank);
   }
   let key = '';
   let i = start + 1;
   for (;;) {
-    if (i >= end) return { ok: false, problem: 'malformed' };
+    if (i >= end) return MALFORMED;
     const c = value.charCodeAt(i);
     if (c === 92 /* \ */) {
       const next = value.charCodeAt(i + 1);
-      if (next !== 34 && next !== 92) return { ok: false, problem: 'malformed' };
+      if (next !== 34 && next !== 92) return MALFORMED;
       key += value[i + 1];
       i += 2;
       continue;
     }
     if (c === 34) break;
-    if (c < 0x20 || c > 0x7e) return { ok: false, problem: 'malformed' };
+    if (c < 0x20 || c > 0x7e) return MALFORMED;
     key += value[i];
     i++;
   }
-  if (!parametersOnly(value, i + 1, end)) return { ok: false, problem: 'malformed' };
-  return checked(key);
+  if (!parametersOnly(value, i + 1, end)) return MALFORMED;
+  // Unescaped, the key is characters of its own (rare: a key with a quote or a backslash in it).
+  return checked(key, 0, key.length, undefined, isBlank(key));
 }
 
 /**
@@ -112,22 +143,36 @@ export function serializeIdempotencyKey(key: string): string {
   return `${out}"`;
 }
 
-function checked(key: string): ParsedIdempotencyKey {
-  // Its characters are printable ASCII by now: blank means spaces only.
-  if (isBlank(key)) return { ok: false, problem: 'empty' };
-  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) return { ok: false, problem: 'too-long' };
-  return { ok: true, key };
+/**
+ * The key made of `text`'s characters from `from` to `to` (printable ASCII by then), or why it is
+ * refused; `h` is its hash so far (FNV-1a's loop over those characters), or undefined when not taken.
+ */
+function checked(
+  text: string,
+  from: number,
+  to: number,
+  h: number | undefined,
+  blank: boolean,
+): ReadIdempotencyKey {
+  if (blank) return { ok: false, problem: 'empty' };
+  if (to - from > MAX_IDEMPOTENCY_KEY_LENGTH) return { ok: false, problem: 'too-long' };
+  const key = from === 0 && to === text.length ? text : text.slice(from, to);
+  return { ok: true, key, hash: h === undefined ? hashKey(key) : finishKeyHash(h), text, from };
 }
 
-function bareToken(text: string): ParsedIdempotencyKey {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    // Visible ASCII, without the characters that delimit structured fields.
-    if (c <= 0x20 || c > 0x7e || c === 34 || c === 44 || c === 59 || c === 92)
-      return { ok: false, problem: 'malformed' };
+/** A bare token: visible ASCII, without the characters that delimit structured fields. */
+function bareToken(value: string, from: number, to: number): ReadIdempotencyKey {
+  let h = KEY_HASH_BASIS;
+  for (let i = from; i < to; i++) {
+    const c = value.charCodeAt(i);
+    if (c <= 0x20 || c > 0x7e || c === 34 || c === 44 || c === 59 || c === 92) return MALFORMED;
+    h = Math.imul(h ^ c, KEY_HASH_PRIME);
   }
-  return checked(text);
+  // Without spaces, never blank.
+  return checked(value, from, to, h, false);
 }
+
+const MALFORMED: ReadIdempotencyKey = Object.freeze({ ok: false, problem: 'malformed' });
 
 /** RFC 8941 parameters after an item: `;key` or `;key=bare-item`, with spaces before `;` names allowed. */
 function parametersOnly(value: string, from: number, end: number): boolean {

@@ -4,7 +4,8 @@ import { type Clock, systemClock } from '../../clock.js';
 import type { Deadline } from '../../deadline/deadline.js';
 import { InvalidOptionError } from '../../errors.js';
 import { DEADLINE_HEADER, GRPC_TIMEOUT_HEADER, parseDeadlineHeaderWith } from '../../wire/deadline-header.js';
-import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from '../../wire/idempotency-key-header.js';
+import { IDEMPOTENCY_KEY_HEADER, readIdempotencyKey } from '../../wire/idempotency-key-header.js';
+import { type HashedKey, hashedKey } from '../../wire/key-hash.js';
 import { runOnAfterDisconnect } from '../deadline-scope.js';
 import { type BodyTap, tapBody } from './body-tap.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
@@ -376,7 +377,7 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     if (!o.methods.has(method)) return run();
     // Node builds `req.headers` behind a getter: read it once.
     const headers = req.headers;
-    const parsed = parseIdempotencyKey(headers[IDEMPOTENCY_KEY_HEADER]);
+    const parsed = readIdempotencyKey(headers[IDEMPOTENCY_KEY_HEADER]);
     if (parsed === undefined) {
       if (!o.required) return run();
       stats.invalidKeys++;
@@ -398,7 +399,9 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
         `The Idempotency-Key header is ${parsed.problem}.`,
       );
     }
-    const key = scoped(o.scope, req, parsed.key);
+    // The key as read (hashed, and copied into the in-memory store from its header value), or scoped.
+    const hashed: HashedKey = o.scope === undefined ? parsed : hashedKey(scoped(o.scope, req, parsed.key));
+    const key = hashed.key;
     // The request's path, as the last one when equal (most keyed requests go to a few routes): the
     // record held for seconds keeps that string rather than each request's own.
     let path = req.url ?? '';
@@ -421,7 +424,7 @@ export function createIdempotency(options: IdempotencyOptions = {}): Idempotency
     try {
       if (held !== undefined) {
         const found = held.claimParts(
-          key,
+          hashed,
           ownerPrefix,
           owners,
           method,
@@ -574,12 +577,7 @@ function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
-function scoped(
-  scope: ((req: IncomingMessage) => string) | undefined,
-  req: IncomingMessage,
-  key: string,
-): string {
-  if (scope === undefined) return key;
+function scoped(scope: (req: IncomingMessage) => string, req: IncomingMessage, key: string): string {
   let space = '';
   try {
     const value = scope(req);

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createFakeClock } from '../../testing/fake-clock.js';
+import { hashKey } from '../../wire/key-hash.js';
 import type { IdempotencyRecord } from './idempotency-store.js';
 import {
   createMemoryIdempotencyStore,
@@ -395,7 +396,15 @@ describe('the in-memory store against a model: its slab, hash table and write or
               const found =
                 o.kind === 'claim'
                   ? store.claim(key, owner, `POST ${path}`, o.ttl)
-                  : held.claimParts(key, prefix, number, 'POST', path, o.ttl);
+                  : // The key read from inside a longer text, as the layer hands over a header value's slice.
+                    held.claimParts(
+                      { key, hash: hashKey(key), text: `"${key}";x`, from: 1 },
+                      prefix,
+                      number,
+                      'POST',
+                      path,
+                      o.ttl,
+                    );
               const existing = live(key, now);
               if (existing !== undefined) {
                 expect(found).toEqual(seen(existing));

@@ -1,7 +1,8 @@
 import { type Clock, systemClock } from '../../clock.js';
 import { InvalidOptionError } from '../../errors.js';
+import { type HashedKey, hashedKey, hashKey } from '../../wire/key-hash.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
-import { hashKey, type SlotKeys, SlotTable } from './slot-table.js';
+import { type SlotKeys, SlotTable } from './slot-table.js';
 
 /** A string last interned and its number (-1: none, or the interned list was full). */
 interface LastInterned {
@@ -228,7 +229,7 @@ class SlabStore implements SlotKeys {
    * `method` whole when `path` is null, else `method path`.
    */
   claim(
-    key: string,
+    hashed: HashedKey,
     owner: string,
     ownerNumber: number,
     method: string,
@@ -236,7 +237,7 @@ class SlabStore implements SlotKeys {
     ttlMs: number,
     now: number,
   ): IdempotencyRecord | number {
-    const hash = hashKey(key);
+    const { key, hash } = hashed;
     const found = this.live(key, hash, now);
     if (found !== -1) return this.record(found);
     // The oldest record makes room for this one (it would be evicted after the write all the same).
@@ -252,7 +253,7 @@ class SlabStore implements SlotKeys {
     this.#bytes[slot] = bytes;
     this.#totalBytes += bytes;
     this.#count++;
-    this.#writeClaim(slot, key, owner, ownerNumber, method, path);
+    this.#writeClaim(slot, hashed, owner, ownerNumber, method, path);
     this.#table.insert(slot, hash);
     this.#append(slot);
     this.#settle(now);
@@ -383,7 +384,7 @@ class SlabStore implements SlotKeys {
   /** Writes a claim's key, owner and request into `slot`; a part that does not fit puts them on the side. */
   #writeClaim(
     slot: number,
-    key: string,
+    hashed: HashedKey,
     owner: string,
     ownerNumber: number,
     method: string,
@@ -415,7 +416,8 @@ class SlabStore implements SlotKeys {
     this.#ownerNumbers[slot] = ownerNumber;
     this.#methods[slot] = methodId;
     this.#paths[slot] = pathId;
-    let at = this.#put(key, base, end);
+    const key = hashed.key;
+    let at = this.#put(hashed.text, base, end, hashed.from, key.length);
     lengths[f + KEY] = key.length;
     if (at !== -1 && ownerPrefix === -1) at = this.#put(ownerText, at, end);
     lengths[f + OWNER] = ownerPrefix === -1 ? ownerText.length : 0;
@@ -476,14 +478,16 @@ class SlabStore implements SlotKeys {
     return side;
   }
 
-  /** `text` written at `at` as Latin-1; the position after it, or -1 when it passes `end` or has a wider character. */
-  #put(text: string, at: number, end: number): number {
-    const n = text.length;
+  /**
+   * `text` (its `n` characters from `from` on) written at `at` as Latin-1; the position after it, or -1
+   * when it passes `end` or has a wider character.
+   */
+  #put(text: string, at: number, end: number, from = 0, n = text.length): number {
     if (at + n > end) return -1;
     const slab = this.#slab;
     let wide = 0;
     for (let i = 0; i < n; i++) {
-      const c = text.charCodeAt(i);
+      const c = text.charCodeAt(from + i);
       wide |= c;
       slab[at + i] = c;
     }
@@ -791,10 +795,11 @@ export interface HeldClaims {
   /**
    * As {@link claim} for the owner `${ownerPrefix}${ownerNumber}` and the request `${method} ${path}`,
    * given in parts: the record keeps the parts, and joins them when read. `nowMs`, when given, is
-   * {@link clock}'s time now (read by the caller), saving a read.
+   * {@link clock}'s time now (read by the caller), saving a read. The key comes hashed, with where its
+   * characters are read from (the layer's `readIdempotencyKey`).
    */
   claimParts(
-    key: string,
+    key: HashedKey,
     ownerPrefix: string,
     ownerNumber: number,
     method: string,
@@ -874,7 +879,7 @@ export function createMemoryIdempotencyStore(
 
   const held: HeldClaims = {
     clock,
-    claim: (key, owner, request, ttlMs) => s.claim(key, owner, -1, request, null, ttlMs, s.now()),
+    claim: (key, owner, request, ttlMs) => s.claim(hashedKey(key), owner, -1, request, null, ttlMs, s.now()),
     claimParts: (key, ownerPrefix, ownerNumber, method, path, ttlMs, nowMs) =>
       s.claim(key, ownerPrefix, ownerNumber, method, path, ttlMs, s.now(nowMs)),
     complete(claim, fingerprint, response, ttlMs) {
@@ -894,7 +899,7 @@ export function createMemoryIdempotencyStore(
   const store: MemoryIdempotencyStore & { [HELD_CLAIMS]: HeldClaims } = {
     [HELD_CLAIMS]: held,
     claim(key, owner, request, ttlMs) {
-      const found = s.claim(key, owner, -1, request, null, ttlMs, s.now());
+      const found = s.claim(hashedKey(key), owner, -1, request, null, ttlMs, s.now());
       return typeof found === 'number' ? null : found;
     },
     complete(key, owner, fingerprint, response, ttlMs) {

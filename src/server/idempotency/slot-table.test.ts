@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hashKey, SlotTable } from './slot-table.js';
+import { hashKey } from '../../wire/key-hash.js';
+import { SlotTable } from './slot-table.js';
 
 /** A table over slots whose keys live in a plain array (as the store keeps them in its slab). */
 function tableOf(capacity: number, hash: (key: string) => number = hashKey) {

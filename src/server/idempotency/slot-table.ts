@@ -11,7 +11,7 @@ export class SlotTable {
   /** Each cell: the slot number + 1, or 0 when empty. Its length is a power of two, at least twice the slots. */
   #cells: Int32Array;
   #mask: number;
-  /** Each slot's hash (what {@link hashKey} gave for its key). */
+  /** Each slot's hash (the owner's hash of its key: the in-memory store's is `hashKey`, in wire/key-hash.ts). */
   #hashes: Uint32Array;
   readonly #keys: SlotKeys;
 
@@ -87,21 +87,4 @@ function cellsFor(capacity: number): number {
   let cells = 8;
   while (cells < capacity * 2) cells *= 2;
   return cells;
-}
-
-/**
- * A 32-bit hash of a string's UTF-16 code units: FNV-1a, then MurmurHash3's finaliser, whose
- * avalanche spreads keys that differ in their last characters (a counter) over the low bits that
- * linear probing uses.
- * @internal
- */
-export function hashKey(key: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }
