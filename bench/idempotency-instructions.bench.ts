@@ -26,11 +26,14 @@
  * the layer).
  *
  *   npm run build && node --import tsx bench/idempotency-instructions.bench.ts \
- *     [--pairs 16] [--requests 1000] [--warmup 25000] [--concurrency 4] [--uuid-keys] [--json]
+ *     [--pairs 16] [--requests 1000] [--warmup 25000] [--concurrency 4] [--uuid-keys] [--answer-chars N] [--json]
  *
  * The keys are short (`"bench-12345"`, 11–13 characters) unless `--uuid-keys`: then each is a random
  * UUID as prazo's client mints them (`idempotencyKey: 'auto'`, 36 characters). The layer reads, hashes
  * and stores a key character by character, so its cost grows with the key's length.
+ *
+ * The handler answers `{"order":24}` (12 characters) unless `--answer-chars N`: then a JSON document
+ * of N characters, which the layer keeps and stores for replay.
  *
  * Needs `valgrind` (Debian: `apt-get install -y valgrind`). About 8 minutes with the defaults here.
  * Not part of `npm test`.
@@ -62,7 +65,12 @@ if (!haveCallgrind()) {
   process.exit(0);
 }
 
-const server = spawnCounted([fileURLToPath(new URL('./support/idempotency-server.mjs', import.meta.url))]);
+const ANSWER_CHARS = process.argv.includes('--answer-chars') ? arg('answer-chars', 12) : undefined;
+
+const server = spawnCounted([
+  fileURLToPath(new URL('./support/idempotency-server.mjs', import.meta.url)),
+  ...(ANSWER_CHARS === undefined ? [] : ['--answer-chars', String(ANSWER_CHARS)]),
+]);
 const exited = new Promise<number | null>((resolve) => server.once('exit', resolve));
 const lines = readline.createInterface({ input: server.stdout })[Symbol.asyncIterator]();
 const first = await lines.next();
@@ -137,6 +145,7 @@ const result = {
   warmup: WARMUP,
   concurrency: CONCURRENCY,
   keys: UUID_KEYS ? 'uuid' : 'short',
+  answerChars: ANSWER_CHARS ?? 12,
   adapterPerRequest: Math.round(median(perRequest.adapter)),
   layerPerRequest: Math.round(median(perRequest['adapter + idempotency (memory)'])),
   ratio: Math.sqrt(median(abPairs) * median(baPairs)),
@@ -147,7 +156,7 @@ const result = {
 if (process.argv.includes('--json')) console.log(JSON.stringify(result));
 else {
   console.log(
-    `Node ${result.node}; ${PAIRS} ABBA pairs of ${REQUESTS} keyed POSTs (${UUID_KEYS ? 'random UUID keys' : 'short keys'}), ${CONCURRENCY} in flight, after ${WARMUP} on each port`,
+    `Node ${result.node}; ${PAIRS} ABBA pairs of ${REQUESTS} keyed POSTs (${UUID_KEYS ? 'random UUID keys' : 'short keys'}, answers of ${result.answerChars} characters), ${CONCURRENCY} in flight, after ${WARMUP} on each port`,
   );
   console.log('| server | instructions per keyed POST (median of segments) |');
   console.log('| --- | ---: |');

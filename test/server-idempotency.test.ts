@@ -80,6 +80,45 @@ describe.each(ADAPTERS)('the idempotency layer in the %s adapter', (adapter) => 
     expect(idempotency.stats()).toMatchObject({ executed: 1, replayed: 1 });
   });
 
+  it.each([
+    ['its own in-memory store', () => createMemoryIdempotencyStore()],
+    // The store's public methods only: the layer hands it the response as a StoredResponse.
+    [
+      'a store seen through its public methods',
+      () => {
+        const inner = createMemoryIdempotencyStore();
+        return {
+          claim: inner.claim.bind(inner),
+          complete: inner.complete.bind(inner),
+          release: inner.release.bind(inner),
+          get: inner.get.bind(inner),
+        };
+      },
+    ],
+  ])('replays a long answer, and one beyond ASCII, byte for byte (%s)', async (_name, makeStore) => {
+    const ledger = new Ledger();
+    const service = await startOrderService({
+      adapter,
+      idempotency: createIdempotency({ store: makeStore() }),
+      ledger,
+    });
+    open.push(service);
+    // The answer echoes the body: 12 characters of JSON around it, short, long, or with é and ☕.
+    for (const [key, body] of [
+      ['"short"', 'one'],
+      ['"long"', 'pear '.repeat(150)],
+      ['"wide"', `café ☕ ${'x'.repeat(40)}`],
+    ] as const) {
+      const first = await post(service.url, body, key);
+      const again = await post(service.url, body, key);
+      expect(first.status).toBe(201);
+      expect(JSON.parse(first.text).body).toBe(body);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.text).toBe(first.text);
+    }
+    expect(ledger.orders).toHaveLength(3);
+  });
+
   it('refuses the key with another body (422) or path-less garbage key (400), and runs keyless requests', async () => {
     const ledger = new Ledger();
     const idempotency = createIdempotency();

@@ -17,10 +17,16 @@ if (!existsSync(built)) {
 const { createIdempotency, withDeadlineHandler } = await import(built.href);
 
 const options = { defaultMs: 1000, maxMs: 5000 };
+// `--answer-chars N`: the answer is a JSON document of N characters (a note padded out), made anew
+// for each request as a handler makes its own; without it, the 12 characters of `{"order":24}`.
+const at = process.argv.indexOf('--answer-chars');
+const answerChars = at === -1 ? 0 : Number(process.argv[at + 1]);
+const note = 'x'.repeat(Math.max(0, answerChars - 23));
 async function handler(req, res) {
   let body = '';
   for await (const chunk of req) body += chunk;
-  const payload = JSON.stringify({ order: body.length });
+  const payload =
+    answerChars === 0 ? JSON.stringify({ order: body.length }) : JSON.stringify({ order: body.length, note });
   res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
   res.end(payload);
 }

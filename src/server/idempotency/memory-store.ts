@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from '../../clock.js';
 import { InvalidOptionError } from '../../errors.js';
 import { type HashedKey, hashedKey, hashKey } from '../../wire/key-hash.js';
+import { writeAscii } from './ascii.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
 import { type SlotKeys, SlotTable } from './slot-table.js';
 
@@ -461,7 +462,7 @@ class SlabStore implements SlotKeys {
       if (at === -1) return false;
       lengths[f + HEADERS] = at - headersAt;
     }
-    if ((typeof body === 'string' ? this.#put(body, at, end) : this.#putBytes(body, at, end)) === -1)
+    if ((typeof body === 'string' ? this.#putAscii(body, at, end) : this.#putBytes(body, at, end)) === -1)
       return false;
     lengths[f + BODY] = body.length;
     return true;
@@ -492,6 +493,13 @@ class SlabStore implements SlotKeys {
       slab[at + i] = c;
     }
     return wide > 0xff ? -1 : at + n;
+  }
+
+  /** `text`, ASCII characters only, written at `at`; the position after it, or -1 when it passes `end`. */
+  #putAscii(text: string, at: number, end: number): number {
+    if (at + text.length > end) return -1;
+    writeAscii(this.#slab, text, at);
+    return at + text.length;
   }
 
   /** `bytes` written at `at`; the position after them, or -1 when they pass `end`. */

@@ -1,5 +1,6 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { setsHeaderAtWriteHead } from '../deadline-scope.js';
+import { isAscii, writeAscii } from './ascii.js';
 import type { StoredResponse } from './idempotency-store.js';
 
 /** Headers a replay does not repeat: hop-by-hop, and those that describe one transmission. */
@@ -130,7 +131,7 @@ export class ResponseCapture {
     if (typeof chunk === 'string') {
       const utf8 = typeof encoding !== 'string' || encoding === 'utf8' || encoding === 'utf-8';
       piece =
-        utf8 && isShortAscii(chunk)
+        utf8 && chunk.length <= SHORT_STRING && isAscii(chunk)
           ? chunk
           : Buffer.from(chunk, utf8 ? 'utf8' : (encoding as BufferEncoding));
     } else piece = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
@@ -290,9 +291,8 @@ function exactCopy(chunks: readonly (Buffer | string)[], size: number): Uint8Arr
   const out = new Uint8Array(size);
   let at = 0;
   for (const chunk of chunks) {
-    if (typeof chunk === 'string') {
-      for (let i = 0; i < chunk.length; i++) out[at + i] = chunk.charCodeAt(i);
-    } else out.set(chunk, at);
+    if (typeof chunk === 'string') writeAscii(out, chunk, at);
+    else out.set(chunk, at);
     at += chunk.length;
   }
   return out;
@@ -301,16 +301,9 @@ function exactCopy(chunks: readonly (Buffer | string)[], size: number): Uint8Arr
 /** A string of ASCII characters as its bytes. */
 function asciiBytes(text: string): Uint8Array {
   const out = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
+  writeAscii(out, text, 0);
   return out;
 }
 
-/** Longest string kept as characters rather than encoded at once (checked character by character). */
+/** Longest string kept as characters rather than encoded at once (then checked for ASCII). */
 const SHORT_STRING = 1024;
-
-/** Whether `text` is short and ASCII only: its UTF-8 bytes are its character codes. */
-function isShortAscii(text: string): boolean {
-  if (text.length > SHORT_STRING) return false;
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
-  return true;
-}

@@ -1,0 +1,32 @@
+/**
+ * A response body written as a string, as the idempotency layer keeps it: checked for ASCII (its
+ * UTF-8 bytes are then its character codes) and copied into bytes — without reading it a character
+ * at a time past a few dozen characters. A loop in JavaScript reads a string through a builtin call
+ * a character (≈ 25–40 instructions on Node 20–24, callgrind); a regular expression's test and
+ * `Buffer#write` in Latin-1 cost a call and a scan or copy in native code (≈ 750 instructions for
+ * the write on Node 24, ≈ 1 000 on Node 20, whatever the length): a 512-character JSON answer took
+ * ≈ 35 000 instructions through the loops (BENCHMARKS.md, "A body is not read a character at a time").
+ * @internal
+ */
+
+/** Strings up to this many characters are copied by a loop; longer ones by `Buffer#write`. */
+const LOOP_CHARS = 32;
+
+/** Any character beyond ASCII (a UTF-16 code unit from 0x80 on: the expression has no `u` flag). */
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/** Whether every character of `text` is ASCII. @internal */
+export function isAscii(text: string): boolean {
+  return !NON_ASCII.test(text);
+}
+
+/** Writes `text`, ASCII characters only, into `out` from `at` (room checked by the caller). @internal */
+export function writeAscii(out: Uint8Array, text: string, at: number): void {
+  const n = text.length;
+  if (n <= LOOP_CHARS) {
+    for (let i = 0; i < n; i++) out[at + i] = text.charCodeAt(i);
+    return;
+  }
+  const bytes = Buffer.isBuffer(out) ? out : Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  bytes.write(text, at, n, 'latin1');
+}
