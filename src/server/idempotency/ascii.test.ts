@@ -6,7 +6,15 @@ describe('the layer’s ASCII strings', () => {
   it('tells ASCII from anything else, every UTF-16 code unit included', () => {
     const anyText = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 80 }),
-      fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)) }),
+      fc.string({
+        unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+        maxLength: 150,
+      }),
+      // Long ASCII with one other code unit somewhere (the UTF-8 length's path).
+      fc
+        .tuple(fc.nat(200), fc.integer({ min: 0x80, max: 0xffff }))
+        .map(([at, c]) => `${'a'.repeat(at)}${String.fromCharCode(c)}${'b'.repeat(70)}`),
+      fc.nat(300).map((n) => 'z'.repeat(n)),
       fc.string({ maxLength: 200 }),
     );
     fc.assert(
