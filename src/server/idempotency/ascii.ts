@@ -4,9 +4,9 @@
  * at a time past a few dozen characters. A loop in JavaScript reads a string through a builtin call
  * a character (≈ 25–40 instructions on Node 20–24, callgrind); a regular expression's test, Node's
  * count of UTF-8 bytes and `Buffer#write` in Latin-1 cost a call and a scan or copy in native code
- * (the write ≈ 750 instructions on Node 24, ≈ 1 000 on Node 20, whatever the length): a
- * 512-character JSON answer cost the layer ≈ 28 000 instructions more through the loops on Node 24
- * (BENCHMARKS.md, "An answer is not read a character at a time").
+ * (the write ≈ 750 instructions on Node 24, ≈ 1 000 on Node 20, whatever the length): through the
+ * loops, a 511-character JSON answer cost the layer ≈ 31 000 instructions more on Node 24 and
+ * ≈ 43 600 more on Node 20 (BENCHMARKS.md, "An answer is not read a character at a time").
  * @internal
  */
 
