@@ -27,7 +27,7 @@ function reportNotices(testModules: ReadonlyArray<TestModule>): void {
     for (const test of module.children.allTests()) {
       const notices = test.annotations().filter((a) => a.type === NOTICE);
       if (notices.length === 0) continue;
-      lines.push(`  ${module.moduleId.replace(`${module.project.config.root}/`, '')} > ${test.fullName}`);
+      lines.push(`  ${whereIs(module)} > ${test.fullName}`);
       for (const notice of notices) {
         count++;
         lines.push(`    ${firstLine(notice.message)}`);
@@ -46,9 +46,7 @@ function reportFlaky(testModules: ReadonlyArray<TestModule>): void {
       const diagnostic = test.diagnostic();
       if (diagnostic?.flaky !== true) continue;
       flaky++;
-      lines.push(
-        `  ${module.moduleId.replace(`${module.project.config.root}/`, '')} > ${test.fullName} (passed on run ${diagnostic.retryCount + 1})`,
-      );
+      lines.push(`  ${whereIs(module)} > ${test.fullName} (passed on run ${diagnostic.retryCount + 1})`);
       // What the earlier runs failed with (vitest keeps their errors on a test that passed on a retry).
       const result = test.result();
       for (const error of (result.state === 'passed' ? result.errors : undefined) ?? []) {
@@ -65,6 +63,11 @@ function reportFlaky(testModules: ReadonlyArray<TestModule>): void {
     }
   if (flaky === 0) return;
   process.stdout.write(`\n ${flaky} passed only on a retry:\n${lines.join('\n')}\n`);
+}
+
+/** A test file's path from its project's root. */
+function whereIs(module: TestModule): string {
+  return module.moduleId.replace(`${module.project.config.root}/`, '');
 }
 
 /** The first line of an error's message, at most 400 characters. */
@@ -89,9 +92,7 @@ function reportSkipped(testModules: ReadonlyArray<TestModule>): void {
       const note = result.state === 'skipped' ? result.note : undefined;
       const where = group.type === 'test' ? group.fullName : group.type === 'suite' ? group.fullName : '';
       const count = group.type === 'test' ? '' : ` (${[...group.children.allTests()].length} tests)`;
-      lines.push(
-        `  ${module.moduleId.replace(`${module.project.config.root}/`, '')}${where ? ` > ${where}` : ''}${count}${note ? ` — ${note}` : ''}`,
-      );
+      lines.push(`  ${whereIs(module)}${where ? ` > ${where}` : ''}${count}${note ? ` — ${note}` : ''}`);
     }
   }
   if (total === 0) return;
