@@ -157,8 +157,7 @@ function checked(
   if (blank) return { ok: false, problem: 'empty' };
   if (to - from > MAX_IDEMPOTENCY_KEY_LENGTH) return { ok: false, problem: 'too-long' };
   const key = from === 0 && to === text.length ? text : text.slice(from, to);
-  // Printable ASCII by the grammar, checked in the loops above.
-  return { ok: true, key, hash: h === undefined ? hashKey(key) : finishKeyHash(h), text, from, ascii: true };
+  return { ok: true, key, hash: h === undefined ? hashKey(key) : finishKeyHash(h), text, from };
 }
 
 /** A bare token: visible ASCII, without the characters that delimit structured fields. */

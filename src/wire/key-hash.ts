@@ -35,26 +35,16 @@ export function hashKey(key: string): number {
 
 /**
  * A key with its hash, and where its characters are to be read: `text` from `from` on, `key.length` of
- * them (the header value it came in, when the key is a slice of it). `ascii` when every character is
- * ASCII (an `Idempotency-Key` header's key always is: printable ASCII only): the in-memory store may
- * then copy a long key in one native call. @internal
+ * them (the header value it came in, when the key is a slice of it). @internal
  */
 export interface HashedKey {
   readonly key: string;
   readonly hash: number;
   readonly text: string;
   readonly from: number;
-  readonly ascii: boolean;
 }
 
-/** `key` hashed, its characters its own (a scoped key, a key given to a store's method). @internal */
+/** `key` hashed, its characters its own. @internal */
 export function hashedKey(key: string): HashedKey {
-  let h = KEY_HASH_BASIS;
-  let all = 0;
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i);
-    all |= c;
-    h = Math.imul(h ^ c, KEY_HASH_PRIME);
-  }
-  return { key, hash: finishKeyHash(h), text: key, from: 0, ascii: all < 0x80 };
+  return { key, hash: hashKey(key), text: key, from: 0 };
 }

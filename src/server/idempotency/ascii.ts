@@ -10,8 +10,8 @@
  * @internal
  */
 
-/** Strings up to this many characters are copied by a loop; longer ones by `Buffer#write`. @internal */
-export const LOOP_CHARS = 32;
+/** Strings up to this many characters are copied by a loop; longer ones by `Buffer#write`. */
+const LOOP_CHARS = 32;
 
 /** Any character beyond ASCII (a UTF-16 code unit from 0x80 on: the expression has no `u` flag). */
 const NON_ASCII = /[\u0080-\uffff]/;

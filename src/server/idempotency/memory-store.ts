@@ -1,7 +1,7 @@
 import { type Clock, systemClock } from '../../clock.js';
 import { InvalidOptionError } from '../../errors.js';
 import { type HashedKey, hashedKey, hashKey } from '../../wire/key-hash.js';
-import { LOOP_CHARS, writeAscii } from './ascii.js';
+import { writeAscii } from './ascii.js';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
 import { type SlotKeys, SlotTable } from './slot-table.js';
 
@@ -418,12 +418,7 @@ class SlabStore implements SlotKeys {
     this.#methods[slot] = methodId;
     this.#paths[slot] = pathId;
     const key = hashed.key;
-    // A long key (a UUID: 36 characters) in one native call, a short one from its header value by a
-    // loop (a UUID's characters cost ≈ 1 220 instructions through it on Node 24).
-    let at =
-      hashed.ascii && key.length > LOOP_CHARS
-        ? this.#putAscii(key, base, end)
-        : this.#put(hashed.text, base, end, hashed.from, key.length);
+    let at = this.#put(hashed.text, base, end, hashed.from, key.length);
     lengths[f + KEY] = key.length;
     if (at !== -1 && ownerPrefix === -1) at = this.#put(ownerText, at, end);
     lengths[f + OWNER] = ownerPrefix === -1 ? ownerText.length : 0;
