@@ -1,7 +1,16 @@
+import { randomBytes } from 'node:crypto';
+
 /**
  * The 32-bit hash of a key's UTF-16 code units that the in-memory idempotency store files records
- * under: FNV-1a, then MurmurHash3's finaliser, whose avalanche spreads keys that differ in their last
- * characters (a counter) over the low bits that linear probing uses.
+ * under: FNV-1a from a basis drawn once per process, then MurmurHash3's finaliser, whose avalanche
+ * spreads keys that differ in their last characters (a counter) over the low bits that linear
+ * probing uses.
+ *
+ * The client chooses its keys. With FNV-1a's published basis, anyone could compute offline keys that
+ * all fall on one cell of the store's table (≈ 33 000 tries a key for the 32 768 cells of a store of
+ * 10 000 records), and make every claim walk the run they form. The random basis takes that
+ * precomputation away. It is not a keyed hash of cryptographic strength (SipHash's guarantees): it costs nothing
+ * per character, and the store's table is bounded (`maxEntries`), so a run is too.
  *
  * It lives beside the headers because the `Idempotency-Key` reader computes it in the loop that
  * already reads each character of the key (`readIdempotencyKey`): a second loop over the key costs
@@ -10,8 +19,12 @@
  * @internal
  */
 
-/** FNV-1a's 32-bit offset basis: the hash before any character. @internal */
-export const KEY_HASH_BASIS = 0x811c9dc5;
+/**
+ * The hash before any character: FNV-1a's 32-bit offset basis (0x811c9dc5) mixed with 32 random bits
+ * drawn when this module loads, so that two processes file the same key under different hashes.
+ * @internal
+ */
+export const KEY_HASH_BASIS = (0x811c9dc5 ^ randomBytes(4).readUInt32LE(0)) >>> 0;
 
 /** FNV-1a's 32-bit prime: each character is folded in as `Math.imul(h ^ c, KEY_HASH_PRIME)`. @internal */
 export const KEY_HASH_PRIME = 0x01000193;
