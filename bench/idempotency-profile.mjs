@@ -21,7 +21,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import readline from 'node:readline';
@@ -54,6 +54,7 @@ if (!existsSync(new URL('../dist/http.js', import.meta.url))) {
 /** One server process under callgrind, driven on port `which` (0 the adapter, 1 the layer): its counts by function. */
 async function profile(which) {
   const out = join(tmpdir(), `prazo-idempotency-profile-${process.pid}-${which}.out`);
+  const logs = mkdtempSync(join(tmpdir(), 'prazo-idempotency-profile-'));
   const server = spawn(
     'valgrind',
     [
@@ -66,7 +67,8 @@ async function profile(which) {
       '--perf-basic-prof',
       SERVER,
     ],
-    { stdio: ['pipe', 'pipe', 'ignore'] },
+    // Its working directory a temporary one: V8 writes its code log (`isolate-…-v8.log`) there.
+    { stdio: ['pipe', 'pipe', 'ignore'], cwd: logs },
   );
   const exited = new Promise((resolve) => server.once('exit', resolve));
   const lines = readline.createInterface({ input: server.stdout })[Symbol.asyncIterator]();
@@ -120,7 +122,7 @@ async function profile(which) {
   });
   const mapFile = `/tmp/perf-${server.pid}.map`;
   const code = existsSync(mapFile) ? codeMap(readFileSync(mapFile, 'utf8')) : [];
-  for (const file of [out, dump, mapFile]) rmSync(file, { force: true });
+  for (const file of [out, dump, mapFile, logs]) rmSync(file, { force: true, recursive: true });
   return byFunction(annotated, code);
 }
 
