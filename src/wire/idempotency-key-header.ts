@@ -4,7 +4,7 @@
  * Item Structured Header Field (RFC 8941) whose value is an sf-string: `Idempotency-Key: "8e03…24"`.
  */
 import { randomUUID } from 'node:crypto';
-import { finishKeyHash, type HashedKey, hashKey, KEY_HASH_BASIS, KEY_HASH_PRIME } from './key-hash.js';
+import { finishKeyHash, type HashedKey, hashKey, KEY_HASH_PRIME, keyHashBasis } from './key-hash.js';
 
 /** Name of the header (lower case, as Node hands headers over). */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
@@ -93,7 +93,7 @@ export function readIdempotencyKey(
   // The usual key (a UUID) has no escapes: check its characters up to the closing quote, hashing them
   // on the way, and take it in one slice (one pass, no search of the string from either end).
   let close = start + 1;
-  let h = KEY_HASH_BASIS;
+  let h = keyHashBasis();
   let blank = true;
   for (; close < end; close++) {
     const c = value.charCodeAt(close);
@@ -162,7 +162,7 @@ function checked(
 
 /** A bare token: visible ASCII, without the characters that delimit structured fields. */
 function bareToken(value: string, from: number, to: number): ReadIdempotencyKey {
-  let h = KEY_HASH_BASIS;
+  let h = keyHashBasis();
   for (let i = from; i < to; i++) {
     const c = value.charCodeAt(i);
     if (c <= 0x20 || c > 0x7e || c === 34 || c === 44 || c === 59 || c === 92) return MALFORMED;

@@ -19,12 +19,20 @@ import { randomBytes } from 'node:crypto';
  * @internal
  */
 
+let basis: number | undefined;
+
 /**
- * The hash before any character: FNV-1a's 32-bit offset basis (0x811c9dc5) mixed with 32 random bits
- * drawn when this module loads, so that two processes file the same key under different hashes.
+ * The hash before any character: FNV-1a's 32-bit offset basis (0x811c9dc5) mixed with 32 random bits,
+ * drawn on the first key hashed in this process, so that two processes file the same key under
+ * different hashes. Drawn then rather than when the module loads: the first draw starts the
+ * process's random generator (≈ 0.4 ms here), which a client that never hashes a key should not pay
+ * on `import 'prazo'`.
  * @internal
  */
-export const KEY_HASH_BASIS = (0x811c9dc5 ^ randomBytes(4).readUInt32LE(0)) >>> 0;
+export function keyHashBasis(): number {
+  basis ??= (0x811c9dc5 ^ randomBytes(4).readUInt32LE(0)) >>> 0;
+  return basis;
+}
 
 /** FNV-1a's 32-bit prime: each character is folded in as `Math.imul(h ^ c, KEY_HASH_PRIME)`. @internal */
 export const KEY_HASH_PRIME = 0x01000193;
@@ -41,7 +49,7 @@ export function finishKeyHash(h: number): number {
 
 /** The hash of `key`'s characters. @internal */
 export function hashKey(key: string): number {
-  let h = KEY_HASH_BASIS;
+  let h = keyHashBasis();
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), KEY_HASH_PRIME);
   return finishKeyHash(h);
 }
