@@ -98,16 +98,21 @@ describe('adaptive concurrency against a supplier of known capacity', () => {
     // (18 within 2.3 s): every step leaves it 2 s or more before the readings it is judged on.
     // 3× the supplier's concurrency: the limit comes down from 20 to about W.
     const settled = median((await watchLimit(dep, 3_500)).slice(-30));
+    // The no-load latency each step was judged against (a miss says whether a probe re-learnt it).
+    const noLoad = (): string => `${dep!.overload().concurrency!.noLoadMs?.toFixed(1)} ms`;
+    const settledNoLoad = noLoad();
     // The overload: the supplier loses three quarters of its workers.
     workers = W / 4;
     const degraded = median((await watchLimit(dep, 3_500)).slice(-30));
+    const degradedNoLoad = noLoad();
     // Its capacity comes back.
     workers = W;
     const recovered = median((await watchLimit(dep, 4_000)).slice(-30));
+    const recoveredNoLoad = noLoad();
     load.stop();
     await load.done;
 
-    const summary = `limit: settled ${settled}, with ${W / 4} workers ${degraded}, recovered ${recovered}`;
+    const summary = `limit: settled ${settled} (no-load ${settledNoLoad}), with ${W / 4} workers ${degraded} (${degradedNoLoad}), recovered ${recovered} (${recoveredNoLoad})`;
     expect(Math.abs(settled - W) / W, summary).toBeLessThanOrEqual(0.25);
     expect(degraded, summary).toBeLessThanOrEqual(W / 2);
     expect(Math.abs(recovered - W) / W, summary).toBeLessThanOrEqual(0.25);
