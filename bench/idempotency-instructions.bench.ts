@@ -26,7 +26,8 @@
  * the layer).
  *
  *   npm run build && node --import tsx bench/idempotency-instructions.bench.ts \
- *     [--pairs 16] [--requests 1000] [--warmup 25000] [--concurrency 4] [--uuid-keys] [--answer-chars N] [--json]
+ *     [--pairs 16] [--requests 1000] [--warmup 25000] [--concurrency 4] [--uuid-keys] [--answer-chars N] \
+ *     [--deadline-header] [--json]
  *
  * The keys are short (`"bench-12345"`, 11–13 characters) unless `--uuid-keys`: then each is a random
  * UUID as prazo's client mints them (`idempotencyKey: 'auto'`, 36 characters). The layer reads, hashes
@@ -34,6 +35,11 @@
  *
  * The handler answers `{"order":24}` (12 characters) unless `--answer-chars N`: then a JSON document
  * of N characters, which the layer keeps and stores for replay.
+ *
+ * `--deadline-header`: each POST carries `x-deadline-epoch-ms`, 4 s ahead (under callgrind a request
+ * takes ≈ 200 times as long), as every request from a prazo client does, and the servers trust it
+ * (`trust: 'all'`, an internal hop between prazo services): the adapter reads it, and the layer
+ * reads it again for the record's lifetime.
  *
  * Needs `valgrind` (Debian: `apt-get install -y valgrind`). About 8 minutes with the defaults here.
  * Not part of `npm test`.
@@ -56,6 +62,7 @@ const WARMUP = arg('warmup', 25_000);
 const CONCURRENCY = arg('concurrency', 4);
 const BODY = '{"item":42,"quantity":2}';
 const UUID_KEYS = process.argv.includes('--uuid-keys');
+const DEADLINE_HEADER = process.argv.includes('--deadline-header');
 
 type Variant = 'adapter' | 'adapter + idempotency (memory)';
 const VARIANTS: readonly Variant[] = ['adapter', 'adapter + idempotency (memory)'];
@@ -70,6 +77,7 @@ const ANSWER_CHARS = process.argv.includes('--answer-chars') ? arg('answer-chars
 const server = spawnCounted([
   fileURLToPath(new URL('./support/idempotency-server.mjs', import.meta.url)),
   ...(ANSWER_CHARS === undefined ? [] : ['--answer-chars', String(ANSWER_CHARS)]),
+  ...(DEADLINE_HEADER ? ['--trust-all'] : []),
 ]);
 const exited = new Promise<number | null>((resolve) => server.once('exit', resolve));
 const lines = readline.createInterface({ input: server.stdout })[Symbol.asyncIterator]();
@@ -104,6 +112,7 @@ async function load(variant: Variant, count: number): Promise<void> {
         headers: {
           'content-type': 'application/json',
           'idempotency-key': UUID_KEYS ? `"${randomUUID()}"` : `"bench-${sequence++}"`,
+          ...(DEADLINE_HEADER ? { 'x-deadline-epoch-ms': String(Date.now() + 4_000) } : {}),
         },
       });
       await res.body.dump();
@@ -145,6 +154,7 @@ const result = {
   warmup: WARMUP,
   concurrency: CONCURRENCY,
   keys: UUID_KEYS ? 'uuid' : 'short',
+  deadlineHeader: DEADLINE_HEADER,
   answerChars: ANSWER_CHARS ?? 12,
   adapterPerRequest: Math.round(median(perRequest.adapter)),
   layerPerRequest: Math.round(median(perRequest['adapter + idempotency (memory)'])),
@@ -156,7 +166,7 @@ const result = {
 if (process.argv.includes('--json')) console.log(JSON.stringify(result));
 else {
   console.log(
-    `Node ${result.node}; ${PAIRS} ABBA pairs of ${REQUESTS} keyed POSTs (${UUID_KEYS ? 'random UUID keys' : 'short keys'}, answers of ${result.answerChars} characters), ${CONCURRENCY} in flight, after ${WARMUP} on each port`,
+    `Node ${result.node}; ${PAIRS} ABBA pairs of ${REQUESTS} keyed POSTs (${UUID_KEYS ? 'random UUID keys' : 'short keys'}, answers of ${result.answerChars} characters${DEADLINE_HEADER ? ', each with a deadline header' : ''}), ${CONCURRENCY} in flight, after ${WARMUP} on each port`,
   );
   console.log('| server | instructions per keyed POST (median of segments) |');
   console.log('| --- | ---: |');

@@ -6,7 +6,10 @@
  * warm-up with callgrind's instrumentation off, then counted over `--requests` keyed POSTs; the table
  * is each function's own instructions per request in both, largest difference first.
  *
- *   npm run build && node bench/idempotency-profile.mjs [--warmup 25000] [--requests 3000] [--top 40] [--uuid-keys]
+ *   npm run build && node bench/idempotency-profile.mjs [--warmup 25000] [--requests 3000] [--top 40] [--uuid-keys] [--deadline-header]
+ *
+ * `--deadline-header`: each POST carries `x-deadline-epoch-ms`, as a prazo client's requests do, and
+ * the servers trust it (`trust: 'all'`, as `bench/idempotency-instructions.bench.ts --deadline-header`).
  *
  * A process's total moves by ±3 % from one run to the next (a collection falls in the counted
  * requests or not: the collector's functions lead the differences then); `idempotency-instructions`
@@ -40,6 +43,7 @@ const WARMUP = arg('warmup', 25_000);
 const REQUESTS = arg('requests', 3_000);
 const TOP = arg('top', 40);
 const UUID_KEYS = process.argv.includes('--uuid-keys');
+const DEADLINE_HEADER = process.argv.includes('--deadline-header');
 const SERVER = fileURLToPath(new URL('./support/idempotency-server.mjs', import.meta.url));
 
 if (!haveCallgrind()) {
@@ -52,7 +56,7 @@ if (!existsSync(new URL('../dist/http.js', import.meta.url))) {
 }
 
 /** One server process under callgrind, driven on port `which` (0 the adapter, 1 the layer): its counts by function. */
-async function profile(which) {
+async function profile(which, withHeader = DEADLINE_HEADER) {
   const out = join(tmpdir(), `prazo-idempotency-profile-${process.pid}-${which}.out`);
   const logs = mkdtempSync(join(tmpdir(), 'prazo-idempotency-profile-'));
   const server = spawn(
@@ -66,6 +70,7 @@ async function profile(which) {
       '--single-threaded',
       '--perf-basic-prof',
       SERVER,
+      ...(DEADLINE_HEADER ? ['--trust-all'] : []),
     ],
     // Its working directory a temporary one: V8 writes its code log (`isolate-…-v8.log`) there.
     { stdio: ['pipe', 'pipe', 'ignore'], cwd: logs },
@@ -94,6 +99,7 @@ async function profile(which) {
           headers: {
             'content-type': 'application/json',
             'idempotency-key': UUID_KEYS ? `"${randomUUID()}"` : `"bench-${sequence++}"`,
+            ...(withHeader ? { 'x-deadline-epoch-ms': String(Date.now() + 4_000) } : {}),
           },
         });
         await res.body.dump();

@@ -10,7 +10,11 @@ import {
 import type { BodySink, IncomingBody } from '../transport/incoming-body.js';
 import type { RequestBody } from '../transport/transport.js';
 import { ATTEMPT_HEADER } from '../wire/attempt-header.js';
-import { DEADLINE_HEADER, parseDeadlineHeader } from '../wire/deadline-header.js';
+import {
+  DEADLINE_HEADER,
+  normalizeDeadlineHeaderOptions,
+  parseDeadlineHeaderWith,
+} from '../wire/deadline-header.js';
 import { calibratePolicy, type Dependency, dependencyOf } from './dependency.js';
 import { isLegacyHandler, LegacyHandlerAdapter, speaksOlderApi } from './legacy-handler.js';
 import { type DependencyOptions, normalizeDependencyOptions } from './options.js';
@@ -315,7 +319,7 @@ function requestOf(opts: DispatchOptions, headers: CallerHeaders | null): Reques
   const carried = headers?.deadline;
   let deadline: { limitMs: number } | undefined;
   if (carried !== undefined) {
-    const parsed = parseDeadlineHeader(carried, Date.now(), HEADER_LIMITS);
+    const parsed = parseDeadlineHeaderWith(carried, undefined, Date.now(), HEADER_LIMITS);
     if (parsed.source === 'header') deadline = { limitMs: parsed.limitMs };
   }
   // One shape for every call (absent options stay undefined, which the call accepts).
@@ -328,7 +332,8 @@ function requestOf(opts: DispatchOptions, headers: CallerHeaders | null): Reques
 }
 
 // The header alone decides here; the dependency's deadline step caps it at its local maximum.
-const HEADER_LIMITS = { defaultMs: 2_147_483_647, maxMs: 2_147_483_647 };
+// Validated once: the options do not change from one call to the next.
+const HEADER_LIMITS = normalizeDeadlineHeaderOptions({ defaultMs: 2_147_483_647, maxMs: 2_147_483_647 });
 
 /**
  * A request's headers in any of undici's forms (a record, a flat `[name, value, …]` list, pairs,

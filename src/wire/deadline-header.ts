@@ -118,6 +118,45 @@ export function parseDeadlineHeaderWith(
   value: HeaderValue,
   grpcTimeout: HeaderValue,
   nowMs: number,
+  options: NormalizedDeadlineHeaderOptions,
+): ParsedDeadline {
+  // What nearly every request carries — one instant from a prazo caller, or no deadline at all — read
+  // without the general path's item list (a generator, a split, a trim per item): the server adapters
+  // and the idempotency layer read the header on every request. The same result as that path.
+  if (grpcTimeout === undefined) {
+    if (value === undefined) return fromLimit(nowMs + options.defaultMs, 'default', nowMs, options);
+    if (typeof value === 'string' && EPOCH_MS.test(value))
+      return fromLimit(Number(value), 'header', nowMs, options);
+  }
+  return parseDeadlineItems(value, grpcTimeout, nowMs, options);
+}
+
+/** The limit `limitMs` read from `source`, capped at `nowMs` + `maxMs`. */
+function fromLimit(
+  limitMs: number,
+  source: 'header' | 'default',
+  nowMs: number,
+  { maxMs, skewMs }: NormalizedDeadlineHeaderOptions,
+): ParsedDeadline {
+  const capMs = nowMs + maxMs;
+  const capped = limitMs > capMs;
+  if (capped) limitMs = capMs;
+  return {
+    limitMs,
+    arrivalLimitMs: source === 'header' && !capped ? limitMs + skewMs : limitMs,
+    source,
+    capped,
+  };
+}
+
+/**
+ * {@link parseDeadlineHeaderWith} by the rules alone, item by item: any value, any `grpc-timeout`.
+ * @internal Exported for the test that holds the fast path to it.
+ */
+export function parseDeadlineItems(
+  value: HeaderValue,
+  grpcTimeout: HeaderValue,
+  nowMs: number,
   { defaultMs, maxMs, skewMs }: NormalizedDeadlineHeaderOptions,
 ): ParsedDeadline {
   const capMs = nowMs + maxMs;

@@ -9,6 +9,8 @@ import {
   GRPC_TIMEOUT_HEADER,
   normalizeDeadlineHeaderOptions,
   parseDeadlineHeader,
+  parseDeadlineHeaderWith,
+  parseDeadlineItems,
   parseGrpcTimeout,
 } from '../../src/wire/deadline-header.js';
 import { headerSlot, headerValue, RUNS } from './arbitraries.js';
@@ -86,6 +88,36 @@ describe('fuzz: x-deadline-epoch-ms and grpc-timeout', () => {
         // The skew allowance excuses the arrival check only; it never extends the limit.
         assert.equal(parsed.arrivalLimitMs, parsed.capped ? parsed.limitMs : now + delta + options.skewMs);
       }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('the fast path for one instant or none reads exactly what the item-by-item rules read', () => {
+    // Values on the fast path's edges as well: digits with spaces or commas around them, 17 digits,
+    // an empty value, no value, and a grpc-timeout beside a plain instant.
+    const edge = (now: number) =>
+      fc.oneof(
+        deadlineSlot(now),
+        fc
+          .tuple(fc.constantFrom('', ' ', ',', ' ,', '\t'), fc.constantFrom('', ' ', ',', ', 1'))
+          .map(([before, after]) => `${before}${now + 500}${after}`),
+        fc.bigInt({ min: 10n ** 15n, max: 10n ** 17n }).map(String),
+        fc.constant(''),
+        fc.constant(undefined),
+      );
+    fc.assert(
+      fc.property(
+        nowMs.chain((now) =>
+          fc.tuple(fc.constant(now), edge(now), fc.oneof(fc.constant(undefined), grpcSlot), limits),
+        ),
+        ([now, value, grpc, options]) => {
+          const normalized = normalizeDeadlineHeaderOptions(options);
+          assert.deepEqual(
+            parseDeadlineHeaderWith(value, grpc, now, normalized),
+            parseDeadlineItems(value, grpc, now, normalized),
+          );
+        },
+      ),
       { numRuns: RUNS },
     );
   });
