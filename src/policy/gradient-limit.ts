@@ -17,7 +17,8 @@ export interface GradientLimitOptions {
   /**
    * How much slower than the no-load latency a window's latency may be before it counts as
    * queueing (1.05: up to 5 % above), with `noiseMs`. It absorbs measurement noise; the limit
-   * settles near `tolerance ×` the dependency's Little's-law concurrency. @default 1.05
+   * settles a little above `tolerance ×` the dependency's Little's-law concurrency (1.16–1.25 ×
+   * measured, see {@link createGradientLimit}). @default 1.05
    */
   tolerance?: number;
   /**
@@ -64,8 +65,8 @@ export const PROBE_WINDOWS = 3;
 
 /**
  * Share of the limit a periodic no-load probe holds it at (the first probe, which knows nothing,
- * runs at `minLimit`). The limit settles near `tolerance ×` the dependency's concurrency at
- * capacity, so half of it leaves the dependency idle workers: its round trips are no-load ones.
+ * runs at `minLimit`). The limit settles at 1.16–1.25 × the dependency's concurrency at capacity,
+ * so half of it leaves the dependency idle workers: its round trips are no-load ones.
  */
 export const PROBE_SHARE = 0.5;
 
@@ -253,10 +254,11 @@ export function normalizeGradientLimitOptions(
  * at least half of it was in use (a quiet caller proves nothing about capacity). Queueing (latency
  * above `noLoad × tolerance + noiseMs + 2 × se`) shrinks the limit in proportion, halving it at most per window. By
  * Little's law a dependency with W workers and service time S answers in S × C / W once C > W calls
- * are in flight, so the gradient is W × tolerance / C and the limit settles at about
- * `tolerance × W`, its concurrency at capacity. Envoy and Netflix add the headroom on every update,
- * which settles at W × tolerance + √W (a standing queue of √W); prazo adds it only when no queueing is
- * measured, so the queue it keeps at the dependency is the tolerance alone.
+ * are in flight, so the gradient is W × tolerance / C and the limit would settle at `tolerance × W`,
+ * its concurrency at capacity. Envoy and Netflix add the headroom on every update, which settles at
+ * W × tolerance + √W (a standing queue of √W); prazo adds it only when no queueing is measured.
+ * Measured, it settles at 1.16–1.25 × W: a short queue makes the window's round trips vary, and the
+ * two standard errors a window must exceed grow with them (docs/overload.md).
  *
  * **No-load probe.** Only a probe sets the no-load latency. Every `probeIntervalMs` (± jitter)
  * the limit is held at half of itself, or of the most calls in flight since the last probe when
@@ -266,7 +268,7 @@ export function normalizeGradientLimitOptions(
  * mistaken for a queue forever. Envoy pins its concurrency to a floor to measure its minRTT; held at
  * `minLimit` (4), a caller with 40 calls in flight (400 a second to a dependency answering in 100 ms)
  * queued ≈ 300 calls and had ≈ 800 refused over the probe's ≈ 750 ms. Half the limit is below the
- * dependency's concurrency at capacity (the limit settles near `tolerance ×` it), so its workers
+ * dependency's concurrency at capacity (the limit settles at 1.16–1.25 × it), so its workers
  * are not all busy and the round trips are no-load ones, and a healthy caller's demand (the limit
  * grows only while half of it is in use) mostly fits. Half of the most calls in flight since the
  * last probe when they are fewer (not of the last window's: a bursty caller's quiet spell would
