@@ -104,6 +104,16 @@ export const STEADY_LATENCY = 1.35;
 export const DECLINE_REFERENCE = 0.75;
 
 /**
+ * Windows in a row whose latency, two standard errors above it included, is below the no-load
+ * latency divided by {@link STEADY_LATENCY}, after which the no-load latency is re-measured by a
+ * probe at half the limit, as a periodic one: it was learnt too high (a probe that met an incident,
+ * a cold start), and until it is re-learnt the limit grows past the dependency's capacity — to the
+ * calls in flight at which the queue's latency reaches it. Not held to {@link EARLY_PROBE_DIVISOR}:
+ * once re-learnt, the latency is no longer below it.
+ */
+export const FASTER_WINDOWS = 5;
+
+/**
  * An early probe comes at most once per `probeIntervalMs / EARLY_PROBE_DIVISOR` (6 s by default)
  * after the previous probe ended.
  */
@@ -283,7 +293,9 @@ export function normalizeGradientLimitOptions(
  * limit, in use, that has halved without moving the latency ({@link FUTILE_DECLINE}): a queue this
  * caller makes shrinks when it sends less, and one it does not make is no reason to hold it back.
  * An early probe measures at the limit in force, not at the floor: the latency it re-learns is one
- * the limit did not move.
+ * the limit did not move. A no-load latency learnt too high — windows well below it,
+ * {@link FASTER_WINDOWS} in a row — is re-measured at once by a probe at half, as a periodic one:
+ * judged against it, the dependency's queue would read as no queue.
  *
  * **Slow start.** A new limit does not know the dependency's capacity, and growing by a smoothed
  * √limit per window (about one call per 100 ms at 20) is far too slow for a caller whose demand is
@@ -342,6 +354,8 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
   // floor, fully used, with latency above the no-load latency (see EARLY_PROBE_WINDOWS).
   let probedAt = Number.NEGATIVE_INFINITY;
   let floorWindows = 0;
+  // Windows in a row markedly faster than the no-load latency (see FASTER_WINDOWS).
+  let fasterWindows = 0;
   // When a call last ended refused by the dependency (it sheds load: no early probe).
   let refusedAt = Number.NEGATIVE_INFINITY;
   // The decline under way (see FUTILE_DECLINE): when it began, and the estimate and latency then.
@@ -384,6 +398,7 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
         probedAt = nowMs;
         peakSinceProbe = 0;
         floorWindows = 0;
+        fasterWindows = 0;
         limit = Math.floor(estimate);
       }
       open(nowMs);
@@ -447,6 +462,9 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
       probeAt = nowMs;
       early = true;
     }
+    // A no-load latency learnt too high (FASTER_WINDOWS): re-measured at half, as a periodic probe.
+    fasterWindows = latency + noise < noLoad / STEADY_LATENCY ? fasterWindows + 1 : 0;
+    if (fasterWindows >= FASTER_WINDOWS && !early) probeAt = nowMs;
     if (nowMs >= probeAt) {
       declineAt = Number.NaN;
       probeStart = nowMs;
