@@ -153,10 +153,13 @@ function epochMsOf(value: string): number {
   return sum;
 }
 
-/** The limit `limitMs` read from `source`, capped at `nowMs` + `maxMs`. */
+/**
+ * The limit `limitMs` read from `source`, capped at `nowMs` + `maxMs` (rule 7), the skew allowance
+ * moving the arrival check of a header's limit only (rule 5): both paths of the parse end here.
+ */
 function fromLimit(
   limitMs: number,
-  source: 'header' | 'default',
+  source: ParsedDeadline['source'],
   nowMs: number,
   { maxMs, skewMs }: NormalizedDeadlineHeaderOptions,
 ): ParsedDeadline {
@@ -179,10 +182,8 @@ export function parseDeadlineItems(
   value: HeaderValue,
   grpcTimeout: HeaderValue,
   nowMs: number,
-  { defaultMs, maxMs, skewMs }: NormalizedDeadlineHeaderOptions,
+  options: NormalizedDeadlineHeaderOptions,
 ): ParsedDeadline {
-  const capMs = nowMs + maxMs;
-
   const rejected: string[] = [];
   let headerLimit: number | undefined;
   for (const item of items(value)) {
@@ -215,14 +216,11 @@ export function parseDeadlineItems(
     limitMs = grpcLimit;
     source = 'grpc-timeout';
   } else {
-    limitMs = nowMs + defaultMs;
+    limitMs = nowMs + options.defaultMs;
     source = 'default';
   }
 
-  const capped = limitMs > capMs;
-  if (capped) limitMs = capMs;
-  const arrivalLimitMs = source === 'header' && !capped ? limitMs + skewMs : limitMs;
-  const result: ParsedDeadline = { limitMs, arrivalLimitMs, source, capped };
+  const result = fromLimit(limitMs, source, nowMs, options);
   if (source === 'default' && rejected.length > 0) result.invalid = rejected.join('; ');
   return result;
 }
