@@ -8,10 +8,10 @@
  * while no file of either lane does.
  *
  * What they cost the machine, each measured alone (`/usr/bin/time npx vitest run <file>`,
- * 2026-12-04, 2 cores), sets the lanes. `busy`: the overload experiment (0.45 of a core on average)
- * and the transient (0.32), which saturate a supplier and judge what the client makes of it
- * (goodput, recovery), and never run together; the drill (28 processes, 0.65) was one of them until
- * 2026-12-07 and now runs ALONE (below). `light`: the adaptive
+ * 2026-12-04, 2 cores), sets the lanes. `busy`: the overload experiment (0.45 of a core on average),
+ * which saturates a supplier and judges what the client makes of it (goodput); the drill (28
+ * processes, 0.65) and the transient (0.32) were in it until 2026-12-07 and 2026-12-08 and now run
+ * ALONE (below). `light`: the adaptive
  * limits (0.17: timers, 3× the load on a small server) and the peers (0.2), which run beside one busy
  * file. (Tried on 2026-12-06 and not kept: the transient in the light lane. The project took 63–72 s
  * alone against 74 s, but `npm test` was not measurably faster: 169, 185 and 184 s in three CI runs
@@ -37,7 +37,7 @@
  * merely waits for a timeout or a scrape does not.
  */
 export const REAL_TIME_LANES: Readonly<Record<'busy' | 'light', readonly string[]>> = {
-  busy: ['lab/test/overload-experiment.test.ts', 'lab/test/overload-transient.test.ts'],
+  busy: ['lab/test/overload-experiment.test.ts'],
   // The hedging test judges a p99 ratio (≥ 5×) on the wall clock: among the four-at-a-time files it
   // measured 4.3× in a CI run of 2026-12-06 whose npm test took 234 s on a slow day of the machine.
   light: ['test/client-overload.test.ts', 'lab/test/drill-peers.test.ts', 'test/client-hedge.test.ts'],
@@ -51,9 +51,19 @@ export const REAL_TIME_LANES: Readonly<Record<'busy' | 'light', readonly string[
  * three on 2026-12-07 (prazo's warm-up /checkout success 0.21 and 0.47, naive's 1.00; the
  * comparisons were left out), and in the runs of that day with the adaptive limits' test beside it,
  * that test missed its bound twice of two and prazo's warm-up /checkout p50 was 0.69–1.31 s against
- * naive's 0.28–0.53 s; alone, twice, both columns served the whole warm-up.
+ * naive's 0.28–0.53 s; alone, twice, both columns served the whole warm-up. And the transient
+ * capacity drop, whose unprotected column must recover within 3 s of the drop's end — as its queue
+ * drains on the capacity left over, 50 % of the supplier's by design. Beside a light file it did not
+ * recover at all in its first run of every CI run from 2026-12-06 to 2026-12-08 (0.00 success 3 s
+ * after the drop: its supplier, in the test's process, drained 81 requests a second of the 180 it
+ * drains alone) and passed when measured again; alone, in two `npm run test:load` runs, its first run
+ * passed, and the project took 116–119 s against 102–103 s in a lane.
  */
-export const REAL_TIME_ALONE: readonly string[] = ['test/idempotency-load.test.ts', 'lab/test/drill.test.ts'];
+export const REAL_TIME_ALONE: readonly string[] = [
+  'test/idempotency-load.test.ts',
+  'lab/test/drill.test.ts',
+  'lab/test/overload-transient.test.ts',
+];
 
 /** Every load test: both lanes and ALONE. */
 export const REAL_TIME_LOAD_FILES: readonly string[] = [
