@@ -6,10 +6,18 @@
  * warm-up with callgrind's instrumentation off, then counted over `--requests` keyed POSTs; the table
  * is each function's own instructions per request in both, largest difference first.
  *
- *   npm run build && node bench/idempotency-profile.mjs [--warmup 25000] [--requests 3000] [--top 40] [--uuid-keys] [--deadline-header]
+ *   npm run build && node bench/idempotency-profile.mjs [--warmup 25000] [--requests 3000] [--top 40] [--uuid-keys] [--deadline-header] [--alternate [--pairs 3]]
  *
  * `--deadline-header`: each POST carries `x-deadline-epoch-ms`, as a prazo client's requests do, and
  * the servers trust it (`trust: 'all'`, as `bench/idempotency-instructions.bench.ts --deadline-header`).
+ *
+ * `--alternate [--pairs 3]`: one process serves both ports, driven in turns (A B, B A …) as
+ * `idempotency-instructions.bench.ts` drives its one, each turn of `--requests` counted apart and
+ * summed by port. Node's code then meets requests of both kinds, as in a server whose layer sees
+ * only some of its requests (keyed writes among reads): what that costs each kind — the compiler's
+ * work after a deoptimisation, for one — shows against the separate processes' figures. The table
+ * ends with the difference by kind of code (the JIT's compilers, the collector, the layer's own
+ * functions, the rest).
  *
  * A process's total moves by ±3 % from one run to the next (a collection falls in the counted
  * requests or not: the collector's functions lead the differences then); `idempotency-instructions`
@@ -44,6 +52,17 @@ const REQUESTS = arg('requests', 3_000);
 const TOP = arg('top', 40);
 const UUID_KEYS = process.argv.includes('--uuid-keys');
 const DEADLINE_HEADER = process.argv.includes('--deadline-header');
+const ALTERNATE = process.argv.includes('--alternate');
+const PAIRS = ALTERNATE ? arg('pairs', 3) : 1;
+
+const JIT = 'the JIT (compilers, deoptimisation)';
+/** The kinds of code the table's end sums by (a function is the first whose pattern matches its name). */
+const KINDS = [
+  [JIT, /compiler::|maglev|Maglev|Turboshaft|turboshaft|Optimize|Compil|Deoptimiz|baseline|Baseline/],
+  ['the collector', /Scaveng|Heap::|heap::|Mark|Sweep|Evacuat|IterateObjectCache|Visitor/],
+  ["prazo's own functions (dist/)", /dist\/chunk/],
+];
+const kindOf = (name) => KINDS.find(([, pattern]) => pattern.test(name))?.[0] ?? 'the rest';
 const SERVER = fileURLToPath(new URL('./support/idempotency-server.mjs', import.meta.url));
 
 if (!haveCallgrind()) {
@@ -55,9 +74,12 @@ if (!existsSync(new URL('../dist/http.js', import.meta.url))) {
   process.exit(2);
 }
 
-/** One server process under callgrind, driven on port `which` (0 the adapter, 1 the layer): its counts by function. */
-async function profile(which, withHeader = DEADLINE_HEADER) {
-  const out = join(tmpdir(), `prazo-idempotency-profile-${process.pid}-${which}.out`);
+/**
+ * One server process under callgrind, driven on the ports `driven` (0 the adapter, 1 the layer): the
+ * counts by function of each port's turns (one turn for one port; `PAIRS` pairs of turns for two).
+ */
+async function profile(driven, withHeader = DEADLINE_HEADER) {
+  const out = join(tmpdir(), `prazo-idempotency-profile-${process.pid}-${driven.join('')}.out`);
   const logs = mkdtempSync(join(tmpdir(), 'prazo-idempotency-profile-'));
   const server = spawn(
     'valgrind',
@@ -79,20 +101,23 @@ async function profile(which, withHeader = DEADLINE_HEADER) {
   const lines = readline.createInterface({ input: server.stdout })[Symbol.asyncIterator]();
   const first = await lines.next();
   if (first.done) throw new Error(`the server under valgrind exited with ${await exited}`);
-  const port = JSON.parse(first.value).ports[which];
-  const pool = new Pool(`http://127.0.0.1:${port}`, {
-    connections: 4,
-    headersTimeout: 120_000,
-    bodyTimeout: 120_000,
-    keepAliveTimeout: 600_000,
-  });
+  const ports = JSON.parse(first.value).ports;
+  const pools = ports.map(
+    (port) =>
+      new Pool(`http://127.0.0.1:${port}`, {
+        connections: 4,
+        headersTimeout: 120_000,
+        bodyTimeout: 120_000,
+        keepAliveTimeout: 600_000,
+      }),
+  );
   let sequence = 0;
-  const load = async (count) => {
+  const load = async (which, count) => {
     let left = count;
     const worker = async () => {
       while (left > 0) {
         left--;
-        const res = await pool.request({
+        const res = await pools[which].request({
           path: '/orders',
           method: 'POST',
           body: '{"item":42,"quantity":2}',
@@ -109,28 +134,49 @@ async function profile(which, withHeader = DEADLINE_HEADER) {
   };
   const control = (...args) =>
     execFileSync('callgrind_control', [...args, String(server.pid)], { stdio: 'ignore' });
+  // Each turn is a dump of its own (numbered from 1 in the order asked for).
+  const turns = [];
   try {
-    await load(WARMUP);
+    for (const which of driven) await load(which, WARMUP);
     control('-i', 'on');
-    await load(REQUESTS);
+    for (let pair = 0; pair < PAIRS; pair++) {
+      for (const which of pair % 2 === 0 ? driven : [...driven].reverse()) {
+        control('-z');
+        await load(which, REQUESTS);
+        control('-d');
+        turns.push(which);
+      }
+    }
     control('-i', 'off');
-    control('-d');
   } finally {
-    await pool.close();
+    await Promise.all(pools.map((pool) => pool.close()));
     server.stdin.end();
     await exited;
   }
-  // The dump asked for is the file's first part (the second is the process's end, counted with nothing on).
-  const dump = `${out}.1`;
-  const annotated = execFileSync('callgrind_annotate', ['--threshold=100', dump], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
   const mapFile = `/tmp/perf-${server.pid}.map`;
   const code = existsSync(mapFile) ? codeMap(readFileSync(mapFile, 'utf8')) : [];
-  for (const file of [out, dump, mapFile, logs]) rmSync(file, { force: true, recursive: true });
-  return byFunction(annotated, code);
+  const counts = new Map(driven.map((which) => [which, new Map()]));
+  turns.forEach((which, i) => {
+    const dump = `${out}.${i + 1}`;
+    const annotated = execFileSync('callgrind_annotate', ['--threshold=100', dump], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const sum = counts.get(which);
+    let jit = 0;
+    for (const [name, n] of byFunction(annotated, code)) {
+      sum.set(name, (sum.get(name) ?? 0) + n);
+      if (kindOf(name) === JIT) jit += n;
+    }
+    jitByTurn.push({ which, perRequest: jit / REQUESTS });
+    rmSync(dump, { force: true });
+  });
+  for (const file of [out, mapFile, logs]) rmSync(file, { force: true, recursive: true });
+  return counts;
 }
+
+/** Each turn's port and the JIT's instructions a request in it, turn by turn. */
+const jitByTurn = [];
 
 /** V8's map of compiled code: start, size, name per line (the last entry for an address wins). */
 function codeMap(text) {
@@ -168,18 +214,21 @@ function byFunction(annotated, code) {
 }
 
 const started = Date.now();
-const [adapter, layer] = await Promise.all([profile(0), profile(1)]);
-const total = (counts) => [...counts.values()].reduce((a, b) => a + b, 0) / REQUESTS;
-const rows = [...new Set([...adapter.keys(), ...layer.keys()])]
-  .map((name) => {
-    const a = (adapter.get(name) ?? 0) / REQUESTS;
-    const l = (layer.get(name) ?? 0) / REQUESTS;
-    return { name, a, l, d: l - a };
-  })
-  .sort((x, y) => Math.abs(y.d) - Math.abs(x.d))
-  .slice(0, TOP);
+const [adapter, layer] = ALTERNATE
+  ? [...(await profile([0, 1])).values()]
+  : await Promise.all([profile([0]), profile([1])]).then((all) =>
+      all.map((counts) => [...counts.values()][0]),
+    );
+const counted = REQUESTS * PAIRS;
+const total = (counts) => [...counts.values()].reduce((a, b) => a + b, 0) / counted;
+const all = [...new Set([...adapter.keys(), ...layer.keys()])].map((name) => {
+  const a = (adapter.get(name) ?? 0) / counted;
+  const l = (layer.get(name) ?? 0) / counted;
+  return { name, a, l, d: l - a };
+});
+const rows = [...all].sort((x, y) => Math.abs(y.d) - Math.abs(x.d)).slice(0, TOP);
 console.log(
-  `${process.version}; ${REQUESTS} keyed POSTs counted after ${WARMUP} on each port (${UUID_KEYS ? 'UUID' : 'short'} keys), one process a port, ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  `${process.version}; ${ALTERNATE ? `${PAIRS} pairs of turns of ${REQUESTS}` : REQUESTS} keyed POSTs counted after ${WARMUP} on each port (${UUID_KEYS ? 'UUID' : 'short'} keys), ${ALTERNATE ? 'both ports in one process' : 'one process a port'}, ${((Date.now() - started) / 1000).toFixed(0)} s`,
 );
 console.log(
   `instructions a request: adapter ${total(adapter).toFixed(0)}, layer ${total(layer).toFixed(0)}\n`,
@@ -192,3 +241,17 @@ for (const { name, a, l, d } of rows)
   console.log(
     `| ${d.toFixed(0)} | ${a.toFixed(0)} | ${l.toFixed(0)} | ${name.slice(0, 110).replaceAll('|', '\\|')} |`,
   );
+
+const byKind = new Map([...KINDS.map(([kind]) => [kind, { a: 0, l: 0 }]), ['the rest', { a: 0, l: 0 }]]);
+for (const { name, a, l } of all) {
+  const sum = byKind.get(kindOf(name));
+  sum.a += a;
+  sum.l += l;
+}
+console.log('\n| kind of code | adapter | layer | layer − adapter |');
+console.log('| --- | ---: | ---: | ---: |');
+for (const [kind, { a, l }] of byKind)
+  console.log(`| ${kind} | ${a.toFixed(0)} | ${l.toFixed(0)} | ${(l - a).toFixed(0)} |`);
+console.log(
+  `\nthe JIT's instructions a request, turn by turn: ${jitByTurn.map(({ which, perRequest }) => `${which === 0 ? 'adapter' : 'layer'} ${perRequest.toFixed(0)}`).join(', ')}`,
+);
