@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { untilTimersOnTime } from '../../test/support/quiet-machine.js';
 import { type DashboardServer, startDashboardServer } from '../src/drill/dashboard/server.js';
 import type { DrillReport } from '../src/drill/report/drill-report.js';
 import { runDrill } from '../src/drill/run-drill.js';
 import { findRedisServer } from '../src/drill/services/redis.js';
-import { untilTimersOnTime } from '../../test/support/quiet-machine.js';
 import { acquireDrillLock } from './drill-lock.js';
 import { launchChromium, skipWithoutChromium } from './support/chromium.js';
 
