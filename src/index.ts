@@ -145,7 +145,12 @@ export type {
 } from './policy/calibrate.js';
 export { CALIBRATION_DEFAULTS, calibrateTimeout } from './policy/calibrate.js';
 export type { ConcurrencyOptions, ConcurrencySnapshot } from './policy/concurrency-gate.js';
-export type { GradientLimit, GradientLimitOptions, GradientLimitState } from './policy/gradient-limit.js';
+export type {
+  GradientLimit,
+  GradientLimitOptions,
+  GradientLimitState,
+  ProbeCounts,
+} from './policy/gradient-limit.js';
 export type { HeaderRecord } from './policy/header-value.js';
 export type { RetryBudget, RetryBudgetOptions, RetryBudgetState } from './policy/retry-budget.js';
 export type { FakeClock } from './testing/fake-clock.js';

@@ -101,15 +101,20 @@ describe('adaptive concurrency against a supplier of known capacity', () => {
     const settled = median((await watchLimit(dep, 3_500)).slice(-30));
     // The no-load latency each step was judged against.
     const noLoad = (): number => dep!.overload().concurrency!.noLoadMs ?? Number.NaN;
+    // And the probes so far by what started each (which one learnt it).
+    const probes = (): string => JSON.stringify(dep!.overload().concurrency!.probes);
     const settledNoLoad = noLoad();
+    const settledProbes = probes();
     // The overload: the supplier loses three quarters of its workers.
     workers = W / 4;
     const degraded = median((await watchLimit(dep, 3_500)).slice(-30));
     const degradedNoLoad = noLoad();
+    const degradedProbes = probes();
     // Its capacity comes back.
     workers = W;
     const recovered = median((await watchLimit(dep, 4_000)).slice(-30));
     const recoveredNoLoad = noLoad();
+    const recoveredProbes = probes();
     load.stop();
     await load.done;
 
@@ -123,7 +128,7 @@ describe('adaptive concurrency against a supplier of known capacity', () => {
     // re-measured a latency learnt too high) would excuse a limit as high.
     const littles = (noLoadMs: number): number => (W * noLoadMs) / S;
     const ms = (x: number): string => `${x.toFixed(1)} ms`;
-    const summary = `limit: settled ${settled} (no-load ${ms(settledNoLoad)}, Little's law ${littles(settledNoLoad).toFixed(1)}), with ${W / 4} workers ${degraded} (${ms(degradedNoLoad)}), recovered ${recovered} (${ms(recoveredNoLoad)}, Little's law ${littles(recoveredNoLoad).toFixed(1)})`;
+    const summary = `limit: settled ${settled} (no-load ${ms(settledNoLoad)}, Little's law ${littles(settledNoLoad).toFixed(1)}), with ${W / 4} workers ${degraded} (${ms(degradedNoLoad)}), recovered ${recovered} (${ms(recoveredNoLoad)}, Little's law ${littles(recoveredNoLoad).toFixed(1)}); probes by then: ${settledProbes}, ${degradedProbes}, ${recoveredProbes}`;
     for (const noLoadMs of [settledNoLoad, recoveredNoLoad])
       expect(noLoadMs, summary).toBeLessThanOrEqual(S * 1.3);
     expect(Math.abs(settled - littles(settledNoLoad)) / littles(settledNoLoad), summary).toBeLessThanOrEqual(

@@ -373,6 +373,7 @@ export class ConcurrencyGate implements TimerEntry {
       probing: state.probing,
       slowStart: state.slowStart,
       drops: state.drops,
+      probes: state.probes,
       inFlight: this.inFlight,
       abandoned: this.abandoned,
       queued: this.queued,

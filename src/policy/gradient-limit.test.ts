@@ -9,6 +9,7 @@ import {
   type GradientLimitOptions,
   PROBE_SHARE,
   PROBE_WINDOWS,
+  type ProbeCounts,
 } from './gradient-limit.js';
 
 /**
@@ -23,6 +24,8 @@ function simulate(opts: {
   durationMs: number;
   limit?: GradientLimitOptions;
   random?: () => number;
+  /** Called with the limit once the run is over. */
+  atEnd?: (gl: GradientLimit) => void;
 }): number[] {
   const gl = createGradientLimit({ probeIntervalMs: 10_000, ...opts.limit }, opts.random ?? createRandom(1));
   const queue: number[] = []; // start times of calls queued at the supplier
@@ -48,6 +51,7 @@ function simulate(opts: {
       busy.push({ start: queue.shift()!, until: t + opts.serviceMs(t) });
     limits.push(gl.limit());
   }
+  opts.atEnd?.(gl);
   return limits;
 }
 
@@ -103,8 +107,19 @@ describe('createGradientLimit', () => {
     // default). Windows well below the no-load latency (FASTER_WINDOWS) re-measure it within a
     // second, at half the limit, as a periodic probe does.
     const serviceMs = (t: number): number => (t < 5_000 ? 60 : 20);
-    const limits = simulate({ workers: 16, serviceMs, callers: () => 48, durationMs: 45_000 });
+    let probes: ProbeCounts | undefined;
+    const limits = simulate({
+      workers: 16,
+      serviceMs,
+      callers: () => 48,
+      durationMs: 45_000,
+      atEnd: (gl) => {
+        probes = gl.state().probes;
+      },
+    });
     expect(Math.max(...limits.slice(5_000, 10_000))).toBeLessThanOrEqual(24);
+    // One probe for the faster windows, the others periodic (the first, then 10 s ± 15 % after the last).
+    expect(probes).toEqual({ periodic: 4, floor: 0, futile: 0, faster: 1 });
     expect(Math.abs(median(limits.slice(6_500)) - 16) / 16).toBeLessThanOrEqual(0.25);
   });
 
@@ -155,6 +170,8 @@ describe('createGradientLimit', () => {
     // Early probes are spaced by probeIntervalMs / EARLY_PROBE_DIVISOR at least.
     for (let i = 1; i < probes.length; i++)
       expect(probes[i]! - probes[i - 1]!).toBeGreaterThanOrEqual(60_000 / EARLY_PROBE_DIVISOR);
+    // The limit's state says what started them.
+    expect(gl.state().probes).toEqual({ periodic: 1, floor: probes.length, futile: 0, faster: 0 });
   });
 
   it('re-measures early when halving the limit did not move the latency (a latency this caller does not make)', () => {
@@ -172,6 +189,7 @@ describe('createGradientLimit', () => {
     // …and the no-load latency is the new one: the limit grows again.
     expect(gl.state().noLoadMs).toBeGreaterThan(140);
     expect(gl.limit()).toBeGreaterThan(lowest);
+    expect(gl.state().probes).toMatchObject({ periodic: 1, floor: 0, futile: probes.length });
   });
 
   it('measures an early probe at the limit in force, not at the floor (no callers held back for it)', () => {
@@ -206,6 +224,7 @@ describe('createGradientLimit', () => {
     }
     expect(probes).toBe(0);
     expect(gl.limit()).toBeLessThanOrEqual(8);
+    expect(gl.state().probes).toEqual({ periodic: 1, floor: 0, futile: 0, faster: 0 });
   });
 
   it('does not re-measure early while the dependency sheds load (calls refused with 429/503)', () => {

@@ -167,6 +167,22 @@ export interface GradientLimitState {
   slowStart: boolean;
   /** Drops that cut the limit so far (a burst of timeouts of one flight counts once). */
   drops: number;
+  /**
+   * The no-load probes so far, by what started each: the periodic ones (the first, which knows
+   * nothing, included), and the early ones — of a limit held at its floor ({@link EARLY_PROBE_WINDOWS}),
+   * of a decline that did not move the latency ({@link FUTILE_DECLINE}), and of windows markedly
+   * faster than the no-load latency ({@link FASTER_WINDOWS}). Says why the no-load latency is what
+   * it is: an early probe re-measures at the limit in force, where a queue may be.
+   */
+  probes: ProbeCounts;
+}
+
+/** No-load probes by what started them (see {@link GradientLimitState.probes}). */
+export interface ProbeCounts {
+  periodic: number;
+  floor: number;
+  futile: number;
+  faster: number;
 }
 
 /** A concurrency limit learnt from latency. Pure: time comes in as arguments, randomness is injected. */
@@ -367,6 +383,11 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
   let drops = 0;
   // Until the first window that reads queueing, or the first drop (see "Slow start").
   let slowStart = true;
+  // Probes by what started them; the first, under way from the start, counts as a periodic one.
+  let periodicProbes = 1;
+  let floorProbes = 0;
+  let futileProbes = 0;
+  let fasterProbes = 0;
 
   const nextProbe = (nowMs: number): number =>
     nowMs + o.probeIntervalMs * (1 + o.probeJitter * (2 * random() - 1));
@@ -461,10 +482,17 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
     ) {
       probeAt = nowMs;
       early = true;
+      // Held at the floor counts first: a decline to the floor is often futile too.
+      if (floorWindows >= EARLY_PROBE_WINDOWS) floorProbes++;
+      else futileProbes++;
     }
     // A no-load latency learnt too high (FASTER_WINDOWS): re-measured at half, as a periodic probe.
     fasterWindows = latency + noise < noLoad / STEADY_LATENCY ? fasterWindows + 1 : 0;
-    if (fasterWindows >= FASTER_WINDOWS && !early) probeAt = nowMs;
+    const faster = fasterWindows >= FASTER_WINDOWS && !early && nowMs < probeAt;
+    if (faster) {
+      probeAt = nowMs;
+      fasterProbes++;
+    } else if (!early && nowMs >= probeAt) periodicProbes++;
     if (nowMs >= probeAt) {
       declineAt = Number.NaN;
       probeStart = nowMs;
@@ -546,6 +574,7 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
       probing: !Number.isNaN(probeStart),
       slowStart,
       drops,
+      probes: { periodic: periodicProbes, floor: floorProbes, futile: futileProbes, faster: fasterProbes },
     }),
   };
 }

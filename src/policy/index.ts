@@ -31,7 +31,12 @@ export type {
   GateWaiter,
 } from './concurrency-gate.js';
 export { createConcurrencyGate } from './concurrency-gate.js';
-export type { GradientLimit, GradientLimitOptions, GradientLimitState } from './gradient-limit.js';
+export type {
+  GradientLimit,
+  GradientLimitOptions,
+  GradientLimitState,
+  ProbeCounts,
+} from './gradient-limit.js';
 export { createGradientLimit, GRADIENT_LIMIT_DEFAULTS } from './gradient-limit.js';
 export type { HeaderRecord } from './header-value.js';
 export type { HedgePolicy } from './hedge-delay.js';
