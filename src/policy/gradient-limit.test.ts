@@ -18,7 +18,7 @@ import {
  * 1 ms steps; `serviceMs` may change over time. Returns the limit at every ms.
  */
 function simulate(opts: {
-  workers: number;
+  workers: number | ((t: number) => number);
   serviceMs: (t: number) => number;
   callers: (t: number) => number;
   durationMs: number;
@@ -47,7 +47,8 @@ function simulate(opts: {
       inFlight++;
       queue.push(t);
     }
-    while (busy.length < opts.workers && queue.length > 0)
+    const workers = typeof opts.workers === 'number' ? opts.workers : opts.workers(t);
+    while (busy.length < workers && queue.length > 0)
       busy.push({ start: queue.shift()!, until: t + opts.serviceMs(t) });
     limits.push(gl.limit());
   }
@@ -192,7 +193,7 @@ describe('createGradientLimit', () => {
     expect(gl.state().probes).toMatchObject({ periodic: 1, floor: 0, futile: probes.length });
   });
 
-  it('measures an early probe at the limit in force, not at the floor (no callers held back for it)', () => {
+  it('measures an early probe at the limit in force, then at half of it, never at the floor (few callers held back for it)', () => {
     const gl = createGradientLimit({ probeIntervalMs: 60_000, probeJitter: 0 }, createRandom(9));
     let atStart = 0;
     let lowestWhileProbing = Number.POSITIVE_INFINITY;
@@ -203,9 +204,55 @@ describe('createGradientLimit', () => {
       }
     });
     expect(probes.length).toBeGreaterThanOrEqual(1);
-    // The decline had halved the limit from about 20; the probe keeps it there.
-    expect(atStart).toBeGreaterThan(GRADIENT_LIMIT_DEFAULTS.minLimit);
-    expect(lowestWhileProbing).toBe(atStart);
+    // The decline had halved the limit; the probe keeps it there, then halves it for as many windows.
+    expect(atStart).toBeGreaterThan(2 * GRADIENT_LIMIT_DEFAULTS.minLimit);
+    expect(lowestWhileProbing).toBe(Math.floor(atStart / 2));
+  });
+
+  it('learns no queue in an early probe during a capacity drop: its windows at half the limit have none', () => {
+    // 16 workers of 40 ms (± 30 %), 1–5 ms more outside a worker (the network), 48 callers waiting
+    // for a slot; for 20 s from 3.5 s only 4 workers. The limit falls to about 6, and the
+    // futile-decline rule probes early. At the limit in force that probe met a queue (6 calls on 4
+    // workers: ≈ 60 ms) and learnt it as the no-load latency; once the 16 workers were back, judged
+    // against it their queue read as none, and the limit settled at 26–29 (Little's law ≈ 18) in
+    // three of these six runs, until the next periodic probe. The probe's windows at half the limit
+    // (3 calls on 4 workers) have no queue, and the lowest window is the no-load latency.
+    const random = createRandom(1);
+    for (let run = 0; run < 6; run++) {
+      const gl = createGradientLimit({ minLimit: 2, initialLimit: 20, windowMs: 100 }, random);
+      const queue: number[] = [];
+      const busy: Array<{ start: number; until: number }> = [];
+      const outside: Array<{ start: number; at: number }> = [];
+      let inFlight = 0;
+      const limits: number[] = [];
+      for (let t = 0; t < 31_500; t++) {
+        const workers = t >= 3_500 && t < 23_500 ? 4 : 16;
+        for (let i = outside.length - 1; i >= 0; i--)
+          if (outside[i]!.at <= t) {
+            const [call] = outside.splice(i, 1);
+            gl.sample(t - call!.start, call!.start, t, inFlight, 48 - inFlight);
+            inFlight--;
+          }
+        for (let i = busy.length - 1; i >= 0; i--)
+          if (busy[i]!.until <= t) {
+            const [call] = busy.splice(i, 1);
+            outside.push({ start: call!.start, at: t + 3.5 * (0.5 + random()) });
+          }
+        while (inFlight < gl.limit() && inFlight < 48) {
+          inFlight++;
+          queue.push(t);
+        }
+        while (busy.length < workers && queue.length > 0)
+          busy.push({ start: queue.shift()!, until: t + 40 * (0.7 + 0.6 * random()) });
+        limits.push(gl.limit());
+      }
+      const { noLoadMs, probes } = gl.state();
+      const summary = `run ${run}: no-load ${noLoadMs} ms, probes ${JSON.stringify(probes)}`;
+      expect(noLoadMs!, summary).toBeLessThan(40 * 1.3);
+      // Little's law at the no-load latency: 16 workers × its round trip ÷ 40 ms.
+      const littles = (16 * noLoadMs!) / 40;
+      expect(Math.abs(median(limits.slice(27_500)) - littles) / littles, summary).toBeLessThanOrEqual(0.25);
+    }
   });
 
   it('keeps cutting, with no early probe, while the latency falls as the limit does (its own queue)', () => {

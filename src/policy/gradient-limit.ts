@@ -308,8 +308,11 @@ export function normalizeGradientLimitOptions(
  * a slower release) would otherwise keep callers waiting for a slot until the next probe. So does a
  * limit, in use, that has halved without moving the latency ({@link FUTILE_DECLINE}): a queue this
  * caller makes shrinks when it sends less, and one it does not make is no reason to hold it back.
- * An early probe measures at the limit in force, not at the floor: the latency it re-learns is one
- * the limit did not move. A no-load latency learnt too high — windows well below it,
+ * An early probe measures at the limit in force, then for as many windows at half of it — never at
+ * the floor — and the lowest window is the no-load latency: a latency the limit did not move is the
+ * same at half, while one that is partly the caller's own queue (a capacity drop, where the limit
+ * settles at 1.2–1.5 × the few workers left) is not (see `src/policy/gradient-limit.test.ts`, "learns
+ * no queue in an early probe during a capacity drop"). A no-load latency learnt too high — windows well below it,
  * {@link FASTER_WINDOWS} in a row — is re-measured at once by a probe at half, as a periodic one:
  * judged against it, the dependency's queue would read as no queue.
  *
@@ -389,6 +392,11 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
   let futileProbes = 0;
   let fasterProbes = 0;
 
+  // Whether the probe under way is an early one still at the limit in force ("No-load probe" above).
+  let thenAtHalf = false;
+  /** Half the limit, or of the most calls in flight since the last probe if fewer: where a probe at half measures. */
+  const halfLimit = (): number =>
+    Math.max(o.minLimit, Math.floor(Math.min(estimate, peakSinceProbe) * PROBE_SHARE));
   const nextProbe = (nowMs: number): number =>
     nowMs + o.probeIntervalMs * (1 + o.probeJitter * (2 * random() - 1));
   const open = (nowMs: number): void => {
@@ -412,7 +420,13 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
     if (!Number.isNaN(probeStart)) {
       // A probe's window: the lowest of its windows is the no-load latency now, higher or lower.
       probeLow = Math.min(probeLow, latency + noise);
-      if (++probeWindows === PROBE_WINDOWS) {
+      if (++probeWindows === PROBE_WINDOWS && thenAtHalf) {
+        // An early probe's second part: as many windows at half the limit ("No-load probe" above).
+        thenAtHalf = false;
+        probeStart = nowMs;
+        probeWindows = 0;
+        limit = halfLimit();
+      } else if (probeWindows === PROBE_WINDOWS) {
         noLoad = probeLow;
         probeStart = Number.NaN;
         probeAt = nextProbe(nowMs);
@@ -499,8 +513,9 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
       probeLow = Number.POSITIVE_INFINITY;
       probeWindows = 0;
       // A periodic probe at half the limit or of the most calls in flight since the last probe,
-      // whichever is lower (see "No-load probe"), an early one at the limit.
-      if (!early) limit = Math.max(o.minLimit, Math.floor(Math.min(estimate, peakSinceProbe) * PROBE_SHARE));
+      // whichever is lower (see "No-load probe"), an early one at the limit, then at half.
+      thenAtHalf = early;
+      if (!early) limit = halfLimit();
     }
     open(nowMs);
   };
