@@ -76,7 +76,8 @@ if (!existsSync(new URL('../dist/http.js', import.meta.url))) {
 
 /**
  * One server process under callgrind, driven on the ports `driven` (0 the adapter, 1 the layer): the
- * counts by function of each port's turns (one turn for one port; `PAIRS` pairs of turns for two).
+ * counts by function of each port's turns (one turn for one port; `PAIRS` pairs of turns for two),
+ * and each turn's port and the JIT's instructions a request in it, in the order of the turns.
  */
 async function profile(driven, withHeader = DEADLINE_HEADER) {
   const out = join(tmpdir(), `prazo-idempotency-profile-${process.pid}-${driven.join('')}.out`);
@@ -156,7 +157,7 @@ async function profile(driven, withHeader = DEADLINE_HEADER) {
   const mapFile = `/tmp/perf-${server.pid}.map`;
   const code = existsSync(mapFile) ? codeMap(readFileSync(mapFile, 'utf8')) : [];
   const counts = new Map(driven.map((which) => [which, new Map()]));
-  turns.forEach((which, i) => {
+  const jitByTurn = turns.map((which, i) => {
     const dump = `${out}.${i + 1}`;
     const annotated = execFileSync('callgrind_annotate', ['--threshold=100', dump], {
       encoding: 'utf8',
@@ -168,15 +169,12 @@ async function profile(driven, withHeader = DEADLINE_HEADER) {
       sum.set(name, (sum.get(name) ?? 0) + n);
       if (kindOf(name) === JIT) jit += n;
     }
-    jitByTurn.push({ which, perRequest: jit / REQUESTS });
     rmSync(dump, { force: true });
+    return { which, jitPerRequest: jit / REQUESTS };
   });
   for (const file of [out, mapFile, logs]) rmSync(file, { force: true, recursive: true });
-  return counts;
+  return { counts, jitByTurn };
 }
-
-/** Each turn's port and the JIT's instructions a request in it, turn by turn. */
-const jitByTurn = [];
 
 /** V8's map of compiled code: start, size, name per line (the last entry for an address wins). */
 function codeMap(text) {
@@ -214,11 +212,9 @@ function byFunction(annotated, code) {
 }
 
 const started = Date.now();
-const [adapter, layer] = ALTERNATE
-  ? [...(await profile([0, 1])).values()]
-  : await Promise.all([profile([0]), profile([1])]).then((all) =>
-      all.map((counts) => [...counts.values()][0]),
-    );
+const profiles = ALTERNATE ? [await profile([0, 1])] : await Promise.all([profile([0]), profile([1])]);
+const [adapter, layer] = profiles.flatMap(({ counts }) => [...counts.values()]);
+const jitByTurn = profiles.flatMap((p) => p.jitByTurn);
 const counted = REQUESTS * PAIRS;
 const total = (counts) => [...counts.values()].reduce((a, b) => a + b, 0) / counted;
 const all = [...new Set([...adapter.keys(), ...layer.keys()])].map((name) => {
@@ -253,5 +249,5 @@ console.log('| --- | ---: | ---: | ---: |');
 for (const [kind, { a, l }] of byKind)
   console.log(`| ${kind} | ${a.toFixed(0)} | ${l.toFixed(0)} | ${(l - a).toFixed(0)} |`);
 console.log(
-  `\nthe JIT's instructions a request, turn by turn: ${jitByTurn.map(({ which, perRequest }) => `${which === 0 ? 'adapter' : 'layer'} ${perRequest.toFixed(0)}`).join(', ')}`,
+  `\nthe JIT's instructions a request, turn by turn: ${jitByTurn.map(({ which, jitPerRequest }) => `${which === 0 ? 'adapter' : 'layer'} ${jitPerRequest.toFixed(0)}`).join(', ')}`,
 );

@@ -172,7 +172,7 @@ export interface GradientLimitState {
    * nothing, included), and the early ones — of a limit held at its floor ({@link EARLY_PROBE_WINDOWS}),
    * of a decline that did not move the latency ({@link FUTILE_DECLINE}), and of windows markedly
    * faster than the no-load latency ({@link FASTER_WINDOWS}). Says why the no-load latency is what
-   * it is: an early probe re-measures at the limit in force, where a queue may be.
+   * it is. A copy: the limit's own counts do not change under the caller.
    */
   probes: ProbeCounts;
 }
@@ -387,10 +387,7 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
   // Until the first window that reads queueing, or the first drop (see "Slow start").
   let slowStart = true;
   // Probes by what started them; the first, under way from the start, counts as a periodic one.
-  let periodicProbes = 1;
-  let floorProbes = 0;
-  let futileProbes = 0;
-  let fasterProbes = 0;
+  const probes: ProbeCounts = { periodic: 1, floor: 0, futile: 0, faster: 0 };
 
   // Whether the probe under way is an early one still at the limit in force ("No-load probe" above).
   let thenAtHalf = false;
@@ -497,16 +494,16 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
       probeAt = nowMs;
       early = true;
       // Held at the floor counts first: a decline to the floor is often futile too.
-      if (floorWindows >= EARLY_PROBE_WINDOWS) floorProbes++;
-      else futileProbes++;
+      if (floorWindows >= EARLY_PROBE_WINDOWS) probes.floor++;
+      else probes.futile++;
     }
     // A no-load latency learnt too high (FASTER_WINDOWS): re-measured at half, as a periodic probe.
     fasterWindows = latency + noise < noLoad / STEADY_LATENCY ? fasterWindows + 1 : 0;
     const faster = fasterWindows >= FASTER_WINDOWS && !early && nowMs < probeAt;
     if (faster) {
       probeAt = nowMs;
-      fasterProbes++;
-    } else if (!early && nowMs >= probeAt) periodicProbes++;
+      probes.faster++;
+    } else if (!early && nowMs >= probeAt) probes.periodic++;
     if (nowMs >= probeAt) {
       declineAt = Number.NaN;
       probeStart = nowMs;
@@ -589,7 +586,7 @@ export function gradientLimitFrom(o: NormalizedGradientLimitOptions, random: () 
       probing: !Number.isNaN(probeStart),
       slowStart,
       drops,
-      probes: { periodic: periodicProbes, floor: floorProbes, futile: futileProbes, faster: fasterProbes },
+      probes: { ...probes },
     }),
   };
 }
